@@ -1,0 +1,19 @@
+/* cli.h: the subcommands of the qualify CLI (not installed).
+ * Each returns the process exit code documented in docs/cli.md. */
+#ifndef QF_CLI_H
+#define QF_CLI_H
+
+#include <stdio.h>
+
+enum { QF_EXIT_OK = 0, QF_EXIT_FAIL = 1, QF_EXIT_USAGE = 2 };
+
+int qf_cli_formats(int argc, char **argv);
+
+/* Print "qualify CMD: message" to stderr; returns QF_EXIT_USAGE. */
+int qf_cli_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+#endif

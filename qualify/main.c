@@ -1,0 +1,75 @@
+/* main.c: the qualify command line; dispatches to subcommands. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "qf_version.h"
+
+typedef struct subcommand {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} subcommand;
+
+/* clang-format off */
+static const subcommand commands[] = {
+    { "formats", qf_cli_formats, "number formats: table, JSON, code dumps, encoding" },
+};
+/* clang-format on */
+
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+int qf_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "qualify %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return QF_EXIT_USAGE;
+}
+
+static void usage(FILE *out)
+{
+    size_t i;
+    fprintf(out,
+            "usage: qualify [--help] [--version] <command> [options]\n"
+            "\n"
+            "Numerical qualification of accelerator kernels against exact references.\n"
+            "\n"
+            "commands:\n");
+    for (i = 0; i < N_COMMANDS; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out,
+            "\n"
+            "Run 'qualify <command> --help' for the options of a command.\n"
+            "Exit codes: 0 success, 1 numerical failure, 2 bad usage or bad input\n"
+            "(docs/cli.md).\n");
+}
+
+int main(int argc, char **argv)
+{
+    size_t i;
+    if (argc < 2) {
+        usage(stderr);
+        return QF_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return QF_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("qualify %s\n", QF_VERSION_STRING);
+        return QF_EXIT_OK;
+    }
+    for (i = 0; i < N_COMMANDS; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "qualify: unknown command '%s'; valid commands:", argv[1]);
+    for (i = 0; i < N_COMMANDS; i++)
+        fprintf(stderr, " %s", commands[i].name);
+    fputc('\n', stderr);
+    return QF_EXIT_USAGE;
+}

@@ -1,0 +1,53 @@
+/* format_mpfr.c: exact MPFR values into and out of formats. */
+#include <stdint.h>
+#include <mpfr.h>
+
+#include "qf_format_mpfr.h"
+
+uint64_t qf_format_encode_mpfr(const qf_format *f, mpfr_srcptr x, qf_round round, int saturate,
+                               int random_bits, uint64_t rnd_word)
+{
+    mpfr_t t;
+    uint64_t sig;
+    int sign, sticky;
+    mpfr_exp_t e;
+
+    if (mpfr_nan_p(x))
+        return qf_format_encode(f, __builtin_nan(""), round, saturate, random_bits, rnd_word);
+    if (mpfr_inf_p(x))
+        return qf_format_encode(f, mpfr_sgn(x) < 0 ? -__builtin_inf() : __builtin_inf(), round, saturate,
+                                random_bits, rnd_word);
+    sign = mpfr_signbit(x) != 0;
+    if (mpfr_zero_p(x))
+        return qf_format_encode_parts(f, sign, 0, 0, 0, round, saturate, random_bits, rnd_word);
+    /* The top 64 bits, truncated, and whether anything was cut off. */
+    mpfr_init2(t, 64);
+    sticky = mpfr_abs(t, x, MPFR_RNDZ) != 0;
+    e = mpfr_get_exp(t); /* t = 0.1xxx * 2^e */
+    mpfr_set_exp(t, 64); /* now an integer in [2^63, 2^64) */
+    sig = (uint64_t)mpfr_get_uj(t, MPFR_RNDZ);
+    mpfr_clear(t);
+    /* exponent of the leading bit in the 1.xxx convention is e - 1; beyond
+     * int range nothing rounds differently from a huge or tiny value */
+    if (e - 1 > 100000)
+        e = 100001;
+    if (e - 1 < -100000)
+        e = -99999;
+    return qf_format_encode_parts(f, sign, (int)(e - 1), sig, sticky, round, saturate, random_bits, rnd_word);
+}
+
+void qf_format_decode_mpfr(const qf_format *f, uint64_t code, mpfr_ptr rop)
+{
+    mpfr_set_d(rop, qf_format_decode(f, code), MPFR_RNDN); /* exact: decode is exact */
+}
+
+int qf_format_encode_interval(const qf_format *f, mpfr_srcptr lo, mpfr_srcptr hi, qf_round round, int saturate,
+                              uint64_t *code)
+{
+    uint64_t a = qf_format_encode_mpfr(f, lo, round, saturate, 32, 0);
+    uint64_t b = qf_format_encode_mpfr(f, hi, round, saturate, 32, 0);
+    if (round == QF_ROUND_STOCHASTIC || a != b)
+        return 0;
+    *code = a;
+    return 1;
+}

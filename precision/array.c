@@ -29,83 +29,97 @@ size_t qf_format_array_bytes(const qf_format *f, size_t n)
  * rounds |x| at the subnormal step in one correctly rounded binary64
  * addition; the low bits of the sum are the code. */
 typedef struct fastenc {
-    uint64_t norm_off;  /* (1023 - bias) << man */
-    uint64_t sub_bits;  /* bits of the magic constant C */
-    uint64_t min_norm;  /* bits of 2^emin */
-    uint64_t ovf_bits;  /* |x| bits at or beyond which the result overflows */
-    uint64_t max_mag, ovf_code, nan_code, sign_bit, nan_sign_bit;
+    int64_t norm_off; /* (1023 - bias) << man */
+    int64_t sub_bits; /* bits of the magic constant C */
+    int64_t min_norm; /* bits of 2^emin */
+    int64_t ovf_bits; /* |x| bits at or beyond which the result overflows */
+    int64_t sign_bit;
+    int64_t ovf_pos, ovf_neg; /* full codes of an overflow */
+    int64_t nan_pos, nan_neg; /* full codes of a NaN input */
+    int64_t zero_neg;         /* code of a negative value rounding to zero */
     double c;
     int drop; /* 52 - man */
-    int has_negzero;
 } fastenc;
 
 static void _fastenc_init(const qf_format *f, int saturate, fastenc *fe)
 {
-    double t;
+    double t, mx, half, thr;
+    uint64_t b;
     fe->drop = 52 - f->man_bits;
-    fe->norm_off = (uint64_t)(1023 - f->bias) << f->man_bits;
+    fe->norm_off = (int64_t)(1023 - f->bias) << f->man_bits;
     fe->c = ldexp(1.0, f->emin + fe->drop);
     memcpy(&fe->sub_bits, &fe->c, 8);
     t = ldexp(1.0, f->emin);
     memcpy(&fe->min_norm, &t, 8);
-    fe->max_mag = f->max_code;
-    /* smallest |x| that rounds above max: max + half an ulp, exclusive when
-     * max is even (a tie goes down to it), which is the case for every
-     * format here because max's last fraction bit ... is checked below */
-    {
-        double mx = f->max, half = ldexp(1.0, f->emax - f->man_bits - 1);
-        double thr = mx + half; /* exact: one more bit than the format */
-        uint64_t b;
-        memcpy(&b, &thr, 8);
-        /* a tie at thr goes to even; max is even iff its last bit is 0 */
-        fe->ovf_bits = (f->max_code & 1) ? b : b + 1;
-    }
-    if (saturate)
-        fe->ovf_code = f->max_code;
-    else if (f->has_inf)
-        fe->ovf_code = _qf_inf_mag(f);
-    else if (f->nan == QF_NAN_FN)
-        fe->ovf_code = _qf_mag_mask(f);
-    else if (f->nan == QF_NAN_FNUZ)
-        fe->ovf_code = ~0ull; /* marker: 0x80 without sign */
-    else
-        fe->ovf_code = f->max_code;
-    fe->sign_bit = _qf_sign_bit(f);
-    fe->has_negzero = f->has_negzero;
-    fe->nan_code = qf_format_encode(f, NAN, QF_ROUND_RNE, saturate, 0, 0);
-    fe->nan_sign_bit = (f->nan == QF_NAN_IEEE || f->nan == QF_NAN_FN) ? fe->sign_bit : 0;
+    /* The smallest |x| that rounds above max is max + half an ulp, where a
+     * tie goes to even: to max when max's last fraction bit is 0. */
+    mx = f->max;
+    half = ldexp(1.0, f->emax - f->man_bits - 1);
+    thr = mx + half; /* exact: one bit more than the format */
+    memcpy(&b, &thr, 8);
+    fe->ovf_bits = (int64_t)((f->max_code & 1) ? b : b + 1);
+    fe->sign_bit = (int64_t)_qf_sign_bit(f);
+    /* The scalar encoder decides every special; ask it once. */
+    fe->ovf_pos = (int64_t)qf_format_encode(f, INFINITY, QF_ROUND_RNE, saturate, 0, 0);
+    fe->ovf_neg = (int64_t)qf_format_encode(f, -INFINITY, QF_ROUND_RNE, saturate, 0, 0);
+    fe->nan_pos = (int64_t)qf_format_encode(f, NAN, QF_ROUND_RNE, saturate, 0, 0);
+    fe->nan_neg = (int64_t)qf_format_encode(f, -NAN, QF_ROUND_RNE, saturate, 0, 0);
+    fe->zero_neg = (int64_t)qf_format_encode(f, -0.0, QF_ROUND_RNE, saturate, 0, 0);
 }
 
-static inline uint64_t _fastenc_one(const fastenc *fe, double x)
-{
-    uint64_t u, a, s, nb, norm, sub, mag, code;
-    double ax, y;
-    memcpy(&u, &x, 8);
-    a = u & 0x7FFFFFFFFFFFFFFFull;
-    s = (u >> 63) ? fe->sign_bit : 0;
-    nb = (a >> fe->drop) & 1;
-    norm = ((a + nb + (1ull << (fe->drop - 1)) - 1) >> fe->drop) - fe->norm_off;
-    memcpy(&ax, &a, 8);
-    y = ax + fe->c;
-    memcpy(&sub, &y, 8);
-    sub -= fe->sub_bits;
-    mag = a < fe->min_norm ? sub : norm;
-    code = s | mag;
-    if (mag == 0 && !fe->has_negzero)
-        code = 0;
-    if (a >= fe->ovf_bits)
-        code = fe->ovf_code == ~0ull ? fe->sign_bit : (s | fe->ovf_code);
-    if (a > 0x7FF0000000000000ull)
-        code = fe->nan_code | (s & fe->nan_sign_bit);
-    return code;
-}
-
-#define FAST_LOOP(T)                                                                   \
-    do {                                                                               \
-        T *o = codes;                                                                  \
-        for (i = 0; i < n; i++)                                                        \
-            o[i] = (T)_fastenc_one(&fe, x[i]);                                         \
+/* Every branch below is a select, so the loop vectorizes. */
+#define FAST_BODY(T)                                                                               \
+    do {                                                                                           \
+        T *o = codes;                                                                              \
+        const int64_t norm_off = fe.norm_off, sub_bits = fe.sub_bits, min_norm = fe.min_norm;     \
+        const int64_t ovf_bits = fe.ovf_bits, sign_bit = fe.sign_bit;                              \
+        const int64_t ovf_pos = fe.ovf_pos, ovf_neg = fe.ovf_neg, nan_pos = fe.nan_pos;            \
+        const int64_t nan_neg = fe.nan_neg, zero_neg = fe.zero_neg;                                \
+        const int64_t half_m1 = ((int64_t)1 << (fe.drop - 1)) - 1;                                 \
+        const double cc = fe.c;                                                                    \
+        const int drop = fe.drop;                                                                  \
+        for (i = 0; i < n; i++) {                                                                  \
+            int64_t u, a, norm, sub, mag, code, m, m_sub, m_neg;                                   \
+            double ax, y;                                                                          \
+            memcpy(&u, &x[i], 8);                                                                  \
+            a = u & 0x7FFFFFFFFFFFFFFFll;                                                          \
+            norm = ((a + ((a >> drop) & 1) + half_m1) >> drop) - norm_off;                        \
+            memcpy(&ax, &a, 8);                                                                    \
+            y = ax + cc;                                                                           \
+            memcpy(&sub, &y, 8);                                                                   \
+            sub -= sub_bits;                                                                       \
+            m_sub = -(int64_t)(a < min_norm);                                                      \
+            mag = (sub & m_sub) | (norm & ~m_sub);                                                 \
+            m_neg = -(int64_t)(u < 0);                                                             \
+            m = m_neg & -(int64_t)(mag == 0);                                                      \
+            code = ((mag | (sign_bit & m_neg)) & ~m) | (zero_neg & m);                             \
+            m = -(int64_t)(a >= ovf_bits);                                                         \
+            code = (code & ~m) | (((ovf_neg & m_neg) | (ovf_pos & ~m_neg)) & m);                   \
+            m = -(int64_t)(a > 0x7FF0000000000000ll);                                              \
+            code = (code & ~m) | (((nan_neg & m_neg) | (nan_pos & ~m_neg)) & m);                   \
+            o[i] = (T)code;                                                                        \
+        }                                                                                          \
     } while (0)
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define QF_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define QF_CLONES
+#endif
+
+QF_CLONES static void _fast_encode8(const fastenc *fep, const double *x, size_t n, uint8_t *codes)
+{
+    fastenc fe = *fep;
+    size_t i;
+    FAST_BODY(uint8_t);
+}
+
+QF_CLONES static void _fast_encode16(const fastenc *fep, const double *x, size_t n, uint16_t *codes)
+{
+    fastenc fe = *fep;
+    size_t i;
+    FAST_BODY(uint16_t);
+}
 
 #define SLOW_LOOP(T)                                                                   \
     do {                                                                               \
@@ -144,9 +158,9 @@ qf_status qf_format_encode_array(const qf_format *f, const double *x, size_t n, 
         fastenc fe;
         _fastenc_init(f, sat, &fe);
         if (f->storage_bits == 8)
-            FAST_LOOP(uint8_t);
+            _fast_encode8(&fe, x, n, codes);
         else
-            FAST_LOOP(uint16_t);
+            _fast_encode16(&fe, x, n, codes);
         return QF_OK;
     }
     switch (f->storage_bits) {

@@ -1,0 +1,98 @@
+/* t-consumer.c: the installed tree works for a user: install into a
+ * temporary prefix, then build and run a small program against it through
+ * pkg-config and through find_package(qualify), and run the installed CLI.
+ * Skipped (77) in sanitizer builds, whose libraries need the sanitizer
+ * runtime in every consumer. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "qf_test.h"
+
+static char prefix[2048], work[4096];
+
+static const char *consumer_c =
+    "#include <stdio.h>\n"
+    "#include <qf_format.h>\n"
+    "int main(void) {\n"
+    "    const qf_format *f = qf_format_lookup(\"e4m3\");\n"
+    "    unsigned long long c = qf_format_encode(f, 448.0, QF_ROUND_RNE, 0, 0, 0);\n"
+    "    printf(\"%s 0x%llX %a\\n\", f->name, c, qf_format_decode(f, c));\n"
+    "    return c == 0x7E ? 0 : 1;\n"
+    "}\n";
+
+static const char *consumer_cmake =
+    "cmake_minimum_required(VERSION 3.25)\n"
+    "project(consumer C)\n"
+    "find_package(qualify REQUIRED)\n"
+    "add_executable(consumer consumer.c)\n"
+    "target_link_libraries(consumer PRIVATE qualify::qualify_static)\n";
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[8192];
+    FILE *f;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    f = fopen(path, "w");
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+START_TEST(test_install_and_consume)
+{
+    const char *bin = getenv("QF_BINARY_DIR"), *cmake = getenv("QF_CMAKE");
+    char *tmp;
+    ck_assert_msg(bin && cmake, "QF_BINARY_DIR and QF_CMAKE must be set by CTest");
+    snprintf(prefix, sizeof prefix, "%s/qf-install-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    tmp = mkdtemp(prefix);
+    ck_assert_ptr_nonnull(tmp);
+    snprintf(work, sizeof work, "%s/work", prefix);
+
+    {
+        char cmd[16384];
+        snprintf(cmd, sizeof cmd, "\"%s\" --install \"%s\" --prefix \"%s\" >/dev/null", cmake, bin, prefix);
+        ck_assert_int_eq(system(cmd), 0);
+        snprintf(cmd, sizeof cmd, "\"%s/bin/qualify\" formats --encode e5m2 1e6 | grep -qx 0x7C", prefix);
+        ck_assert_msg(system(cmd) == 0, "installed CLI: %s", cmd);
+        snprintf(cmd, sizeof cmd, "mkdir -p \"%s\"", work);
+        ck_assert_int_eq(system(cmd), 0);
+        write_file(work, "consumer.c", consumer_c);
+        write_file(work, "CMakeLists.txt", consumer_cmake);
+        /* pkg-config, static linking so the test does not depend on the
+         * run-time linker finding the new prefix */
+        snprintf(cmd, sizeof cmd,
+                 "cd \"%s\" && PKG_CONFIG_PATH=\"%s/lib/pkgconfig\" sh -c "
+                 "'cc -std=c11 consumer.c -o pc-consumer $(pkg-config --cflags qualify) "
+                 "$(pkg-config --static --libs qualify | sed s/-lqualify/-l:libqualify.a/)' && ./pc-consumer",
+                 work, prefix);
+        ck_assert_msg(system(cmd) == 0, "pkg-config consumer: %s", cmd);
+        snprintf(cmd, sizeof cmd,
+                 "cd \"%s\" && \"%s\" -S . -B build -DCMAKE_PREFIX_PATH=\"%s\" >/dev/null && \"%s\" --build build >/dev/null "
+                 "&& ./build/consumer",
+                 work, cmake, prefix, cmake);
+        ck_assert_msg(system(cmd) == 0, "find_package consumer: %s", cmd);
+        snprintf(cmd, sizeof cmd, "rm -rf \"%s\"", prefix);
+        (void)system(cmd);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s;
+    TCase *tc;
+    const char *san = getenv("QF_SANITIZED");
+    if (san && *san && strcmp(san, "0") && strcmp(san, "OFF")) {
+        printf("SKIP install/consumer: sanitizer build (consumers would need the sanitizer runtime)\n");
+        return QF_TEST_SKIP;
+    }
+    s = suite_create("install/consumer");
+    tc = tcase_create("consumer");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_install_and_consume);
+    suite_add_tcase(s, tc);
+    return qf_test_run(s);
+}

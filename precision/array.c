@@ -83,7 +83,9 @@ static void _fastenc_init(const qf_format *f, int saturate, fastenc *fe)
             double ax, y;                                                                          \
             memcpy(&u, &x[i], 8);                                                                  \
             a = u & 0x7FFFFFFFFFFFFFFFll;                                                          \
-            norm = ((a + ((a >> drop) & 1) + half_m1) >> drop) - norm_off;                        \
+            /* unsigned: NaN payloads near 2^63 must wrap, not overflow */                         \
+            norm = (int64_t)(((uint64_t)a + (uint64_t)((a >> drop) & 1) + (uint64_t)half_m1) >> drop) \
+                   - norm_off;                                                                     \
             memcpy(&ax, &a, 8);                                                                    \
             y = ax + cc;                                                                           \
             memcpy(&sub, &y, 8);                                                                   \
@@ -126,11 +128,17 @@ QF_CLONES static void _fast_encode16(const fastenc *fep, const double *x, size_t
         T *o = codes;                                                                  \
         for (i = 0; i < n; i++)                                                        \
             o[i] = (T)qf_format_encode(f, x[i], r, sat, rb,                            \
-                                       r == QF_ROUND_STOCHASTIC ? qf_rng_u64(seed, i) : 0); \
+                                       r == QF_ROUND_STOCHASTIC ? qf_rng_u64(seed, first + i) : 0); \
     } while (0)
 
 qf_status qf_format_encode_array(const qf_format *f, const double *x, size_t n, void *codes,
                                  const qf_encode_opts *opts)
+{
+    return qf_format_encode_array_at(f, x, n, codes, opts, 0);
+}
+
+qf_status qf_format_encode_array_at(const qf_format *f, const double *x, size_t n, void *codes,
+                                    const qf_encode_opts *opts, uint64_t first)
 {
     qf_encode_opts d = qf_encode_opts_default();
     qf_round r;
@@ -149,7 +157,9 @@ qf_status qf_format_encode_array(const qf_format *f, const double *x, size_t n, 
     rb = opts->random_bits;
     seed = opts->seed;
 
-    if (f->id == QF_FLOAT64) {
+    if (n == 0)
+        return QF_OK; /* codes and x may be NULL */
+    if (f->id == QF_FLOAT64 && !sat) {
         memcpy(codes, x, n * sizeof *x);
         return QF_OK;
     }
@@ -167,6 +177,7 @@ qf_status qf_format_encode_array(const qf_format *f, const double *x, size_t n, 
     case 8: SLOW_LOOP(uint8_t); break;
     case 16: SLOW_LOOP(uint16_t); break;
     case 32: SLOW_LOOP(uint32_t); break;
+    case 64: SLOW_LOOP(uint64_t); break; /* float64, saturating */
     default: return QF_EFORMAT;
     }
     return QF_OK;

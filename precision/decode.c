@@ -108,6 +108,8 @@ qf_status qf_format_decode_array(const qf_format *f, const void *codes, size_t n
     size_t i;
     if (f == NULL || (n && (codes == NULL || out == NULL)))
         return QF_EINVAL;
+    if (n == 0)
+        return QF_OK; /* codes and out may be NULL (memcpy must not see them) */
     switch (f->storage_bits) {
     case 8: {
         const uint8_t *c = codes;

@@ -29,8 +29,9 @@ static uint64_t _qf_nan_code(const qf_format *f, int sign)
     case QF_NAN_E8M0: return 0xFF;
     case QF_NAN_NONE:
         /* MX FP6/FP4: conversion from NaN is implementation-defined (MX v1.0
-         * 5.3.2); ml_dtypes' quiet_NaN() for these types is the -0 code. */
-        return f->kind == QF_KIND_INT ? 0 : _qf_sign_bit(f);
+         * 5.3.2).  ml_dtypes returns quiet_NaN(), the -0 code, for a NaN and
+         * its negation, the +0 code, for a NaN with the sign bit set. */
+        return f->kind == QF_KIND_INT || sign ? 0 : _qf_sign_bit(f);
     }
     return 0;
 }
@@ -142,10 +143,12 @@ static uint64_t _qf_encode_scale(const qf_format *f, int sign, int exp, uint64_t
      * Like ml_dtypes: zero and negatives give NaN, or 0x00 when saturating;
      * magnitudes below 2^-127 give 0x00. */
     int r, s, inc, k;
-    if (sig == 0 || sign)
-        return saturate ? 0x00 : 0xFF;
+    /* RCEIL is the cuBLAS/PTX rule (cvt.rp.satfinite.ue8m0x2): it never
+     * gives NaN for a number, so it saturates at both ends. */
     if (round == QF_ROUND_RCEIL)
         saturate = 1;
+    if (sig == 0 || sign)
+        return saturate ? 0x00 : 0xFF;
     r = (int)((sig >> 62) & 1);
     s = (sig << 2) != 0 || sticky;
     inc = _qf_round_inc(round, 0, 1, r, s, sig << 1, random_bits, rnd);
@@ -234,20 +237,28 @@ uint64_t qf_format_encode(const qf_format *f, double x, qf_round round, int satu
     int sign, exp;
 
     memcpy(&u, &x, sizeof u);
-    if (f->id == QF_FLOAT64)
-        return u;
     sign = (int)(u >> 63);
     a = u & 0x7FFFFFFFFFFFFFFFull;
+    if (f->id == QF_FLOAT64) {
+        /* the identity, NaN payloads kept; saturation still turns an
+         * infinite input into +-max, as for every other format */
+        if (saturate && a == 0x7FF0000000000000ull)
+            return (u & 0x8000000000000000ull) | f->max_code;
+        return u;
+    }
     if (a > 0x7FF0000000000000ull) { /* NaN */
         if (f->kind == QF_KIND_FLOAT)
-            return _qf_code_to_storage(f, _qf_nan_code(f, sign && f->nan != QF_NAN_NONE));
+            return _qf_code_to_storage(f, _qf_nan_code(f, sign));
         return _qf_nan_code(f, sign);
     }
     if (a == 0x7FF0000000000000ull) { /* +-Inf */
         if (f->kind == QF_KIND_INT)
             return qf_format_max_code(f, sign);
-        if (f->kind == QF_KIND_SCALE)
-            return sign ? (saturate ? 0x00 : 0xFF) : (saturate || round == QF_ROUND_RCEIL) ? f->max_code : 0xFF;
+        if (f->kind == QF_KIND_SCALE) {
+            if (saturate || round == QF_ROUND_RCEIL) /* RCEIL saturates: see _qf_encode_scale */
+                return sign ? 0x00 : f->max_code;
+            return 0xFF;
+        }
         return _qf_code_to_storage(f, _qf_overflow_code(f, sign, saturate));
     }
     if (a == 0)

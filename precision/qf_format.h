@@ -155,7 +155,9 @@ uint64_t qf_format_encode_parts(const qf_format *f, int sign, int exp,
 
 int qf_format_is_nan(const qf_format *f, uint64_t code);
 int qf_format_is_inf(const qf_format *f, uint64_t code);
-/* The code of +-max, +-Inf (or the overflow value when there is no Inf). */
+/* The code of +max or -max, the largest finite magnitude of that sign
+ * (what saturation gives); integers: int_max / int_min; e8m0 (unsigned):
+ * 0xFE for both.  The overflow value (Inf, NaN) is not this. */
 uint64_t qf_format_max_code(const qf_format *f, int negative);
 
 /* ---- Arrays ------------------------------------------------------------- */
@@ -170,6 +172,14 @@ size_t qf_format_array_bytes(const qf_format *f, size_t n);
 qf_status qf_format_encode_array(const qf_format *f, const double *x,
                                  size_t n, void *codes,
                                  const qf_encode_opts *opts);
+/* The same for a chunk that starts at element `first` of a longer array:
+ * element i of the chunk draws from qf_rng_u64(opts->seed, first + i), so
+ * encoding an array in chunks (threads, streams) gives the codes of one
+ * qf_format_encode_array call over the whole array. */
+qf_status qf_format_encode_array_at(const qf_format *f, const double *x,
+                                    size_t n, void *codes,
+                                    const qf_encode_opts *opts,
+                                    uint64_t first);
 qf_status qf_format_decode_array(const qf_format *f, const void *codes,
                                  size_t n, double *out);
 

@@ -27,11 +27,23 @@ double qf_format_ulp(const qf_format *f, double x)
 
 double qf_format_ulp_error(const qf_format *f, double approx, double exact)
 {
-    double u = qf_format_ulp(f, exact);
+    double u = qf_format_ulp(f, exact), d;
     if (isnan(u) || isnan(approx))
         return approx == exact ? 0.0 : NAN;
-    /* approx - exact is rounded once; dividing by a power of two is exact
-     * unless it underflows, which the subnormal clamp of u prevents for
-     * every format but float64 near its own underflow threshold. */
-    return (approx - exact) / u;
+    /* approx - exact is rounded once; dividing by the power of two u is
+     * exact unless it underflows, which cannot happen: a nonzero difference
+     * is at least 2^(e - 53) when exact is in binade e (so the quotient is
+     * at least 2^(man - 53)), and at least 2^-1074 against the clamped
+     * u = 2^(emin - man) below it (quotient at least 2^-947 for every
+     * format here). */
+    d = approx - exact;
+    if (isinf(d) && !isinf(approx)) {
+        /* The difference overflows binary64 although the quotient may not
+         * (opposite signs near DBL_MAX, or a format whose ulp is large).
+         * Both operands are then at least 2^971, so halving them is exact
+         * and (approx/2 - exact/2) is the same single rounding, scaled. */
+        d = 0.5 * approx - 0.5 * exact;
+        return d / u * 2.0;
+    }
+    return d / u;
 }

@@ -1,0 +1,238 @@
+/* ref_softmax.c: softmax and log-softmax, row-wise, with a scale.
+ *
+ * z_j = scale x_j is exact (a 106-bit MPFR product of two doubles).  With m
+ * the largest finite z (exact), d_j = z_j - m, p_j = exp(d_j); the k entries
+ * with z_j = m have p_j = 1 exactly and the others sum to S1, so
+ *   softmax_j = p_j / (k + S1),
+ *   log_softmax_j = d_j - log(k) - log1p(S1 / k)
+ * all in rigorous interval arithmetic at working precision w (_ref.h).
+ * log1p keeps the largest entry's log-softmax (-log1p(S1) for k = 1)
+ * decided even when S1 is far below 2^-w.  Likewise the softmax of a largest
+ * entry, 1/k - q with q = S1 / (k (k + S1)), when k is a power of two and q
+ * is far below the target's spacing next to 1/k: then every value of
+ * (1/k - q.hi, 1/k) rounds alike in every mode, and the directed modes get
+ * decided without 2^-w having to resolve q.  Entries with z_j = -inf
+ * contribute p_j = 0 exactly.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "_ref.h"
+
+typedef struct sm_ctx {
+    const _qf_rctx *c;
+    const double *x;
+    size_t cols;
+    double scale;
+    int log;
+    _qf_sink *s;
+} sm_ctx;
+
+static void row_undefined(_qf_sink *s, size_t base, size_t n)
+{
+    size_t j;
+    for (j = 0; j < n; j++)
+        _qf_sink_undefined(s, base + j, NAN);
+}
+
+/* The softmax of a largest entry when 1/k - q lies within the same rounding
+ * cell as 1/k - 2^(-e-p-16) (k = 2^e, p the target precision): q > 0 and
+ * q < 2^(-e-p-8), far below the spacing 2^(-e-p) just under 1/k.  S1 is
+ * the enclosure of the sum of the other weights.  Returns 1 when it wrote
+ * the element. */
+static int tiny_below(_qf_sink *s, const _qf_iv *S1, size_t k, size_t i)
+{
+    mpfr_t q;
+    _qf_iv y;
+    long e = 0;
+    mpfr_prec_t p = _qf_format_prec(s->f);
+    int done = 0;
+    if (k & (k - 1))
+        return 0;
+    while ((1ul << e) < k)
+        e++;
+    mpfr_init2(q, 64);
+    /* 0 < q <= S1 / k^2 */
+    mpfr_div_ui(q, S1->hi, (unsigned long)k, MPFR_RNDU);
+    mpfr_div_ui(q, q, (unsigned long)k, MPFR_RNDU);
+    if (mpfr_sgn(S1->lo) > 0 && mpfr_cmp_ui_2exp(q, 1, -e - (long)p - 8) < 0) {
+        _qf_iv_init(&y, p + 24);
+        mpfr_set_ui_2exp(y.lo, 1, -e, MPFR_RNDN);
+        mpfr_set_ui_2exp(y.hi, 1, -e - (long)p - 16, MPFR_RNDN);
+        mpfr_sub(y.lo, y.lo, y.hi, MPFR_RNDN); /* exact at p + 24 bits */
+        mpfr_set(y.hi, y.lo, MPFR_RNDN);
+        done = _qf_sink_decide(s, i, &y);
+        if (done)
+            s->st[i] = QF_REF_ROUNDED;
+        _qf_iv_clear(&y);
+    }
+    mpfr_clear(q);
+    return done;
+}
+
+static int sm_row(void *vctx, size_t r)
+{
+    const sm_ctx *k = vctx;
+    const _qf_rctx *c = k->c;
+    const double *x = k->x + r * k->cols;
+    size_t n = k->cols, base = r * n, j, nfin = 0, jmax = SIZE_MAX, kmax = 0;
+    mpfr_t *z;
+    char *fin;
+    _qf_iv *d, *p, S, S1, L, y;
+    mpfr_prec_t w = c->w0;
+    int used = 0;
+
+    fin = malloc(n);
+    z = malloc(n * sizeof *z);
+    d = malloc(n * sizeof *d);
+    p = malloc(n * sizeof *p);
+    if (!fin || !z || !d || !p) {
+        free(fin), free(z), free(d), free(p);
+        row_undefined(k->s, base, n);
+        return 0;
+    }
+    /* special values: NaN, +inf (inf - inf) and 0 * inf make the row undefined */
+    for (j = 0; j < n; j++) {
+        fin[j] = 0;
+        if (isnan(x[j]) || (isinf(x[j]) && (k->scale == 0 || (x[j] > 0) == (k->scale > 0)))) {
+            row_undefined(k->s, base, n);
+            free(fin), free(z), free(d), free(p);
+            return 0;
+        }
+        if (isinf(x[j]))
+            continue; /* scale x = -inf: exact zero weight */
+        fin[j] = 1;
+        nfin++;
+    }
+    if (nfin == 0) {
+        row_undefined(k->s, base, n);
+        free(fin), free(z), free(d), free(p);
+        return 0;
+    }
+    for (j = 0; j < n; j++) {
+        if (!fin[j])
+            continue;
+        mpfr_init2(z[j], 106);
+        mpfr_set_d(z[j], x[j], MPFR_RNDN);
+        mpfr_mul_d(z[j], z[j], k->scale, MPFR_RNDN); /* exact: 53 + 53 bits */
+        if (jmax == SIZE_MAX || mpfr_cmp(z[j], z[jmax]) > 0)
+            jmax = j;
+        _qf_iv_init(&d[j], w);
+        _qf_iv_init(&p[j], w);
+    }
+    for (j = 0; j < n; j++) {
+        if (!fin[j])
+            _qf_sink_put_d(k->s, base + j, k->log ? -INFINITY : 0.0);
+        else if (mpfr_equal_p(z[j], z[jmax]))
+            kmax++;
+    }
+    _qf_iv_init(&S, w);
+    _qf_iv_init(&S1, w);
+    _qf_iv_init(&L, w);
+    _qf_iv_init(&y, w);
+    for (;;) {
+        int last = w >= c->wmax, pending = 0;
+        used = (int)w;
+        _qf_iv_set_zero(&S); /* S1 first */
+        for (j = 0; j < n; j++) {
+            if (!fin[j])
+                continue;
+            _qf_iv_set_mpfr(&d[j], z[j]);
+            _qf_iv_sub_mpfr(&d[j], &d[j], z[jmax]);
+            _qf_iv_exp(&p[j], &d[j]);
+            if (!mpfr_equal_p(z[j], z[jmax]))
+                _qf_iv_add(&S, &S, &p[j]);
+        }
+        if (k->log) {
+            _qf_iv_div_ui(&L, &S, (unsigned long)kmax);
+            _qf_iv_log1p(&L, &L);
+            if (kmax > 1) {
+                _qf_iv_set_si(&y, (long)kmax);
+                _qf_iv_log(&y, &y);
+                _qf_iv_add(&L, &L, &y);
+            }
+        }
+        _qf_iv_set(&S1, &S);
+        _qf_iv_add_ui(&S, &S, (unsigned long)kmax);
+        for (j = 0; j < n; j++) {
+            if (!fin[j] || k->s->st[base + j] != QF_REF_UNDECIDED)
+                continue;
+            if (k->log) {
+                _qf_iv_sub(&y, &d[j], &L);
+            } else {
+                _qf_iv_div_pos(&y, &p[j], &S);
+            }
+            if (!k->log && mpfr_equal_p(z[j], z[jmax]) && tiny_below(k->s, &S1, kmax, base + j))
+                continue;
+            if (!_qf_sink_decide(k->s, base + j, &y)) {
+                if (last)
+                    _qf_sink_guess(k->s, base + j, &y);
+                else
+                    pending = 1;
+            }
+        }
+        if (!pending)
+            break;
+        w = _qf_next_prec(c, w);
+        _qf_iv_set_prec(&S, w);
+        _qf_iv_set_prec(&S1, w);
+        _qf_iv_set_prec(&L, w);
+        _qf_iv_set_prec(&y, w);
+        for (j = 0; j < n; j++)
+            if (fin[j]) {
+                _qf_iv_set_prec(&d[j], w);
+                _qf_iv_set_prec(&p[j], w);
+            }
+    }
+    for (j = 0; j < n; j++) {
+        if (fin[j]) {
+            mpfr_clear(z[j]);
+            _qf_iv_clear(&d[j]);
+            _qf_iv_clear(&p[j]);
+        }
+    }
+    _qf_iv_clear(&S);
+    _qf_iv_clear(&S1);
+    _qf_iv_clear(&L);
+    _qf_iv_clear(&y);
+    free(fin), free(z), free(d), free(p);
+    return used;
+}
+
+static qf_status softmax_any(const qf_ref_opts *opts, const double *x, size_t rows, size_t cols, double scale,
+                             int log, qf_ref_out *y)
+{
+    _qf_rctx c;
+    _qf_sink s;
+    sm_ctx k;
+    qf_status st;
+    int maxp;
+    if ((st = _qf_rctx_init(&c, opts)) != QF_OK)
+        return st;
+    if ((!x && rows && cols) || !isfinite(scale) || (cols && rows > SIZE_MAX / cols))
+        return QF_EINVAL;
+    if ((st = _qf_sink_open(&s, &c, NULL, y, rows * cols)) != QF_OK)
+        return st;
+    k.c = &c;
+    k.x = x;
+    k.cols = cols;
+    k.scale = scale;
+    k.log = log;
+    k.s = &s;
+    maxp = cols ? _qf_parallel_rows(&c, rows, sm_row, &k) : 0;
+    _qf_sink_close(&s, maxp);
+    return QF_OK;
+}
+
+qf_status qf_ref_softmax(const qf_ref_opts *opts, const double *x, size_t rows, size_t cols, double scale,
+                         qf_ref_out *y)
+{
+    return softmax_any(opts, x, rows, cols, scale, 0, y);
+}
+
+qf_status qf_ref_log_softmax(const qf_ref_opts *opts, const double *x, size_t rows, size_t cols, double scale,
+                             qf_ref_out *y)
+{
+    return softmax_any(opts, x, rows, cols, scale, 1, y);
+}

@@ -15,6 +15,8 @@ typedef struct subcommand {
 /* clang-format off */
 static const subcommand commands[] = {
     { "formats", qf_cli_formats, "number formats: table, JSON, code dumps, encoding" },
+    { "ref",     qf_cli_ref,     "exact or correctly rounded references from .npy files" },
+    { "list",    qf_cli_list,    "registered kernels, ops and formats (text or JSON)" },
 };
 /* clang-format on */
 

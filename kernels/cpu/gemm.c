@@ -1,0 +1,196 @@
+/* gemm.c: built-in CPU GEMM kernels, whose arithmetic is exactly known.
+ *
+ *   gemm.cpu.naive.f32     float32 codes in, float32 out: for each element
+ *                          acc = 0; acc = acc + a_l * b_l for l = 0..K-1,
+ *                          product and sum each rounded to float32 (nearest
+ *                          even; the build has -ffp-contract=off, so no FMA).
+ *   gemm.cpu.bf16_f32acc   bfloat16 a, b (and c): products exact in float32
+ *                          (8 + 8 significant bits <= 24), the same float32
+ *                          sequential sum, bfloat16 output rounded once,
+ *                          nearest even.
+ * Epilogue (both): d = alpha * acc + beta * c, in float32, each operation
+ * rounded: alpha * acc only when alpha != 1, beta * c and the addition only
+ * when beta != 0 (so 0, 1, 2 or 3 roundings after the reduction: the
+ * `epilogue` argument of qf_bound_gemm_coef).  alpha and beta must be
+ * float32 values, which the supports callback checks.
+ *
+ * The claim (FACTS.md "Error bounds": a sequential sum is one running
+ * accumulator, gamma_K |A||B|; the first addition 0 + p_0 is exact, so a
+ * rounded product costs no more than the FMA model's step): accumulator
+ * float32, block_fma 1, nearest even, sequential, output nearest even;
+ * bitwise deterministic, also across thread counts (rows are spread over
+ * OpenMP threads, each element's sum order is fixed).  The table entries
+ * are in table.c.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#include "_cpu.h"
+#include "qf_kernel.h"
+
+static float ld_f32(const void *base, int64_t off)
+{
+    return _qf_f32_of_bits(((const uint32_t *)base)[off]);
+}
+
+/* bfloat16 is the upper half of a float32: widening is exact. */
+static float ld_bf16(const void *base, int64_t off)
+{
+    return _qf_f32_of_bits((uint32_t)((const uint16_t *)base)[off] << 16);
+}
+
+static void st_f32(void *base, int64_t off, float v)
+{
+    ((uint32_t *)base)[off] = _qf_bits_of_f32(v);
+}
+
+/* float32 -> bfloat16, nearest even; overflow carries into the exponent
+ * and gives Inf, as IEEE rounding does; NaN stays a (quiet) NaN. */
+static void st_bf16(void *base, int64_t off, float v)
+{
+    uint32_t u = _qf_bits_of_f32(v);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        u = (u | 0x00400000u);
+    else
+        u += 0x7fffu + ((u >> 16) & 1u);
+    ((uint16_t *)base)[off] = (uint16_t)(u >> 16);
+}
+
+typedef float (*load_fn)(const void *, int64_t);
+typedef void (*store_fn)(void *, int64_t, float);
+
+static int is_f32_value(double x)
+{
+    return (double)(float)x == x;
+}
+
+qf_status _qf_cpu_gemm_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
+                                char *why, size_t why_size)
+{
+    const qf_op_gemm *g = &op->u.gemm;
+    (void)k;
+    (void)dtype;
+    if (!is_f32_value(g->alpha) || !is_f32_value(g->beta)) {
+        snprintf(why, why_size, "alpha and beta must be float32 values (the epilogue runs in float32)");
+        return QF_EUNSUPPORTED;
+    }
+    if (g->groups && g->trans_a) {
+        snprintf(why, why_size, "grouped GEMM with a transposed a is not supported");
+        return QF_EUNSUPPORTED;
+    }
+    return QF_OK;
+}
+
+static qf_status gemm_run_typed(const qf_kernel_call *call, load_fn ld, store_fn st)
+{
+    const qf_op_gemm *g;
+    const qf_dtype_tuple *t = call->dtype;
+    const qf_tensor *A, *B, *C, *D;
+    int64_t batch, groups, problems, mtot, n, k;
+    int trans_a, trans_b, has_c;
+    float alpha, beta;
+    qf_status s;
+    int64_t p;
+
+    if (!call->op || call->op->op != QF_OP_GEMM || !t)
+        return _qf_cpu_fail(call, QF_EINVAL, "not a gemm call");
+    g = &call->op->u.gemm;
+    A = &call->in[0];
+    B = &call->in[1];
+    C = &call->in[2];
+    D = &call->out[0];
+    n = (int64_t)g->n;
+    k = (int64_t)g->k;
+    trans_a = g->trans_a != 0;
+    trans_b = g->trans_b != 0;
+    groups = (int64_t)g->groups;
+    batch = g->batch ? (int64_t)g->batch : 1;
+    if (groups && !g->group_m)
+        return _qf_cpu_fail(call, QF_EINVAL, "grouped gemm without group_m");
+    mtot = (int64_t)g->m;
+    if (groups) {
+        int64_t i;
+        mtot = 0;
+        for (i = 0; i < groups; i++)
+            mtot += (int64_t)g->group_m[i];
+    }
+    problems = groups ? groups : batch;
+    alpha = (float)g->alpha;
+    beta = (float)g->beta;
+    has_c = g->beta != 0;
+
+    /* Shapes: grouped a, c, d stack the groups' rows in one matrix. */
+    if (groups) {
+        if ((s = _qf_cpu_check2(call, A, "a", t->in[0], -1, mtot, k)) != QF_OK ||
+            (s = _qf_cpu_check2(call, B, "b", t->in[1], groups, trans_b ? n : k, trans_b ? k : n)) != QF_OK ||
+            (s = _qf_cpu_check2(call, D, "d", t->out[0], -1, mtot, n)) != QF_OK ||
+            (has_c && (s = _qf_cpu_check2(call, C, "c", t->in[2], -1, mtot, n)) != QF_OK))
+            return s;
+        if (A->ndim != 2 || D->ndim != 2 || B->ndim != 3 || (has_c && C->ndim != 2))
+            return _qf_cpu_fail(call, QF_EINVAL, "grouped gemm: a, c, d must be 2-d and b 3-d");
+    } else {
+        if ((s = _qf_cpu_check2(call, A, "a", t->in[0], batch, trans_a ? k : mtot, trans_a ? mtot : k)) !=
+                QF_OK ||
+            (s = _qf_cpu_check2(call, B, "b", t->in[1], batch, trans_b ? n : k, trans_b ? k : n)) != QF_OK ||
+            (s = _qf_cpu_check2(call, D, "d", t->out[0], batch, mtot, n)) != QF_OK ||
+            (has_c && (s = _qf_cpu_check2(call, C, "c", t->in[2], batch, mtot, n)) != QF_OK))
+            return s;
+        if (batch > 1 && (D->ndim != 3 || D->shape[0] != batch))
+            return _qf_cpu_fail(call, QF_EINVAL, "tensor d must be [batch][m][n] for a batched gemm");
+    }
+    if (!is_f32_value(g->alpha) || !is_f32_value(g->beta))
+        return _qf_cpu_fail(call, QF_EUNSUPPORTED, "alpha and beta must be float32 values");
+
+    {
+        int64_t r0 = 0;
+        for (p = 0; p < problems; p++) {
+            int64_t m = groups ? (int64_t)g->group_m[p] : mtot;
+            int64_t pa = groups ? 0 : p; /* a, c, d: the stacked matrix when grouped */
+            int64_t i;
+            int nth = call->threads;
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static)                                                                    \
+    num_threads(nth > 0 ? nth : omp_get_max_threads()) if (m * n * k > 65536)
+#endif
+            for (i = 0; i < m; i++) {
+                int64_t j, l, r = r0 + i;
+                for (j = 0; j < n; j++) {
+                    float acc = 0.0f;
+                    for (l = 0; l < k; l++) {
+                        float a = ld(A->data, trans_a ? _qf_cpu_off(A, pa, l, r) : _qf_cpu_off(A, pa, r, l));
+                        float b = ld(B->data, trans_b ? _qf_cpu_off(B, p, j, l) : _qf_cpu_off(B, p, l, j));
+                        float prod = a * b;
+                        acc = acc + prod;
+                    }
+                    if (alpha != 1.0f)
+                        acc = alpha * acc;
+                    if (has_c) {
+                        float bc = beta * ld(C->data, _qf_cpu_off(C, pa, r, j));
+                        acc = acc + bc;
+                    }
+                    st(D->data, _qf_cpu_off(D, pa, r, j), acc);
+                }
+            }
+            (void)nth;
+            if (groups)
+                r0 += m;
+        }
+    }
+    return QF_OK;
+}
+
+qf_status _qf_cpu_gemm_f32_run(void *ctx, const qf_kernel_call *call)
+{
+    (void)ctx;
+    return gemm_run_typed(call, ld_f32, st_f32);
+}
+
+qf_status _qf_cpu_gemm_bf16_run(void *ctx, const qf_kernel_call *call)
+{
+    (void)ctx;
+    return gemm_run_typed(call, ld_bf16, st_bf16);
+}

@@ -1,0 +1,93 @@
+/* softmax.c: the built-in CPU softmax kernel.
+ *
+ *   softmax.cpu.f32   float32 codes in and out, per row (max-subtracted,
+ *                     the usual safe form):
+ *                       z_j = float32(scale * x_j)   (exact when scale = 1)
+ *                       m   = max_j z_j
+ *                       e_j = expf(z_j - m)
+ *                       s   = sum_j e_j, sequential, float32
+ *                       y_j = e_j / s
+ * The claim: compute format float32 (acc_format), nearest even, expf
+ * within elem_ulp = 0 (the bound module's default of 2 ulps, which covers
+ * glibc's expf), output float32 nearest even; deterministic.  log_softmax
+ * is declined (QF_EUNSUPPORTED) by the supports callback.
+ * Special rows follow IEEE arithmetic and so match the reference's
+ * UNDEFINED rows (qf_ref.h): a NaN, a +inf entry, or a row of -inf only
+ * gives NaN everywhere; -inf entries of other rows give exactly 0.
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include "_cpu.h"
+#include "qf_kernel.h"
+
+qf_status _qf_cpu_softmax_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
+                                   char *why, size_t why_size)
+{
+    (void)k;
+    (void)dtype;
+    if (op->u.softmax.log) {
+        snprintf(why, why_size, "log_softmax is not implemented by this kernel");
+        return QF_EUNSUPPORTED;
+    }
+    if (!isfinite(op->u.softmax.scale)) {
+        snprintf(why, why_size, "the scale must be finite");
+        return QF_EUNSUPPORTED;
+    }
+    return QF_OK;
+}
+
+qf_status _qf_cpu_softmax_f32_run(void *ctx, const qf_kernel_call *call)
+{
+    const qf_op_softmax *o;
+    const qf_tensor *X, *Y;
+    int64_t rows, cols, r;
+    double scale;
+    qf_status s;
+    (void)ctx;
+    if (!call->op || call->op->op != QF_OP_SOFTMAX || !call->dtype)
+        return _qf_cpu_fail(call, QF_EINVAL, "not a softmax call");
+    o = &call->op->u.softmax;
+    if (o->log || !isfinite(o->scale))
+        return _qf_cpu_fail(call, QF_EUNSUPPORTED, "log_softmax or a non-finite scale");
+    X = &call->in[0];
+    Y = &call->out[0];
+    rows = (int64_t)o->rows;
+    cols = (int64_t)o->cols;
+    scale = o->scale;
+    if ((s = _qf_cpu_check2(call, X, "x", QF_FLOAT32, -1, rows, cols)) != QF_OK ||
+        (s = _qf_cpu_check2(call, Y, "y", QF_FLOAT32, -1, rows, cols)) != QF_OK)
+        return s;
+    if (X->ndim != 2 || Y->ndim != 2)
+        return _qf_cpu_fail(call, QF_EINVAL, "softmax tensors must be 2-d [rows][cols]");
+    for (r = 0; r < rows; r++) {
+        const uint32_t *x = X->data;
+        uint32_t *y = Y->data;
+        float m = -INFINITY, sum = 0.0f;
+        int64_t j;
+        int has_nan = 0;
+        /* y holds z, then e, then the result: one pass each. */
+        for (j = 0; j < cols; j++) {
+            float xv = _qf_f32_of_bits(x[_qf_cpu_off(X, 0, r, j)]);
+            float z = scale == 1.0 ? xv : (float)(scale * (double)xv);
+            if (z != z)
+                has_nan = 1;
+            else if (z > m)
+                m = z;
+            y[_qf_cpu_off(Y, 0, r, j)] = _qf_bits_of_f32(z);
+        }
+        if (has_nan)
+            m = NAN;
+        for (j = 0; j < cols; j++) {
+            int64_t oy = _qf_cpu_off(Y, 0, r, j);
+            float e = expf(_qf_f32_of_bits(y[oy]) - m);
+            y[oy] = _qf_bits_of_f32(e);
+            sum = sum + e;
+        }
+        for (j = 0; j < cols; j++) {
+            int64_t oy = _qf_cpu_off(Y, 0, r, j);
+            y[oy] = _qf_bits_of_f32(_qf_f32_of_bits(y[oy]) / sum);
+        }
+    }
+    return QF_OK;
+}

@@ -1,0 +1,22 @@
+/* _registry.h: what plugin.c needs of the registry (private). */
+#ifndef QF__REGISTRY_H
+#define QF__REGISTRY_H
+
+#include "qf_kernel.h"
+
+/* Start registering for a plugin: later qf_registry_add calls are
+ * attributed to it (path copied, handle kept for dlclose at free).
+ * Returns the plugin's index, or -1 when out of memory. */
+int _qf_registry_plugin_begin(qf_registry *r, const char *path, void *handle);
+/* End it: ok keeps its kernels; !ok removes them and closes the handle. */
+void _qf_registry_plugin_end(qf_registry *r, int plugin, int ok);
+/* Set the message of the last failure (printf style). */
+void _qf_registry_set_error(qf_registry *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Close a handle (dlclose), in plugin.c. */
+void _qf_plugin_close(void *handle);
+
+#endif

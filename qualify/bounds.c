@@ -1,0 +1,486 @@
+/* bounds.c: conformance bounds derived from a kernel's arithmetic claim.
+ *
+ * Every bound here is a product of per-rounding factors (1 + eta_i) over
+ * the longest chain of roundings, minus one: the form in which Higham's
+ * gamma_n and the block-FMA bound of Blanchard, Higham, Lopez, Mary and
+ * Pranesh (2020) are proved (../shared/FACTS.md "Error bounds"), and which
+ * is never larger than gamma_n since (1 + u)^n - 1 <= n u / (1 - n u).
+ * The derivations are written out in docs/bounds.md.
+ *
+ * Evaluation: the closed forms are evaluated in binary64 (log1p, expm1,
+ * a handful of products and sums).  Their relative evaluation error is a
+ * few times 2^-53 per operation, far below the enlargement QF_BOUND_SAFETY
+ * = 1 + 2^-20 applied to every result, so the returned numbers are upper
+ * bounds of the mathematical bounds.
+ */
+#include <math.h>
+#include <stddef.h>
+
+#include "qf_bound.h"
+
+qf_arith_claim qf_arith_claim_default(void)
+{
+    qf_arith_claim c;
+    c.acc_format = QF_FLOAT32;
+    c.acc_frac_bits = 0;
+    c.block_fma = 1;
+    c.acc_round = QF_ROUND_RNE;
+    c.align_truncates = 0;
+    c.guard_bits = 0;
+    c.promote_interval = 0;
+    c.promote_format = QF_FLOAT32;
+    c.sum_order = QF_SUM_SEQUENTIAL;
+    c.split_k = 1;
+    c.out_round = QF_ROUND_RNE;
+    c.max_ulp = 0;
+    c.elem_ulp = 0;
+    c.deterministic = 1;
+    c.deterministic_threads = 0;
+    return c;
+}
+
+static int float_format_ok(qf_format_id id)
+{
+    const qf_format *f;
+    if ((int)id < 0 || id >= QF_FORMAT_COUNT)
+        return 0;
+    f = qf_format_get(id);
+    return f && f->kind == QF_KIND_FLOAT;
+}
+
+qf_status qf_arith_claim_check(const qf_arith_claim *c)
+{
+    if (!c)
+        return QF_EINVAL;
+    if (!float_format_ok(c->acc_format))
+        return QF_EFORMAT;
+    if (c->promote_interval > 0 && !float_format_ok(c->promote_format))
+        return QF_EFORMAT;
+    if (c->acc_frac_bits < 0 || c->acc_frac_bits > 52 || c->block_fma < 1 || c->guard_bits < 0 ||
+        c->promote_interval < 0 || c->max_ulp < 0 || !(c->max_ulp < INFINITY) || c->elem_ulp < 0 ||
+        !(c->elem_ulp < INFINITY))
+        return QF_EINVAL;
+    if ((int)c->acc_round < 0 || c->acc_round > QF_ROUND_STOCHASTIC || (int)c->out_round < 0 ||
+        c->out_round > QF_ROUND_STOCHASTIC)
+        return QF_EINVAL;
+    if ((int)c->sum_order < 0 || c->sum_order > QF_SUM_SPLITK)
+        return QF_EINVAL;
+    if (c->sum_order == QF_SUM_SPLITK && c->split_k < 1)
+        return QF_EINVAL;
+    return QF_OK;
+}
+
+static int acc_frac(const qf_arith_claim *c)
+{
+    return c->acc_frac_bits > 0 ? c->acc_frac_bits : qf_format_get(c->acc_format)->man_bits;
+}
+
+double qf_bound_acc_u(const qf_arith_claim *c)
+{
+    return ldexp(1.0, -(acc_frac(c) + 1));
+}
+
+/* Relative error of one rounding: u for nearest, 2u (a full ulp, strict)
+ * for directed and stochastic modes. */
+static double mode_u(double u, qf_round r)
+{
+    return (r == QF_ROUND_RNE || r == QF_ROUND_RNA) ? u : 2 * u;
+}
+
+/* Subnormal step of a float format with f fraction bits and emin. */
+static double sub_step(int emin, int frac)
+{
+    return ldexp(1.0, emin - frac);
+}
+
+/* Output rounding from an accumulator of acc_frac fraction bits into out:
+ * none when every accumulator value is representable in out (out at least
+ * as precise and as wide; float32 acc -> float32 out). */
+static void out_rounding(const qf_arith_claim *c, int frac, int emin, int emax, const qf_format *out,
+                         double *u_o, double *abs_o)
+{
+    if (!out ||
+        (out->kind == QF_KIND_FLOAT && out->man_bits >= frac && out->emin <= emin && out->emax >= emax)) {
+        *u_o = 0;
+        *abs_o = 0;
+        return;
+    }
+    if (out->kind != QF_KIND_FLOAT) {
+        /* Integer outputs: an absolute half (or whole) unit. */
+        *u_o = 0;
+        *abs_o = mode_u(0.5, c->out_round);
+        return;
+    }
+    *u_o = mode_u(ldexp(1.0, -(out->man_bits + 1)), c->out_round);
+    /* Below the normal range the spacing is the subnormal step (or the
+     * smallest normal when the format flushes): an absolute term. */
+    *abs_o =
+        out->has_subnormal ? mode_u(0.5, c->out_round) * sub_step(out->emin, out->man_bits) : out->min_normal;
+}
+
+/* ceil(a / b) for b >= 1 */
+static double cdiv(double a, double b)
+{
+    return ceil(a / b);
+}
+
+qf_status qf_bound_gemm_coef(const qf_arith_claim *claim, size_t k, int epilogue, const qf_format *out,
+                             double lambda, qf_bound_coef *coef)
+{
+    const qf_format *af, *pf;
+    int frac, emin;
+    double u, ue, b, eta, steps_in, steps_out = 0, chain, lg, u_o, abs_o, up = 0, rel;
+    qf_status st = qf_arith_claim_check(claim);
+    if (st != QF_OK)
+        return st;
+    if (!coef || epilogue < 0)
+        return QF_EINVAL;
+    af = qf_format_get(claim->acc_format);
+    frac = acc_frac(claim);
+    emin = af->emin;
+    u = ldexp(1.0, -(frac + 1));
+    ue = mode_u(u, claim->acc_round);
+    b = (double)claim->block_fma;
+
+    /* One block step: the block's products (exact: inputs of at most 26
+     * significant bits each, FACTS.md) plus the running sum are added and
+     * rounded once (eta = ue).  With truncating alignment each of the b + 1
+     * terms also loses less than 2^-(frac + guard) times the largest term
+     * (docs/bounds.md "Block FMA"). */
+    eta = ue;
+    if (claim->block_fma > 1 && claim->align_truncates)
+        eta = ue + (b + 1) * ldexp(1.0, -(frac + claim->guard_bits)) * (1 + ue);
+
+    /* Longest chain of roundings. */
+    lg = 0; /* log of the product of (1 + eta_i) */
+    if (claim->promote_interval > 0) {
+        pf = qf_format_get(claim->promote_format);
+        up = ldexp(1.0, -(pf->man_bits + 1)); /* promotion adds in nearest (CUDA cores) */
+        steps_in = cdiv(k < (size_t)claim->promote_interval ? (double)k : (double)claim->promote_interval, b);
+        steps_out = cdiv((double)k, (double)claim->promote_interval);
+        lg = steps_in * log1p(eta) + steps_out * log1p(up);
+        chain = steps_in + steps_out;
+        /* The epilogue runs in the promoted format. */
+        lg += epilogue * log1p(up);
+    } else {
+        double nb = cdiv((double)(k ? k : 1), b);
+        switch (claim->sum_order) {
+        case QF_SUM_PAIRWISE: {
+            double depth = nb > 1 ? ceil(log2(nb)) : 0;
+            lg = log1p(eta) + depth * log1p(ue);
+            chain = 1 + depth;
+            break;
+        }
+        case QF_SUM_SPLITK: {
+            double s = (double)claim->split_k;
+            double per = cdiv(cdiv((double)(k ? k : 1), s), b);
+            lg = per * log1p(eta) + (s - 1) * log1p(ue);
+            chain = per + s - 1;
+            break;
+        }
+        default:
+            lg = nb * log1p(eta);
+            chain = nb;
+            break;
+        }
+        lg += epilogue * log1p(ue);
+    }
+    chain += epilogue;
+    rel = expm1(lg);
+    out_rounding(claim, frac, emin, af->emax, out, &u_o, &abs_o);
+    coef->rel_abs = rel * (1 + u_o) * QF_BOUND_SAFETY;
+    coef->rel_out = u_o * QF_BOUND_SAFETY;
+    /* Underflow in the accumulator: at most one subnormal step per rounding
+     * on the chain, counted twice for the growth of later steps. */
+    coef->abs_min = (abs_o + 2 * chain * sub_step(emin, frac)) * QF_BOUND_SAFETY;
+    coef->chain = chain;
+    coef->eta = eta;
+    if (lambda > 0 && (claim->acc_round == QF_ROUND_RNE || claim->acc_round == QF_ROUND_RNA) &&
+        !(claim->block_fma > 1 && claim->align_truncates)) {
+        /* Higham-Mary 2019: exp(lambda sqrt(n) u + n u^2 / (1 - u)) - 1. */
+        double pr = expm1(lambda * sqrt(chain) * u + chain * u * u / (1 - u));
+        coef->prob = (pr * (1 + u_o) * QF_BOUND_SAFETY);
+    } else {
+        coef->prob = NAN;
+    }
+    return QF_OK;
+}
+
+void qf_bound_apply(const qf_bound_coef *coef, size_t n, const double *abs, const double *exact,
+                    double *bound)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        double a = fabs(abs[i]), c = fabs(exact[i]);
+        if (!isfinite(a) || !isfinite(c)) {
+            bound[i] = INFINITY;
+            continue;
+        }
+        bound[i] = (coef->rel_abs * a + coef->rel_out * c + coef->abs_min) * QF_BOUND_SAFETY;
+    }
+}
+
+void qf_bound_ulp(const qf_format *out, double max_ulp, size_t n, const double *exact, double *bound)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        double w = qf_format_ulp(out, exact[i]);
+        bound[i] = isnan(w) ? INFINITY : max_ulp * w;
+    }
+}
+
+/* ---- Nonlinear ops ------------------------------------------------------- */
+
+typedef struct nl_ctx {
+    double u, ue;      /* compute unit roundoff; for the sums (acc_round) */
+    double rho;        /* relative error of exp / rsqrt / reciprocal */
+    double sub;        /* compute format's subnormal step */
+    double u_o, abs_o; /* output rounding */
+} nl_ctx;
+
+static void nl_setup(const qf_arith_claim *c, const qf_format *out, nl_ctx *x)
+{
+    const qf_format *af = qf_format_get(c->acc_format);
+    int frac = acc_frac(c);
+    double eu = c->elem_ulp > 0 ? c->elem_ulp : 2.0;
+    x->u = ldexp(1.0, -(frac + 1));
+    x->ue = mode_u(x->u, c->acc_round);
+    /* k ulps at y are at most k * 2u |y| for normal y (ulp(y) <= 2u|y|). */
+    x->rho = eu * 2 * x->u;
+    x->sub = sub_step(af->emin, frac);
+    out_rounding(c, frac, af->emin, af->emax, out, &x->u_o, &x->abs_o);
+}
+
+/* Final bound of an element: compute error e, then output rounding. */
+static double nl_finish(const nl_ctx *x, double e, double y)
+{
+    double r = e + x->u_o * (fabs(y) + e) + x->abs_o;
+    return isnan(r) ? INFINITY : r * QF_BOUND_SAFETY;
+}
+
+static int bad_args(const qf_arith_claim *claim, size_t n, const void *a, const void *b, const void *c)
+{
+    return !claim || n == 0 || !a || !b || !c || qf_arith_claim_check(claim) != QF_OK;
+}
+
+qf_status qf_bound_softmax(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
+                           double scale, const double *exact, double *bound)
+{
+    nl_ctx c;
+    size_t i;
+    double m = -INFINITY, g, eps_s = 0, eps_max = 0, dd, abs_t;
+    if (bad_args(claim, n, x, exact, bound))
+        return QF_EINVAL;
+    if (claim->max_ulp > 0) {
+        qf_bound_ulp(out, claim->max_ulp, n, exact, bound);
+        return QF_OK;
+    }
+    nl_setup(claim, out, &c);
+    for (i = 0; i < n; i++)
+        if (scale * x[i] > m)
+            m = scale * x[i];
+    if (!isfinite(m)) {
+        /* All masked, or an infinite / NaN input: the reference's special
+         * values decide (qf_ref.h), no rounding error to bound. */
+        for (i = 0; i < n; i++)
+            bound[i] = isfinite(exact[i]) ? 0 : INFINITY;
+        return QF_OK;
+    }
+    /* Sum of n positive terms in any order: at most n - 1 roundings each. */
+    g = expm1((double)(n - 1) * log1p(c.ue));
+    /* Division, possibly as reciprocal then multiply. */
+    dd = (1 + c.rho) * (1 + c.u) - 1;
+    /* Absolute error of a term that underflows in the compute format. */
+    abs_t = (claim->elem_ulp > 0 ? claim->elem_ulp : 2.0) * c.sub + c.sub;
+    /* First pass: eps_j into bound[] (scratch), and eps_S. */
+    for (i = 0; i < n; i++) {
+        double a = scale * x[i], eta, e;
+        if (a == -INFINITY) {
+            bound[i] = 0;
+            continue;
+        }
+        /* Argument error: rounding of scale*x (and of a folded log2(e)),
+         * the subtraction of the computed max, docs/bounds.md "Softmax". */
+        eta = c.u * (fabs(a - m) + c.u * fabs(m)) * (1 + c.u) + 2 * c.u * fabs(a) * (1 + c.u);
+        e = (1 + c.rho) * exp(eta) - 1;
+        bound[i] = e;
+        eps_s += fabs(exact[i]) * ((1 + e) * (1 + g) - 1);
+        if (e > eps_max)
+            eps_max = e;
+    }
+    eps_s = eps_s * QF_BOUND_SAFETY + (double)n * abs_t;
+    for (i = 0; i < n; i++) {
+        double y = fabs(exact[i]), k, e;
+        if (scale * x[i] == -INFINITY) {
+            bound[i] = 0; /* exp(-inf) = 0 exactly, in every format */
+            continue;
+        }
+        if (!(eps_s < 1)) {
+            bound[i] = INFINITY;
+            continue;
+        }
+        k = (1 + bound[i]) * (1 + dd) / (1 - eps_s) - 1;
+        e = k * y + abs_t * (1 + dd) / (1 - eps_s);
+        bound[i] = nl_finish(&c, e, y);
+    }
+    return QF_OK;
+}
+
+qf_status qf_bound_norm(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
+                        const double *w, const double *b, double eps, int center, const double *exact,
+                        double *bound)
+{
+    nl_ctx c;
+    size_t i;
+    double mu = 0, mabs = 0, e_mu = 0, d2 = 0, e2 = 0, g, dn = (double)n, v, v_hi, v_lo, r, r_hi, r_lo, lo;
+    if (bad_args(claim, n, x, exact, bound) || !(eps >= 0))
+        return QF_EINVAL;
+    if (claim->max_ulp > 0) {
+        qf_bound_ulp(out, claim->max_ulp, n, exact, bound);
+        return QF_OK;
+    }
+    nl_setup(claim, out, &c);
+    g = expm1(dn * log1p(c.ue)); /* n roundings on a chain: square + n-1 adds */
+    for (i = 0; i < n; i++) {
+        if (!isfinite(x[i])) {
+            for (i = 0; i < n; i++)
+                bound[i] = isfinite(exact[i]) ? 0 : INFINITY;
+            return QF_OK;
+        }
+        mu += x[i];
+        mabs += fabs(x[i]);
+    }
+    if (center) {
+        mu /= dn;
+        /* Computed mean: n - 1 additions and a division (docs/bounds.md). */
+        e_mu = expm1(dn * log1p(c.ue)) * (mabs / dn) * QF_BOUND_SAFETY;
+    } else {
+        mu = 0;
+    }
+    /* d_j = x_j - mu and e_j = bound on |d^_j - d_j|; ||d||_2, ||e||_2. */
+    for (i = 0; i < n; i++) {
+        double d = x[i] - mu, e = center ? e_mu * (1 + c.u) + c.u * fabs(d) : 0;
+        d2 += d * d;
+        e2 += e * e;
+    }
+    d2 = sqrt(d2);
+    e2 = sqrt(e2) * QF_BOUND_SAFETY;
+    v = d2 * d2 / dn + eps;
+    v_hi = ((d2 + e2) * (d2 + e2) * (1 + g) * (1 + c.ue) / dn + eps) * (1 + c.ue);
+    lo = d2 > e2 ? d2 - e2 : 0;
+    v_lo = (lo * lo * (1 - g) * (1 - c.ue) / dn + eps) * (1 - c.ue);
+    if (!(v_lo > 0) || !(v > 0)) {
+        for (i = 0; i < n; i++)
+            bound[i] = INFINITY;
+        return QF_OK;
+    }
+    r = 1 / sqrt(v);
+    r_hi = (1 + c.rho) / sqrt(v_lo) * QF_BOUND_SAFETY;
+    r_lo = (1 - c.rho) / sqrt(v_hi) / QF_BOUND_SAFETY;
+    for (i = 0; i < n; i++) {
+        double d = fabs(x[i] - mu), e = center ? e_mu * (1 + c.u) + c.u * d : 0;
+        double wi = w ? fabs(w[i]) : 1, bi = b ? b[i] : 0, y = exact[i], dev, lo_d, err;
+        double f_hi = (1 + c.u) * (1 + c.u), f_lo = (1 - c.u) * (1 - c.u);
+        /* d^ r^ (two roundings: * r, * w) against d r: the extreme corners. */
+        lo_d = d > e ? d - e : 0;
+        dev = fmax((d + e) * r_hi * f_hi - d * r, d * r - lo_d * r_lo * f_lo);
+        err = wi * dev;
+        if (b && bi != 0)
+            err = err * (1 + c.u) + c.u * fabs(y); /* + b, rounded */
+        bound[i] = nl_finish(&c, err, y);
+    }
+    return QF_OK;
+}
+
+qf_status qf_bound_attention(const qf_arith_claim *claim, const qf_format *out, size_t n_kv, size_t d_qk,
+                             size_t d_v, const double *s, const double *s_abs, const double *v,
+                             const qf_format *p_format, size_t kv_tile, const double *exact, double *bound)
+{
+    nl_ctx c;
+    qf_bound_coef qk, pv;
+    qf_status st;
+    size_t j, t;
+    double m = -INFINITY, smin = INFINITY, sum = 0, e_max = 0, g, dd, u_p = 0, abs_p = 0, f_resc = 1;
+    double eps_s = 0, tiles;
+    if (bad_args(claim, n_kv, s, s_abs, v) || !exact || !bound || d_v == 0)
+        return QF_EINVAL;
+    if (claim->max_ulp > 0) {
+        qf_bound_ulp(out, claim->max_ulp, d_v, exact, bound);
+        return QF_OK;
+    }
+    nl_setup(claim, out, &c);
+    /* Scores: a GEMM with K = d_qk and one epilogue rounding (the scale),
+     * kept in the compute format (no output rounding). */
+    st = qf_bound_gemm_coef(claim, d_qk, 1, qf_format_get(claim->acc_format), 0, &qk);
+    if (st == QF_OK)
+        st = qf_bound_gemm_coef(claim, n_kv, 0, qf_format_get(claim->acc_format), 0, &pv);
+    if (st != QF_OK)
+        return st;
+    for (j = 0; j < n_kv; j++) {
+        if (isnan(s[j]) || s[j] == INFINITY) {
+            for (t = 0; t < d_v; t++)
+                bound[t] = INFINITY;
+            return QF_OK;
+        }
+        if (s[j] == -INFINITY)
+            continue;
+        if (s[j] > m)
+            m = s[j];
+        if (s[j] < smin)
+            smin = s[j];
+        {
+            double e = qk.rel_abs * fabs(s_abs[j]) + qk.abs_min;
+            if (e > e_max)
+                e_max = e;
+        }
+    }
+    if (m == -INFINITY) {
+        for (t = 0; t < d_v; t++)
+            bound[t] = 0;
+        return QF_OK;
+    }
+    for (j = 0; j < n_kv; j++)
+        if (s[j] != -INFINITY)
+            sum += exp(s[j] - m);
+    g = expm1((double)(n_kv - 1) * log1p(c.ue));
+    dd = (1 + c.rho) * (1 + c.u) - 1;
+    if (p_format && p_format->kind == QF_KIND_FLOAT) {
+        u_p = ldexp(1.0, -(p_format->man_bits + 1));
+        abs_p = 0.5 * p_format->min_subnormal;
+    }
+    /* Online softmax: each rescale multiplies the earlier weights by a
+     * computed exp(m_old - m_new) and rounds O and l once each; the
+     * arguments' total is at most m - smin (docs/bounds.md "Attention"). */
+    tiles = kv_tile ? ceil((double)n_kv / (double)kv_tile) - 1 : 0;
+    if (tiles > 0)
+        f_resc = exp(tiles * (log1p(c.rho) + 2 * log1p(c.u)) + 2 * c.u * (m - smin + 2 * e_max));
+    /* Per-key relative weight error eps_j, the denominator's eps_S and the
+     * numerator's sum_j y_j |v_jt| kappa_j, accumulated column by column. */
+    for (t = 0; t < d_v; t++)
+        bound[t] = 0;
+    for (j = 0; j < n_kv; j++) {
+        double y, e, eta, sj = s[j], ej;
+        if (sj == -INFINITY)
+            continue;
+        y = exp(sj - m) / sum;
+        ej = qk.rel_abs * fabs(s_abs[j]) + qk.abs_min;
+        eta = ej + c.u * (fabs(sj - m) + ej + e_max) * (1 + c.u) + 2 * c.u * (fabs(sj) + ej) * (1 + c.u);
+        e = (1 + c.rho) * exp(eta) * f_resc - 1;
+        eps_s += y * ((1 + e) * (1 + g) - 1);
+        for (t = 0; t < d_v; t++) {
+            double vt = fabs(v[j * d_v + t]);
+            bound[t] += y * vt * ((1 + e) * (1 + u_p) * (1 + pv.rel_abs) - 1) + abs_p * vt;
+        }
+    }
+    eps_s = eps_s * QF_BOUND_SAFETY + (double)n_kv * c.sub;
+    for (t = 0; t < d_v; t++) {
+        double o = fabs(exact[t]), a = bound[t] * QF_BOUND_SAFETY + pv.abs_min, err;
+        if (!(eps_s < 1)) {
+            bound[t] = INFINITY;
+            continue;
+        }
+        err = (a + o * eps_s) / (1 - eps_s) * (1 + dd) + dd * o;
+        bound[t] = nl_finish(&c, err, exact[t]);
+    }
+    return QF_OK;
+}

@@ -1,0 +1,89 @@
+/* qf_backend.h: the memory and timing back ends (CPU now; CUDA, HIP later).
+ *
+ * The engine never calls CUDA or HIP directly: tensors a kernel reads and
+ * writes live in a back end's memory, which the engine allocates, fills,
+ * reads back, synchronizes and times through one table of function
+ * pointers.  A back end is selected once: qf_backend_select(NULL) takes
+ * the environment variable QF_BACKEND when set (else "cpu"); QF_BACKEND_DEBUG=1
+ * logs the choice to stderr.  Back ends are listed in one table in
+ * qualify/backend_cpu.c (the CPU back end, always built, is the reference
+ * table a GPU back end starts from and overrides).
+ */
+#ifndef QF_BACKEND_H
+#define QF_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qf_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QF_BACKEND_ABI_VERSION 1u
+
+typedef enum qf_copy_kind {
+    QF_COPY_HOST_TO_DEVICE = 0,
+    QF_COPY_DEVICE_TO_HOST,
+    QF_COPY_DEVICE_TO_DEVICE
+} qf_copy_kind;
+
+/* Opaque storage for one timer (two events, or two clock readings). */
+typedef struct qf_timer {
+    uint64_t _opaque[4];
+} qf_timer;
+
+typedef struct qf_backend {
+    uint32_t abi_version; /* QF_BACKEND_ABI_VERSION */
+    const char *name;     /* "cpu", "cuda", "hip" */
+    /* Open device number `index` (0 for the CPU); *state is the back end's. */
+    qf_status (*open)(int index, void **state);
+    void (*close)(void *state);
+    /* Architecture identity: "cpu", "sm_90", "gfx942" (DESIGN.md,
+     * "Enablement and guards"); describe: a longer line (vendor, model, ISA
+     * features). */
+    qf_status (*arch)(void *state, char *buf, size_t size);
+    qf_status (*describe)(void *state, char *buf, size_t size);
+    qf_status (*alloc)(void *state, size_t bytes, void **ptr);
+    void (*free)(void *state, void *ptr);
+    qf_status (*copy)(void *state, void *dst, const void *src, size_t bytes, qf_copy_kind kind);
+    qf_status (*memset)(void *state, void *dst, int byte, size_t bytes);
+    /* Wait until all work issued so far is done. */
+    qf_status (*synchronize)(void *state);
+    /* Time the work issued between start and stop (stop synchronizes). */
+    qf_status (*timer_start)(void *state, qf_timer *t);
+    qf_status (*timer_stop)(void *state, qf_timer *t, double *seconds);
+} qf_backend;
+
+/* An opened device of a back end. */
+typedef struct qf_device qf_device;
+struct qf_device {
+    const qf_backend *backend;
+    void *state;
+    int index;
+};
+
+/* The CPU back end (always available). */
+const qf_backend *qf_backend_cpu(void);
+/* The back end with this name, or NULL (not built, or unknown). */
+const qf_backend *qf_backend_get(const char *name);
+/* Writes "cpu, ..." (the built back ends) into buf. */
+void qf_backend_list_names(char *buf, size_t size);
+/* name NULL: QF_BACKEND from the environment, else "cpu".  QF_EUNSUPPORTED
+ * when that back end is not built. */
+qf_status qf_backend_select(const char *name, const qf_backend **out);
+
+/* Convenience wrappers over the table (dev must be open). */
+qf_status qf_device_open(const qf_backend *be, int index, qf_device *dev);
+void qf_device_close(qf_device *dev);
+qf_status qf_device_alloc(qf_device *dev, size_t bytes, void **ptr);
+void qf_device_free(qf_device *dev, void *ptr);
+qf_status qf_device_copy(qf_device *dev, void *dst, const void *src, size_t bytes, qf_copy_kind kind);
+qf_status qf_device_synchronize(qf_device *dev);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QF_BACKEND_H */

@@ -1,0 +1,203 @@
+/* qf_bound.h: error bounds derived from the arithmetic a kernel claims.
+ *
+ * A kernel registers a qf_arith_claim: how it accumulates (format or
+ * fraction bits, block-FMA size, rounding, alignment, promotion, summation
+ * order), how it rounds its output, and optionally a claimed ulp bound.  The
+ * input formats are not part of the claim: they come with the dtype tuple of
+ * the case, and the inputs given to both kernel and reference are already
+ * quantized (DESIGN.md "Data flow"), so input rounding is never charged here.
+ *
+ * From the claim this module derives, per output element, an upper bound on
+ * |kernel - exact| that any implementation of the claimed arithmetic obeys.
+ * An element outside its bound is a conformance violation: FAILED
+ * (qf_verdict.h).  The derivations, their assumptions and sources are in
+ * docs/bounds.md; every bound is computed so that it is itself an upper
+ * bound (closed forms evaluated in binary64 and then enlarged by the
+ * factor QF_BOUND_SAFETY, which dominates the rounding errors of evaluating
+ * them; see docs/bounds.md "Evaluating the bounds").
+ *
+ * Facts used (../shared/FACTS.md "Error bounds", "How matrix units
+ * accumulate"): Higham's gamma_n = n u / (1 - n u); the mixed-precision
+ * block-FMA bound of Blanchard, Higham, Lopez, Mary and Pranesh (2020);
+ * the probabilistic bound of Higham and Mary (2019), reported for
+ * information only and never used for FAILED (it does not hold for
+ * truncating accumulators); output rounding u_out |c|.
+ */
+#ifndef QF_BOUND_H
+#define QF_BOUND_H
+
+#include <stddef.h>
+
+#include "qf_format.h"
+#include "qf_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Relative enlargement applied to every computed bound (docs/bounds.md). */
+#define QF_BOUND_SAFETY (1.0 + 0x1p-20)
+
+/* The longest chain of accumulator roundings depends on the order of the
+ * additions, so the claim states it (FACTS.md "Error bounds": gamma_n with
+ * n the longest path). */
+typedef enum qf_sum_order {
+    QF_SUM_SEQUENTIAL = 0, /* one running sum over K (per block step) */
+    QF_SUM_PAIRWISE,       /* balanced tree over the block steps */
+    QF_SUM_SPLITK          /* split_k sequential partials, then summed sequentially */
+} qf_sum_order;
+
+/* The arithmetic a kernel claims.  Build one with qf_arith_claim_default()
+ * and override fields: a zeroed struct is NOT a sensible claim (format id 0
+ * is float64). */
+typedef struct qf_arith_claim {
+    /* Accumulator: a standard format (FACTS.md matrix-unit table: float32
+     * on most units), or, when acc_frac_bits > 0, a non-standard accumulator
+     * with that many fraction bits (precision acc_frac_bits + 1) and
+     * acc_format's exponent range: H100 FP8 wgmma keeps 13 (about 14
+     * significant bits), V100 23, A100 24, H100/B200 fp16/bf16 25. */
+    qf_format_id acc_format;
+    int acc_frac_bits; /* 0: those of acc_format */
+
+    /* Block-FMA size: products summed per block before the block is added
+     * to the accumulator; 1 = plain FMA / sequential.  Table: V100 4, A100
+     * 8 (fp16/bf16) / 4 (tf32), H100 16 (fp16/bf16) / 8 (tf32) / 32 (fp8),
+     * L40S fp8 16, MI300 fp16 8, MI300 fp8 16. */
+    int block_fma;
+
+    /* Rounding of the accumulator additions: QF_ROUND_RNE, or QF_ROUND_RTZ
+     * for truncating units (V100, H100 fp8: "fp32 output truncated";
+     * Fasi, Higham, Mikaitis and Pranesh 2021).  Other modes are treated as
+     * directed (|delta| < 2u), like RTZ. */
+    qf_round acc_round;
+
+    /* Alignment inside a block (block_fma > 1).  align_truncates = 0: the
+     * block sum is exact before its one rounding (the BHLMP 2020 model).
+     * align_truncates = 1: the block's terms are aligned to the largest
+     * exponent and bits below acc_frac_bits + guard_bits fraction bits are
+     * dropped (NVIDIA tensor cores: "alignment truncates", no guard bits;
+     * MI300: "alignment rounds down"). */
+    int align_truncates;
+    int guard_bits;
+
+    /* Promotion: every promote_interval elements of K the partial sum is
+     * added into a wider accumulator of promote_format (DeepSeek-V3's fix
+     * for H100 FP8: every 128 elements into float32 on the CUDA cores).
+     * 0 = never.  With promotion, the segments are taken as sequential
+     * block chains and sum_order is not used. */
+    int promote_interval;
+    qf_format_id promote_format;
+
+    /* Summation order of the block steps; split_k = S partials for
+     * QF_SUM_SPLITK (ignored otherwise).  MI250X's "pairwise fp32 FMA
+     * tree" is QF_SUM_PAIRWISE inside its groups of 4. */
+    qf_sum_order sum_order;
+    int split_k;
+
+    /* Final conversion to the output format (given by the dtype tuple):
+     * RNE adds 0.5 ulp, RTZ and other directed modes 1 ulp (H100 fp8 "fp32
+     * output truncated"). */
+    qf_round out_round;
+
+    /* Nonlinear ops (softmax, norms, attention): a claimed max error in
+     * ulps of the output format, used instead of the derived bound when
+     * > 0 (0 = derive from the compute format below). */
+    double max_ulp;
+    /* Compute format of nonlinear ops (float32 in every kernel we know)
+     * is acc_format; elem_ulp is the accuracy the kernel's exp, rsqrt and
+     * division have, in ulps of that format (0 = assume 2, CUDA's
+     * documented expf / rsqrtf maximum, which also covers glibc). */
+    double elem_ulp;
+
+    /* Determinism the kernel claims: bitwise identical across two runs,
+     * and across thread counts / launch configurations. */
+    int deterministic;
+    int deterministic_threads;
+} qf_arith_claim;
+
+/* float32 accumulator, block 1, RNE, exact alignment, no promotion,
+ * sequential, RNE output, max_ulp 0, elem_ulp 0 (= 2), deterministic 1,
+ * deterministic_threads 0. */
+qf_arith_claim qf_arith_claim_default(void);
+
+/* QF_EINVAL / QF_EFORMAT when a field is out of its domain (block_fma < 1,
+ * unknown format, acc_frac_bits > 52, split_k < 1 with QF_SUM_SPLITK,
+ * negative max_ulp ...). */
+qf_status qf_arith_claim_check(const qf_arith_claim *c);
+
+/* Unit roundoff of the claimed accumulator: 2^-(frac_bits + 1). */
+double qf_bound_acc_u(const qf_arith_claim *c);
+
+/* ---- Dot products and GEMM ----------------------------------------------- */
+
+/* The coefficients of the bound for one reduction length K:
+ *     |c^ - c| <= rel_abs * sum|a_l||b_l| + rel_out * |c| + abs_min
+ * where c is the exact result of the GEMM element (alpha, beta included).
+ * chain is the longest path of accumulator roundings (block steps, plus
+ * promotion steps, plus epilogue roundings); eta the relative error of one
+ * step; acc = the accumulator factor before output rounding.  prob is the
+ * Higham-Mary probabilistic factor for lambda (information only: FAILED
+ * never uses it; NaN for directed accumulators, where it does not hold). */
+typedef struct qf_bound_coef {
+    double rel_abs; /* multiplies sum |a||b| (d_abs) */
+    double rel_out; /* multiplies |c|: output rounding */
+    double abs_min; /* underflow: subnormal steps of accumulator and output */
+    double chain;   /* longest chain of roundings (steps) */
+    double eta;     /* relative error bound of one step */
+    double prob;    /* probabilistic counterpart of rel_abs (informational) */
+} qf_bound_coef;
+
+/* epilogue: extra roundings in the accumulator format after the
+ * reduction (alpha scaling, + beta c, dequantization scales), usually 0..3.
+ * out: the output format of the dtype tuple.  lambda: the probabilistic
+ * bound's parameter (e.g. 3; <= 0 gives prob = NaN). */
+qf_status qf_bound_gemm_coef(const qf_arith_claim *claim, size_t k, int epilogue, const qf_format *out,
+                             double lambda, qf_bound_coef *coef);
+
+/* Per-element bound: bound[i] = rel_abs * abs[i] + rel_out * |exact[i]| +
+ * abs_min, rounded upward.  abs: d_abs of qf_gemm (sum |a||b|, rounded up);
+ * exact: the exact result (binary64; d_value of a binary64 reference, or any
+ * value whose error is below 2^-50 relative).  NaN or Inf inputs give an
+ * infinite bound (the verdict decides specials separately). */
+void qf_bound_apply(const qf_bound_coef *coef, size_t n, const double *abs, const double *exact,
+                    double *bound);
+
+/* ---- Nonlinear ops (docs/bounds.md derivations) -------------------------- */
+
+/* Softmax of one row of n: y = softmax(scale * x).  exact: the exact (or
+ * correctly rounded binary64) result y.  bound[i]: bound on |y^_i - y_i|.
+ * Uses claim->max_ulp when > 0.  QF_EINVAL for n == 0 or NULL arrays. */
+qf_status qf_bound_softmax(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
+                           double scale, const double *exact, double *bound);
+
+/* RMSNorm (center = 0) or LayerNorm (center = 1) of one row of n, two-pass
+ * algorithm in the compute format: y = (x - mu) / sqrt(var + eps) * w + b
+ * (rmsnorm: mu = 0, var = mean x^2).  w, b may be NULL (1 and 0). */
+qf_status qf_bound_norm(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
+                        const double *w, const double *b, double eps, int center, const double *exact,
+                        double *bound);
+
+/* Attention, one query row: o = softmax(s) V with s_j = scale q.k_j.
+ *   s:     [n_kv] exact scaled scores (-inf for masked keys),
+ *   s_abs: [n_kv] scale * sum |q||k_j| (bound input of the QK^T product),
+ *   v:     [n_kv][d_v] row-major,
+ *   exact: [d_v] the exact output row,
+ *   p_format: the format P is rounded to before P V (FlashAttention rounds
+ *          to the input type), NULL when P stays in the compute format,
+ *   kv_tile: keys per tile of an online (flash) softmax, whose running max
+ *          and sums are rescaled once per tile; 0 = one pass over all keys.
+ * The two products are bounded with the claim's accumulation (block,
+ * rounding, order) for K = d_qk (QK^T) and K = n_kv (PV).  A row whose keys
+ * are all masked gets bound 0 (the reference's convention decides). */
+qf_status qf_bound_attention(const qf_arith_claim *claim, const qf_format *out, size_t n_kv, size_t d_qk,
+                             size_t d_v, const double *s, const double *s_abs, const double *v,
+                             const qf_format *p_format, size_t kv_tile, const double *exact, double *bound);
+
+/* The bound implied by a claimed ulp bound: max_ulp * ulp(exact[i]) of out. */
+void qf_bound_ulp(const qf_format *out, double max_ulp, size_t n, const double *exact, double *bound);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QF_BOUND_H */

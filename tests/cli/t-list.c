@@ -1,0 +1,250 @@
+/* t-list.c: 'qualify list kernels|ops|formats', run as a separate process
+ * (QF_QUALIFY_BIN), text and JSON, with the example plugin
+ * (QF_EXAMPLE_PLUGIN), and its usage errors (exit 2, a message naming the
+ * bad input, nothing on stdout).  Without QF_QUALIFY_BIN: skipped (77).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "qf_format.h"
+#include "qf_kernel.h"
+#include "qf_test.h"
+
+static const char *bin;
+
+typedef struct run_result {
+    int rc;
+    char *out; /* stdout only */
+    char *err; /* stderr only */
+} run_result;
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* Run "qualify list ARGS", stdout and stderr kept apart in temp files. */
+static run_result run(const char *args)
+{
+    run_result r = {-1, NULL, NULL};
+    char cmd[8192], out[64], err[64];
+    int st;
+    snprintf(out, sizeof out, "/tmp/qf-t-list-%d.out", (int)getpid());
+    snprintf(err, sizeof err, "/tmp/qf-t-list-%d.err", (int)getpid());
+    snprintf(cmd, sizeof cmd, "'%s' list %s >%s 2>%s", bin, args, out, err);
+    st = system(cmd);
+    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    remove(out);
+    remove(err);
+    return r;
+}
+
+static void done(run_result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+START_TEST(test_kernels_text)
+{
+    run_result r = run("kernels");
+    ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
+    ck_assert_msg(strstr(r.out, "gemm.cpu.naive.f32") && strstr(r.out, "gemm.cpu.bf16_f32acc") &&
+                      strstr(r.out, "softmax.cpu.f32") && strstr(r.out, "rmsnorm.cpu.f32"),
+                  "%s", r.out);
+    ck_assert_msg(strstr(r.out, "reference") && strstr(r.out, "built-in"), "%s", r.out);
+    done(&r);
+    r = run("kernels 'gemm.*'");
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_msg(strstr(r.out, "gemm.cpu.naive.f32") && !strstr(r.out, "softmax"), "%s", r.out);
+    done(&r);
+}
+END_TEST
+
+START_TEST(test_kernels_json)
+{
+    run_result r = run("kernels --json");
+    json_error_t e;
+    json_t *arr, *o;
+    size_t i;
+    int seen = 0;
+    ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
+    arr = json_loads(r.out, 0, &e);
+    ck_assert_msg(arr && json_is_array(arr), "not a JSON array (%s): %s", e.text, r.out);
+    ck_assert_uint_ge(json_array_size(arr), 4);
+    json_array_foreach(arr, i, o)
+    {
+        const char *name = json_string_value(json_object_get(o, "name"));
+        const char *kind = json_string_value(json_object_get(o, "kind"));
+        qf_kernel_kind kk;
+        ck_assert_ptr_nonnull(name);
+        ck_assert_msg(kind && qf_kernel_kind_lookup(kind, &kk) == QF_OK, "kind %s", kind ? kind : "(none)");
+        ck_assert(json_is_array(json_object_get(o, "dtypes")));
+        if (!strcmp(name, "gemm.cpu.bf16_f32acc")) {
+            json_t *t = json_array_get(json_object_get(o, "dtypes"), 0);
+            json_t *ar = json_object_get(t, "arith");
+            seen = 1;
+            ck_assert_str_eq(kind, "reference");
+            ck_assert_str_eq(json_string_value(json_object_get(o, "op")), "gemm");
+            ck_assert_str_eq(json_string_value(json_object_get(json_object_get(t, "in"), "a")), "bfloat16");
+            ck_assert_str_eq(json_string_value(json_object_get(json_object_get(t, "out"), "d")), "bfloat16");
+            ck_assert_str_eq(json_string_value(json_object_get(ar, "acc_format")), "float32");
+            ck_assert_int_eq(json_integer_value(json_object_get(ar, "block_fma")), 1);
+            ck_assert(json_is_true(json_object_get(o, "deterministic")));
+        }
+    }
+    ck_assert(seen);
+    json_decref(arr);
+    done(&r);
+    r = run("kernels --json --kind model");
+    ck_assert_int_eq(r.rc, 0);
+    arr = json_loads(r.out, 0, &e);
+    ck_assert_ptr_nonnull(arr);
+    ck_assert_uint_eq(json_array_size(arr), 0);
+    json_decref(arr);
+    done(&r);
+    r = run("kernels --json --op softmax");
+    ck_assert_int_eq(r.rc, 0);
+    arr = json_loads(r.out, 0, &e);
+    ck_assert_ptr_nonnull(arr);
+    ck_assert_uint_eq(json_array_size(arr), 1);
+    json_decref(arr);
+    done(&r);
+}
+END_TEST
+
+START_TEST(test_plugin)
+{
+    const char *plugin = getenv("QF_EXAMPLE_PLUGIN");
+    char args[4096];
+    run_result r;
+    if (!plugin || !*plugin)
+        return; /* the example plugin is not built: covered by kernels/plugin's skip */
+    snprintf(args, sizeof args, "kernels --plugin '%s' --kind optimized --json", plugin);
+    r = run(args);
+    ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
+    {
+        json_error_t e;
+        json_t *arr = json_loads(r.out, 0, &e), *o;
+        ck_assert_ptr_nonnull(arr);
+        ck_assert_uint_eq(json_array_size(arr), 1);
+        o = json_array_get(arr, 0);
+        ck_assert_str_eq(json_string_value(json_object_get(o, "name")), "gemm.user.acc4.f32");
+        ck_assert_str_eq(json_string_value(json_object_get(o, "kind")), "optimized");
+        ck_assert_str_eq(json_string_value(json_object_get(o, "origin")), plugin);
+        json_decref(arr);
+    }
+    done(&r);
+    r = run("kernels --plugin /nonexistent/libx.so");
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_msg(strstr(r.err, "/nonexistent/libx.so") != NULL, "%s", r.err);
+    ck_assert_str_eq(r.out, "");
+    done(&r);
+}
+END_TEST
+
+START_TEST(test_ops_formats)
+{
+    run_result r = run("ops --json");
+    json_error_t e;
+    json_t *arr;
+    int i;
+    ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
+    arr = json_loads(r.out, 0, &e);
+    ck_assert_ptr_nonnull(arr);
+    ck_assert_uint_eq(json_array_size(arr), QF_OP_COUNT);
+    for (i = 0; i < QF_OP_COUNT; i++) {
+        json_t *o = json_array_get(arr, (size_t)i);
+        ck_assert_str_eq(json_string_value(json_object_get(o, "name")), qf_op_name((qf_op)i));
+        ck_assert(json_is_array(json_object_get(o, "inputs")));
+        ck_assert(json_is_array(json_object_get(o, "dimensions")));
+    }
+    json_decref(arr);
+    done(&r);
+    r = run("ops");
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_msg(strstr(r.out, "moe_router") && strstr(r.out, "attention"), "%s", r.out);
+    done(&r);
+    r = run("formats --json");
+    ck_assert_int_eq(r.rc, 0);
+    arr = json_loads(r.out, 0, &e);
+    ck_assert_ptr_nonnull(arr);
+    ck_assert_uint_eq(json_array_size(arr), QF_FORMAT_COUNT);
+    json_decref(arr);
+    done(&r);
+    r = run("formats");
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_msg(strstr(r.out, "float8_e4m3fn") != NULL, "%s", r.out);
+    done(&r);
+}
+END_TEST
+
+START_TEST(test_usage_errors)
+{
+    static const struct {
+        const char *args, *needle;
+    } cases[] = {
+        {"", "kernels, ops or formats"},
+        {"widgets", "widgets"},
+        {"kernels --kind bogus", "bogus"},
+        {"kernels --op gemv", "gemv"},
+        {"kernels --frobnicate", "--frobnicate"},
+        {"ops --plugin x.so", "--plugin"},
+        {"kernels a b", "'b'"},
+        {"kernels --plugin", "needs a value"},
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_result r = run(cases[i].args);
+        ck_assert_msg(r.rc == 2, "'list %s': exit %d", cases[i].args, r.rc);
+        ck_assert_msg(strstr(r.err, cases[i].needle) != NULL, "'list %s': %s", cases[i].args, r.err);
+        ck_assert_msg(r.out[0] == '\0', "'list %s' wrote to stdout: %s", cases[i].args, r.out);
+        done(&r);
+    }
+    {
+        run_result r = run("--help");
+        ck_assert_int_eq(r.rc, 0);
+        ck_assert_msg(strstr(r.out, "usage: qualify list") != NULL, "%s", r.out);
+        done(&r);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s;
+    TCase *tc;
+    bin = getenv("QF_QUALIFY_BIN");
+    if (!bin || !*bin) {
+        fprintf(stderr, "QF_QUALIFY_BIN not set (run through ctest): skipped\n");
+        return QF_TEST_SKIP;
+    }
+    s = suite_create("cli/list");
+    tc = tcase_create("list");
+    tcase_add_test(tc, test_kernels_text);
+    tcase_add_test(tc, test_kernels_json);
+    tcase_add_test(tc, test_plugin);
+    tcase_add_test(tc, test_ops_formats);
+    tcase_add_test(tc, test_usage_errors);
+    suite_add_tcase(s, tc);
+    return qf_test_run(s);
+}

@@ -1,0 +1,205 @@
+/* t-metrics.c: hand-computed metrics, percentiles, special-value
+ * mismatches, growth exponents of synthetic power laws, bitwise checks. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "qf_metrics.h"
+#include "qf_test.h"
+
+#define CLOSE(a, b, tol) ck_assert_msg(fabs((a) - (b)) <= (tol)*fmax(1, fabs(b)), "%.17g vs %.17g", (a), (b))
+
+START_TEST(test_elem)
+{
+    const qf_format *bf16 = qf_format_get(QF_BFLOAT16);
+    qf_elem_err e;
+    /* bf16 at 1: ulp 2^-7; got 1 + 2^-8 against exact 1: 0.5 ulp */
+    e = qf_metrics_elem(bf16, 1 + 0x1p-8, 1, 0x1p-7);
+    ck_assert(e.ulp == 0.5 && e.abs == 0x1p-8 && e.rel == 0x1p-8 && e.util == 0.5);
+    e = qf_metrics_elem(bf16, 1 - 0x1p-7, 1, NAN);
+    ck_assert(e.ulp == -1 && isnan(e.util));
+    e = qf_metrics_elem(bf16, 0x1p-10, 0, 0);
+    ck_assert(isinf(e.rel) && isinf(e.util));
+    e = qf_metrics_elem(bf16, 0, 0, 0);
+    ck_assert(e.rel == 0 && e.util == 0 && e.ulp == 0);
+}
+END_TEST
+
+START_TEST(test_case_hand)
+{
+    const qf_format *f32 = qf_format_get(QF_FLOAT32);
+    /* exact x = (3, 4, 0, 1), got y = (3, 4 + 2^-20, 0, 1 - 2^-22) */
+    double x[4] = {3, 4, 0, 1}, y[4] = {3, 4 + 0x1p-20, 0, 1 - 0x1p-22}, bnd[4] = {1e-9, 1e-9, 1e-9, 1e-9};
+    qf_metrics_input in = {0};
+    qf_metrics m;
+    qf_elem_err el[4];
+    double e2 = 0x1p-40 + 0x1p-44, x2 = 26, y2, xy;
+    in.out = f32, in.n = 4, in.got = y, in.exact = x, in.bound = bnd, in.cols = 2;
+    ck_assert_int_eq(qf_metrics_compute(&in, &m, el), QF_OK);
+    ck_assert_uint_eq(m.n_checked, 4);
+    /* ulps of float32: at 4, ulp 2^-21 -> 2 ulp; at 1 (exact), ulp 2^-23 -> -2 ulp */
+    ck_assert(el[1].ulp == 2 && el[3].ulp == -2);
+    ck_assert(m.max_ulp == 2 && m.at_ulp == 1);
+    ck_assert(m.max_abs == 0x1p-20 && m.at_abs == 1);
+    ck_assert(m.max_rel == 0x1p-22);
+    CLOSE(m.normwise, sqrt(e2 / x2), 1e-15);
+    CLOSE(m.rms, sqrt(e2 / 4), 1e-15);
+    CLOSE(m.bias, (0x1p-20 - 0x1p-22) / 4, 1e-15);
+    CLOSE(m.bias_ulp, 0.0, 1e-15);
+    CLOSE(m.sqnr_db, 10 * log10(x2 / e2), 1e-12);
+    y2 = 9 + (4 + 0x1p-20) * (4 + 0x1p-20) + (1 - 0x1p-22) * (1 - 0x1p-22);
+    xy = 9 + 4 * (4 + 0x1p-20) + (1 - 0x1p-22);
+    CLOSE(m.cosine, xy / sqrt(x2 * y2), 1e-15);
+    CLOSE(m.diff_dg, e2 / (x2 + y2), 1e-12);
+    ck_assert_uint_eq(m.n_exact_rounded, 2);
+    CLOSE(m.frac_exact_rounded, 0.5, 0);
+    ck_assert_uint_eq(m.n_zero_ref, 1);
+    CLOSE(m.frac_zero_ref, 0.25, 0);
+    /* bound 1e-9 is exceeded by elements 1 and 3; the worst is element 1 */
+    ck_assert_uint_eq(m.n_violations, 2);
+    ck_assert_uint_eq(m.at_violation, 1);
+    CLOSE(m.viol_err_ulp, 2.0, 0);
+    {
+        char w[32];
+        qf_metrics_where(&m, m.at_violation, w, sizeof w);
+        ck_assert_str_eq(w, "(0, 1)");
+    }
+    /* percentiles over |ulp| = {0, 2, 0, 2}: p50 = 0 (nearest rank 2), p90 = 2 */
+    ck_assert(m.pct_ulp[0] == 0 && m.pct_ulp[1] == 2 && m.pct_ulp[3] == 2);
+}
+END_TEST
+
+START_TEST(test_percentiles)
+{
+    enum { N = 1000 };
+    static double x[N], y[N];
+    const qf_format *f64 = qf_format_get(QF_FLOAT64);
+    qf_metrics_input in = {0};
+    qf_metrics m;
+    size_t i;
+    /* abs error i+1 at element i: p50 = 500, p90 = 900, p99 = 990, p99.9 = 999 */
+    for (i = 0; i < N; i++) {
+        x[(i * 37) % N] = 1e6;
+        y[(i * 37) % N] = 1e6 + (double)(i + 1);
+    }
+    in.out = f64, in.n = N, in.got = y, in.exact = x;
+    ck_assert_int_eq(qf_metrics_compute(&in, &m, NULL), QF_OK);
+    ck_assert(m.pct_abs[0] == 500 && m.pct_abs[1] == 900 && m.pct_abs[2] == 990 && m.pct_abs[3] == 999);
+    ck_assert(m.max_abs == 1000);
+    ck_assert(isnan(m.max_util) && m.n_bound == 0 && isnan(m.pct_util[0]));
+}
+END_TEST
+
+START_TEST(test_specials)
+{
+    const qf_format *f16 = qf_format_get(QF_FLOAT16), *e4 = qf_format_get(QF_FLOAT8_E4M3FN);
+    /* 0: NaN where finite; 1: Inf where finite; 2: finite where NaN;
+     * 3: -0 vs +0; 4: exact 1e6 overflows float16 -> Inf reference, got Inf: match;
+     * 5: ref Inf, got -Inf; 6: NaN both; 7: fine. */
+    double x[8] = {1, 2, NAN, 0, 1e6, INFINITY, NAN, 5},
+           y[8] = {NAN, INFINITY, 3, -0.0, INFINITY, -INFINITY, NAN, 5};
+    uint8_t st[8] = {0};
+    qf_metrics_input in = {0};
+    qf_metrics m;
+    in.out = f16, in.n = 8, in.got = y, in.exact = x;
+    ck_assert_int_eq(qf_metrics_compute(&in, &m, NULL), QF_OK);
+    ck_assert_uint_eq(m.nonfinite_bad, 2);
+    ck_assert_uint_eq(m.at_nonfinite_bad, 0);
+    ck_assert_uint_eq(m.finite_bad, 1);
+    ck_assert_uint_eq(m.at_finite_bad, 2);
+    ck_assert_uint_eq(m.nan_mismatch, 2);
+    ck_assert_uint_eq(m.inf_mismatch, 2);
+    ck_assert_uint_eq(m.signed_zero_mismatch, 1);
+    ck_assert_uint_eq(m.n_checked, 2);       /* 3 and 7 */
+    ck_assert_uint_eq(m.n_exact_rounded, 2); /* 4 (overflow matched) and 7 */
+    /* statuses: undecided / undefined elements are counted, not checked */
+    st[0] = 2, st[2] = 3;
+    in.status = st;
+    ck_assert_int_eq(qf_metrics_compute(&in, &m, NULL), QF_OK);
+    ck_assert_uint_eq(m.n_undecided, 1);
+    ck_assert_uint_eq(m.n_undefined, 1);
+    ck_assert_uint_eq(m.nonfinite_bad, 1);
+    ck_assert_uint_eq(m.finite_bad, 0);
+    /* e4m3fn, saturating case: reference rounded to max, got max: no mismatch */
+    {
+        double xs[1] = {1000}, ys[1] = {448}, rs[1] = {448};
+        qf_metrics_input is = {0};
+        is.out = e4, is.n = 1, is.got = ys, is.exact = xs, is.rounded = rs;
+        ck_assert_int_eq(qf_metrics_compute(&is, &m, NULL), QF_OK);
+        ck_assert_uint_eq(m.nan_mismatch + m.inf_mismatch + m.nonfinite_bad + m.finite_bad, 0);
+        ck_assert_uint_eq(m.n_exact_rounded, 1);
+    }
+    /* all-zero reference and candidate: degenerate but well defined */
+    {
+        double z[3] = {0, 0, 0};
+        qf_metrics_input iz = {0};
+        iz.out = f16, iz.n = 3, iz.got = z, iz.exact = z;
+        ck_assert_int_eq(qf_metrics_compute(&iz, &m, NULL), QF_OK);
+        ck_assert(m.frac_zero_ref == 1 && m.normwise == 0 && isinf(m.sqnr_db) && m.cosine == 1);
+    }
+    ck_assert_int_eq(qf_metrics_compute(NULL, &m, NULL), QF_EINVAL);
+}
+END_TEST
+
+START_TEST(test_growth)
+{
+    double k[8], e[8], slope, icpt, r2;
+    size_t i;
+    static const double p[] = {0.5, 1.0, 2.0};
+    for (i = 0; i < 3; i++) {
+        size_t j;
+        for (j = 0; j < 8; j++) {
+            k[j] = ldexp(1.0, (int)j + 4);
+            e[j] = 3e-7 * pow(k[j], p[i]);
+        }
+        ck_assert_int_eq(qf_metrics_growth(8, k, e, &slope, &icpt, &r2), QF_OK);
+        CLOSE(slope, p[i], 1e-12);
+        CLOSE(exp(icpt), 3e-7, 1e-9);
+        CLOSE(r2, 1.0, 1e-12);
+    }
+    /* noise lowers R^2; points with zero error are skipped */
+    for (i = 0; i < 8; i++)
+        e[i] = 1e-6 * sqrt(k[i]) * (i & 1 ? 1.5 : 0.7);
+    e[3] = 0;
+    ck_assert_int_eq(qf_metrics_growth(8, k, e, &slope, NULL, &r2), QF_OK);
+    ck_assert(slope > 0.4 && slope < 0.6 && r2 < 0.99 && r2 > 0.5);
+    ck_assert_int_eq(qf_metrics_growth(1, k, e, &slope, NULL, NULL), QF_EINVAL);
+    k[1] = k[0];
+    ck_assert_int_eq(qf_metrics_growth(2, k, e, &slope, NULL, NULL), QF_EINVAL);
+}
+END_TEST
+
+START_TEST(test_bitwise)
+{
+    float a[5] = {1, 2, 3, -0.0f, 5}, b[5] = {1, 2, 3, 0.0f, 5};
+    size_t nd, first;
+    ck_assert_int_eq(qf_metrics_bitwise(a, a, 5, sizeof(float), &nd, &first), QF_OK);
+    ck_assert_uint_eq(nd, 0);
+    ck_assert_uint_eq(first, 5);
+    /* -0 and +0 compare equal as numbers but not as bits */
+    ck_assert_int_eq(qf_metrics_bitwise(a, b, 5, sizeof(float), &nd, &first), QF_OK);
+    ck_assert_uint_eq(nd, 1);
+    ck_assert_uint_eq(first, 3);
+    ck_assert_int_eq(qf_metrics_bitwise(a, b, 5, 0, &nd, &first), QF_EINVAL);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("metrics/metrics");
+    TCase *t = tcase_create("metrics");
+    tcase_add_test(t, test_elem);
+    tcase_add_test(t, test_case_hand);
+    tcase_add_test(t, test_percentiles);
+    tcase_add_test(t, test_specials);
+    tcase_add_test(t, test_growth);
+    tcase_add_test(t, test_bitwise);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    return qf_test_run(suite());
+}

@@ -10,6 +10,8 @@ enum { QF_EXIT_OK = 0, QF_EXIT_FAIL = 1, QF_EXIT_USAGE = 2 };
 int qf_cli_formats(int argc, char **argv);
 int qf_cli_ref(int argc, char **argv);
 int qf_cli_list(int argc, char **argv);
+int qf_cli_run(int argc, char **argv);
+int qf_cli_show(int argc, char **argv);
 
 /* Print "qualify CMD: message" to stderr; returns QF_EXIT_USAGE. */
 int qf_cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -17,6 +17,8 @@ static const subcommand commands[] = {
     { "formats", qf_cli_formats, "number formats: table, JSON, code dumps, encoding" },
     { "ref",     qf_cli_ref,     "exact or correctly rounded references from .npy files" },
     { "list",    qf_cli_list,    "registered kernels, ops and formats (text or JSON)" },
+    { "run",     qf_cli_run,     "sweep a suite: isolated runs, journal, verdicts, reports" },
+    { "show",    qf_cli_show,    "print a report (results.json): summary, failures, provenance" },
 };
 /* clang-format on */
 

@@ -1,0 +1,464 @@
+/* cli_run.c: 'qualify run': sweep a suite through the isolated runner,
+ * journal every case, write the reports (docs/runner.md). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "qf_provenance.h"
+#include "qf_report.h"
+#include "qf_result.h"
+#include "qf_runner.h"
+#include "qf_suite.h"
+/* qf_kernel.h's op enumerators collide with qf_suite.h's; the registry is
+ * all this file needs from it. */
+qf_status qf_registry_create(qf_registry **out);
+void qf_registry_free(qf_registry *r);
+qf_status qf_registry_add_builtins(qf_registry *r);
+qf_status qf_registry_load_plugin(qf_registry *r, const char *path);
+const char *qf_registry_error(const qf_registry *r);
+
+static const char *help_text =
+    "usage: qualify run [SUITE.yaml] [options]\n"
+    "\n"
+    "Run every case of a suite against every registered kernel matching its\n"
+    "globs, each in a child process with a time limit; journal each finished\n"
+    "case at once; write results.json, report.md and junit.xml.  Without\n"
+    "SUITE, the default suite shapes/quick.yaml.\n"
+    "\n"
+    "  -o, --output DIR     output directory (default ./qualify-out): journal.jsonl\n"
+    "                       and the reports\n"
+    "  --plugin LIB.so      load kernels from a plugin (repeatable)\n"
+    "  -j, --jobs N         cases run in parallel (default 1); results do not\n"
+    "                       depend on N\n"
+    "  --resume             continue a killed sweep from DIR/journal.jsonl\n"
+    "  --time               time the QUALIFIED and MARGINAL cases (warm-up,\n"
+    "                       repetitions, median, min, max, spread)\n"
+    "  --reps N             timed repetitions with --time (default 10)\n"
+    "  --timeout S          time limit of one kernel run in seconds (default 60)\n"
+    "  --kernel GLOB        only kernels whose name matches GLOB\n"
+    "  --case ID            only the case with this id (see --list)\n"
+    "  --seed S             replace every group's seeds by the single seed S\n"
+    "  --fail-on LIST       also exit 1 on: marginal, mistrusted (comma-separated)\n"
+    "  --list               print the case ids and exit\n"
+    "  -q, --quiet          no progress output\n"
+    "  -h, --help           this text\n"
+    "\n"
+    "Default suite search: $QUALIFY_SUITE_DIR/quick.yaml, then\n"
+    "<bindir>/../share/qualify/shapes/quick.yaml, <bindir>/../shapes/quick.yaml,\n"
+    "./shapes/quick.yaml.\n"
+    "Exit codes: 0 nothing FAILED, CRASHED or TIMEOUT (nor the --fail-on\n"
+    "verdicts); 1 otherwise; 2 bad usage or bad input (a suite error names\n"
+    "FILE:LINE:COL).\n";
+
+enum {
+    OPT_PLUGIN = 256,
+    OPT_RESUME,
+    OPT_TIME,
+    OPT_TIMEOUT,
+    OPT_KERNEL,
+    OPT_CASE,
+    OPT_SEED,
+    OPT_FAIL_ON,
+    OPT_LIST,
+    OPT_REPS
+};
+
+static int file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The default suite; buf receives the path.  0 when found. */
+static int default_suite(char *buf, size_t size)
+{
+    const char *env = getenv("QUALIFY_SUITE_DIR");
+    char exe[PATH_MAX];
+    ssize_t n;
+    if (env && *env) {
+        snprintf(buf, size, "%s/quick.yaml", env);
+        if (file_exists(buf))
+            return 0;
+    }
+    n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        char *dir;
+        exe[n] = '\0';
+        dir = dirname(exe);
+        snprintf(buf, size, "%s/../share/qualify/shapes/quick.yaml", dir);
+        if (file_exists(buf))
+            return 0;
+        snprintf(buf, size, "%s/../shapes/quick.yaml", dir);
+        if (file_exists(buf))
+            return 0;
+    }
+    snprintf(buf, size, "shapes/quick.yaml");
+    return file_exists(buf) ? 0 : -1;
+}
+
+static int mkdir_p(const char *path)
+{
+    char tmp[PATH_MAX];
+    char *p;
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(tmp, 0755) && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    if (mkdir(tmp, 0755) && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+/* ---- Progress ------------------------------------------------------------- */
+
+typedef struct progress {
+    int tty, quiet;
+    double t0;
+    size_t failures, run_done;
+    unsigned fail_mask;
+} progress;
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void on_progress(void *user, const qf_result *r, size_t done, size_t total, int resumed)
+{
+    progress *pg = user;
+    if (pg->fail_mask & (1u << r->verdict))
+        pg->failures++;
+    if (!resumed)
+        pg->run_done++;
+    if (pg->quiet)
+        return;
+    if (pg->tty) {
+        /* One line redrawn in place: bar, count, ETA, failures so far. */
+        char bar[31];
+        size_t i, fill = total ? 30 * done / total : 30;
+        double el = mono() - pg->t0, eta;
+        size_t left = total - done;
+        for (i = 0; i < 30; i++)
+            bar[i] = i < fill ? '#' : '.';
+        bar[30] = '\0';
+        eta = pg->run_done ? el / (double)pg->run_done * (double)left : 0;
+        fprintf(stderr, "\r[%s] %zu/%zu  ETA %d:%02d  failures %zu ", bar, done, total, (int)(eta / 60),
+                (int)fmod(eta, 60), pg->failures);
+        if (pg->fail_mask & (1u << r->verdict))
+            fprintf(stderr, "\r\033[K%s %s %s: %s\n", qf_verdict_name(r->verdict), r->kernel, r->case_id,
+                    r->reason);
+        if (done == total)
+            fputc('\n', stderr);
+        fflush(stderr);
+    } else {
+        printf("[%zu/%zu] %-11s %s %s%s%s\n", done, total, qf_verdict_name(r->verdict), r->kernel, r->case_id,
+               resumed ? " (resumed)" : "", "");
+        if (r->verdict != QF_VERDICT_QUALIFIED && r->verdict != QF_VERDICT_UNSUPPORTED && !resumed)
+            printf("    %s\n    reproduce: %s\n", r->reason, r->reproducer);
+        fflush(stdout);
+    }
+}
+
+static int parse_fail_on(const char *s, unsigned *mask)
+{
+    char buf[256], *tok, *save = NULL;
+    snprintf(buf, sizeof buf, "%s", s);
+    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        qf_verdict v;
+        if (qf_verdict_lookup(tok, &v) != QF_OK || (v != QF_VERDICT_MARGINAL && v != QF_VERDICT_MISTRUSTED))
+            return -1;
+        *mask |= 1u << v;
+    }
+    return 0;
+}
+
+int qf_cli_run(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
+                                             {"plugin", required_argument, NULL, OPT_PLUGIN},
+                                             {"jobs", required_argument, NULL, 'j'},
+                                             {"resume", no_argument, NULL, OPT_RESUME},
+                                             {"time", no_argument, NULL, OPT_TIME},
+                                             {"reps", required_argument, NULL, OPT_REPS},
+                                             {"timeout", required_argument, NULL, OPT_TIMEOUT},
+                                             {"kernel", required_argument, NULL, OPT_KERNEL},
+                                             {"case", required_argument, NULL, OPT_CASE},
+                                             {"seed", required_argument, NULL, OPT_SEED},
+                                             {"fail-on", required_argument, NULL, OPT_FAIL_ON},
+                                             {"list", no_argument, NULL, OPT_LIST},
+                                             {"quiet", no_argument, NULL, 'q'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    const char *outdir = "qualify-out", *kernel = NULL, *case_id = NULL;
+    const char **plugins = NULL;
+    size_t nplugins = 0, i;
+    int jobs = 1, resume = 0, timing = 0, list = 0, quiet = 0, have_seed = 0, c, rc = QF_EXIT_OK;
+    long reps = 0;
+    double timeout = 60;
+    uint64_t seed = 0;
+    unsigned fail_mask = (1u << QF_VERDICT_FAILED) | (1u << QF_VERDICT_CRASHED) | (1u << QF_VERDICT_TIMEOUT);
+    char suite_path[PATH_MAX], err[1024], journal[PATH_MAX + 32], seed_arg[40];
+    qf_suite *suite = NULL;
+    qf_registry *reg = NULL;
+    qf_runner_opts o = qf_runner_opts_default();
+    qf_runner_summary sum;
+    progress pg;
+    qf_status st;
+    json_t *header = NULL, *av;
+    char *end;
+
+    memset(&sum, 0, sizeof sum);
+    /* argv as typed, before getopt_long permutes it. */
+    av = json_array();
+    for (i = 0; av && i < (size_t)argc; i++)
+        json_array_append_new(av, json_string(argv[i]));
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":o:j:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': outdir = optarg; break;
+        case OPT_PLUGIN: {
+            const char **np = realloc(plugins, (nplugins + 1) * sizeof *np);
+            if (!np) {
+                json_decref(av);
+                free(plugins);
+                return qf_cli_usage_error("run", "out of memory");
+            }
+            plugins = np;
+            plugins[nplugins++] = optarg;
+            break;
+        }
+        case 'j':
+            errno = 0;
+            jobs = (int)strtol(optarg, &end, 10);
+            if (errno || *end || jobs < 1 || jobs > 1024) {
+                json_decref(av);
+                free(plugins);
+                return qf_cli_usage_error("run", "--jobs '%s': an integer from 1 to 1024 expected", optarg);
+            }
+            break;
+        case OPT_RESUME: resume = 1; break;
+        case OPT_TIME: timing = 1; break;
+        case OPT_REPS:
+            errno = 0;
+            reps = strtol(optarg, &end, 10);
+            if (errno || *end || reps < 1 || reps > 1000) {
+                json_decref(av);
+                free(plugins);
+                return qf_cli_usage_error("run", "--reps '%s': an integer from 1 to 1000 expected", optarg);
+            }
+            break;
+        case OPT_TIMEOUT:
+            errno = 0;
+            timeout = strtod(optarg, &end);
+            if (errno || *end || !(timeout > 0) || !isfinite(timeout)) {
+                json_decref(av);
+                free(plugins);
+                return qf_cli_usage_error("run", "--timeout '%s': a positive number of seconds expected",
+                                          optarg);
+            }
+            break;
+        case OPT_KERNEL: kernel = optarg; break;
+        case OPT_CASE: case_id = optarg; break;
+        case OPT_SEED:
+            errno = 0;
+            seed = strtoull(optarg, &end, 0);
+            if (errno || *end || !*optarg || *optarg == '-') {
+                json_decref(av);
+                free(plugins);
+                return qf_cli_usage_error("run", "--seed '%s': a non-negative integer expected", optarg);
+            }
+            have_seed = 1;
+            break;
+        case OPT_FAIL_ON:
+            if (parse_fail_on(optarg, &fail_mask)) {
+                json_decref(av);
+                free(plugins);
+                return qf_cli_usage_error("run",
+                                          "--fail-on '%s': valid choices are marginal, mistrusted "
+                                          "(comma-separated)",
+                                          optarg);
+            }
+            break;
+        case OPT_LIST: list = 1; break;
+        case 'q': quiet = 1; break;
+        case 'h':
+            fputs(help_text, stdout);
+            json_decref(av);
+            free(plugins);
+            return QF_EXIT_OK;
+        case ':':
+            json_decref(av);
+            free(plugins);
+            return qf_cli_usage_error("run", "option '%s' needs a value (see qualify run --help)",
+                                      argv[optind - 1]);
+        default:
+            json_decref(av);
+            free(plugins);
+            return qf_cli_usage_error("run", "unknown option '%s' (see qualify run --help)",
+                                      argv[optind - 1]);
+        }
+    }
+    if (argc - optind > 1) {
+        json_decref(av);
+        free(plugins);
+        return qf_cli_usage_error("run", "one suite file expected, got %d arguments", argc - optind);
+    }
+    if (optind < argc) {
+        snprintf(suite_path, sizeof suite_path, "%s", argv[optind]);
+    } else if (default_suite(suite_path, sizeof suite_path)) {
+        json_decref(av);
+        free(plugins);
+        return qf_cli_usage_error("run", "no suite given and the default quick.yaml was not found "
+                                         "(set QUALIFY_SUITE_DIR or name a suite file)");
+    }
+
+    st = qf_suite_load(suite_path, &suite, err, sizeof err);
+    if (st != QF_OK) {
+        fprintf(stderr, "qualify run: %s\n", err);
+        json_decref(av);
+        free(plugins);
+        return QF_EXIT_USAGE;
+    }
+    if (have_seed) {
+        /* One seed for every group: the case ids carry it, so reproducers
+         * need --seed too (the id says seed=S). */
+        static uint64_t one;
+        one = seed;
+        for (i = 0; i < suite->ngroups; i++) {
+            suite->groups[i].nseeds = 1;
+            suite->groups[i].seeds = &one;
+        }
+    }
+    if (list) {
+        qf_suite_cases cs;
+        st = qf_suite_expand(suite, &cs, err, sizeof err);
+        if (st != QF_OK) {
+            fprintf(stderr, "qualify run: %s\n", err);
+            rc = QF_EXIT_USAGE;
+        } else {
+            for (i = 0; i < cs.n; i++)
+                printf("%s\n", cs.cases[i].id);
+            qf_suite_cases_free(&cs);
+        }
+        goto out;
+    }
+
+    if (qf_registry_create(&reg) != QF_OK || qf_registry_add_builtins(reg) != QF_OK) {
+        fprintf(stderr, "qualify run: cannot register the built-in kernels: %s\n",
+                reg ? qf_registry_error(reg) : "out of memory");
+        rc = QF_EXIT_USAGE;
+        goto out;
+    }
+    for (i = 0; i < nplugins; i++)
+        if (qf_registry_load_plugin(reg, plugins[i]) != QF_OK) {
+            fprintf(stderr, "qualify run: --plugin %s: %s\n", plugins[i], qf_registry_error(reg));
+            rc = QF_EXIT_USAGE;
+            goto out;
+        }
+    if (mkdir_p(outdir)) {
+        fprintf(stderr, "qualify run: cannot create the output directory %s: %s\n", outdir, strerror(errno));
+        rc = QF_EXIT_USAGE;
+        goto out;
+    }
+    snprintf(journal, sizeof journal, "%s/journal.jsonl", outdir);
+
+    header = json_object();
+    json_object_set_new(header, "suite", json_string(suite_path));
+    json_object_set_new(header, "argv", av);
+    av = NULL;
+
+    memset(&pg, 0, sizeof pg);
+    pg.tty = isatty(STDERR_FILENO);
+    pg.quiet = quiet;
+    pg.t0 = mono();
+    pg.fail_mask = fail_mask;
+    o.suite_arg = suite_path;
+    o.plugins = plugins;
+    o.nplugins = nplugins;
+    if (have_seed) {
+        snprintf(seed_arg, sizeof seed_arg, " --seed %llu", (unsigned long long)seed);
+        o.reproducer_args = seed_arg;
+    }
+    o.kernel_glob = kernel;
+    o.case_id = case_id;
+    o.journal_path = journal;
+    o.resume = resume;
+    o.jobs = jobs;
+    o.timeout_s = timeout;
+    o.time = timing;
+    o.reps = (size_t)reps;
+    o.header = header;
+    o.progress = on_progress;
+    o.progress_user = &pg;
+    st = qf_runner_run(suite, reg, &o, &sum, err, sizeof err);
+    if (st != QF_OK) {
+        fprintf(stderr, "qualify run: %s\n", err[0] ? err : qf_status_str(st));
+        rc = st == QF_EIO || st == QF_ENOMEM ? QF_EXIT_FAIL : QF_EXIT_USAGE;
+        goto out;
+    }
+    if (sum.journal_torn && !quiet)
+        fprintf(stderr, "qualify run: %s: the last record was torn (a killed write) and was cut off\n",
+                journal);
+
+    /* Reports from the complete set of results. */
+    {
+        qf_provenance prov;
+        qf_report_options ropt;
+        memset(&prov, 0, sizeof prov);
+        memset(&ropt, 0, sizeof ropt);
+        ropt.strict = (fail_mask & ((1u << QF_VERDICT_MARGINAL) | (1u << QF_VERDICT_MISTRUSTED))) != 0;
+        ropt.title = suite->name;
+        /* qualify's own revision (NULL: the tree it was built from) */
+        qf_provenance_collect(&prov, NULL);
+        qf_provenance_add_file(&prov, suite_path);
+        if (qf_report_write_all(outdir, sum.results, sum.n, &prov, &ropt, err, sizeof err) != QF_OK) {
+            fprintf(stderr, "qualify run: reports: %s\n", err);
+            rc = QF_EXIT_FAIL;
+        }
+        qf_provenance_free(&prov);
+    }
+
+    if (!quiet) {
+        int v;
+        printf("%s: %zu case(s)", suite->name ? suite->name : suite_path, sum.n);
+        if (sum.resumed)
+            printf(" (%zu resumed)", sum.resumed);
+        printf(":");
+        for (v = 0; v < QF_VERDICT_COUNT; v++)
+            if (sum.count[v])
+                printf(" %zu %s", sum.count[v], qf_verdict_name((qf_verdict)v));
+        printf("\njournal: %s\n", journal);
+    }
+    for (i = 0; i < sum.n; i++)
+        if (fail_mask & (1u << sum.results[i].verdict)) {
+            if (rc == QF_EXIT_OK)
+                rc = QF_EXIT_FAIL;
+        }
+out:
+    json_decref(av);
+    json_decref(header);
+    qf_runner_summary_free(&sum);
+    qf_registry_free(reg);
+    qf_suite_free(suite);
+    free(plugins);
+    return rc;
+}

@@ -1,0 +1,760 @@
+/* journal.c: result records as JSON, and the JSON Lines journal
+ * (qf_result.h, docs/runner.md "Journal"). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "qf_result.h"
+
+static void errf(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void errf(char *err, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    if (!err || !size)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, size, fmt, ap);
+    va_end(ap);
+}
+
+void qf_result_init(qf_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->verdict = QF_VERDICT_SKIPPED;
+    r->bound.rel_abs = r->bound.rel_out = r->bound.abs_min = NAN;
+    r->bound.chain = r->bound.eta = r->bound.prob = NAN;
+    r->bound.claimed_ulp = r->bound.max_bound = r->bound.max_bound_ulp = NAN;
+    r->timing.median_s = r->timing.min_s = r->timing.max_s = r->timing.spread = NAN;
+    r->wall_s = NAN;
+}
+
+void qf_result_key(const qf_result *r, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s %s", r->kernel, r->case_id);
+}
+
+/* ---- doubles that may be NaN or Inf ------------------------------------ */
+
+static json_t *jreal(double x)
+{
+    if (isnan(x))
+        return json_string("NaN");
+    if (isinf(x))
+        return json_string(x > 0 ? "Infinity" : "-Infinity");
+    return json_real(x);
+}
+
+static int get_real(const json_t *v, double *out)
+{
+    const char *s;
+    if (json_is_real(v)) {
+        *out = json_real_value(v);
+        return 0;
+    }
+    if (json_is_integer(v)) {
+        *out = (double)json_integer_value(v);
+        return 0;
+    }
+    if (!json_is_string(v))
+        return -1;
+    s = json_string_value(v);
+    if (!strcmp(s, "NaN"))
+        *out = NAN;
+    else if (!strcmp(s, "Infinity"))
+        *out = INFINITY;
+    else if (!strcmp(s, "-Infinity"))
+        *out = -INFINITY;
+    else
+        return -1;
+    return 0;
+}
+
+static int set_new(json_t *o, const char *key, json_t *v)
+{
+    return v ? json_object_set_new(o, key, v) : -1;
+}
+
+/* ---- qf_metrics --------------------------------------------------------- */
+
+/* One table drives both directions, so writer and reader cannot drift. */
+typedef enum { F_SIZE, F_REAL } ftype;
+typedef struct mfield {
+    const char *name;
+    ftype type;
+    size_t off;
+} mfield;
+
+#define MS(f)                                                                                                \
+    {                                                                                                        \
+#f, F_SIZE, offsetof(qf_metrics, f)                                                                  \
+    }
+#define MR(f)                                                                                                \
+    {                                                                                                        \
+#f, F_REAL, offsetof(qf_metrics, f)                                                                  \
+    }
+/* clang-format off */
+static const mfield metric_fields[] = {
+    MS(n), MS(n_checked), MS(n_undecided), MS(n_undefined),
+    MR(max_ulp), MR(max_abs), MR(max_rel), MR(max_util),
+    MS(at_ulp), MS(at_abs), MS(at_rel), MS(at_util),
+    MR(normwise), MR(bias), MR(bias_ulp), MR(rms), MR(sqnr_db), MR(cosine), MR(diff_dg),
+    MS(nan_mismatch), MS(inf_mismatch), MS(nonfinite_bad), MS(at_nonfinite_bad), MS(finite_bad),
+    MS(at_finite_bad), MS(signed_zero_mismatch),
+    MS(n_exact_rounded), MR(frac_exact_rounded), MS(n_zero_ref), MR(frac_zero_ref),
+    MS(n_bound), MS(n_violations), MS(at_violation), MR(viol_err), MR(viol_bound),
+    MR(viol_err_ulp), MR(viol_bound_ulp), MS(cols),
+};
+/* clang-format on */
+#define N_METRIC_FIELDS (sizeof metric_fields / sizeof metric_fields[0])
+
+static json_t *jsize(size_t v)
+{
+    /* SIZE_MAX ("no such element") goes out as -1 and comes back. */
+    return json_integer((json_int_t)(long long)v);
+}
+
+static json_t *jarray_reals(const double *v, size_t n)
+{
+    json_t *a = json_array();
+    size_t i;
+    for (i = 0; a && i < n; i++)
+        if (json_array_append_new(a, jreal(v[i]))) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
+qf_status qf_metrics_to_json(const qf_metrics *m, json_t **out)
+{
+    json_t *o = json_object();
+    size_t i;
+    int bad = !o;
+    for (i = 0; !bad && i < N_METRIC_FIELDS; i++) {
+        const char *p = (const char *)m + metric_fields[i].off;
+        if (metric_fields[i].type == F_SIZE)
+            bad |= set_new(o, metric_fields[i].name, jsize(*(const size_t *)(const void *)p));
+        else
+            bad |= set_new(o, metric_fields[i].name, jreal(*(const double *)(const void *)p));
+    }
+    if (!bad)
+        bad |= set_new(o, "pct_ulp", jarray_reals(m->pct_ulp, QF_METRICS_NPCT)) |
+               set_new(o, "pct_abs", jarray_reals(m->pct_abs, QF_METRICS_NPCT)) |
+               set_new(o, "pct_rel", jarray_reals(m->pct_rel, QF_METRICS_NPCT)) |
+               set_new(o, "pct_util", jarray_reals(m->pct_util, QF_METRICS_NPCT));
+    if (bad) {
+        json_decref(o);
+        return QF_ENOMEM;
+    }
+    *out = o;
+    return QF_OK;
+}
+
+static int get_reals(const json_t *o, const char *key, double *v, size_t n)
+{
+    const json_t *a = json_object_get(o, key);
+    size_t i;
+    if (!a)
+        return 0;
+    if (!json_is_array(a) || json_array_size(a) != n)
+        return -1;
+    for (i = 0; i < n; i++)
+        if (get_real(json_array_get(a, i), &v[i]))
+            return -1;
+    return 0;
+}
+
+qf_status qf_metrics_from_json(const json_t *j, qf_metrics *m, char *err, size_t err_size)
+{
+    size_t i;
+    if (!json_is_object(j)) {
+        errf(err, err_size, "metrics: an object expected");
+        return QF_EPARSE;
+    }
+    memset(m, 0, sizeof *m);
+    for (i = 0; i < N_METRIC_FIELDS; i++) {
+        const json_t *v = json_object_get(j, metric_fields[i].name);
+        char *p = (char *)m + metric_fields[i].off;
+        if (metric_fields[i].type == F_SIZE) {
+            if (!v)
+                continue;
+            if (!json_is_integer(v)) {
+                errf(err, err_size, "metrics.%s: an integer expected", metric_fields[i].name);
+                return QF_EPARSE;
+            }
+            *(size_t *)(void *)p = (size_t)(long long)json_integer_value(v);
+        } else {
+            double d = NAN;
+            if (v && get_real(v, &d)) {
+                errf(err, err_size, "metrics.%s: a number expected", metric_fields[i].name);
+                return QF_EPARSE;
+            }
+            *(double *)(void *)p = d;
+        }
+    }
+    for (i = 0; i < QF_METRICS_NPCT; i++)
+        m->pct_ulp[i] = m->pct_abs[i] = m->pct_rel[i] = m->pct_util[i] = NAN;
+    if (get_reals(j, "pct_ulp", m->pct_ulp, QF_METRICS_NPCT) ||
+        get_reals(j, "pct_abs", m->pct_abs, QF_METRICS_NPCT) ||
+        get_reals(j, "pct_rel", m->pct_rel, QF_METRICS_NPCT) ||
+        get_reals(j, "pct_util", m->pct_util, QF_METRICS_NPCT)) {
+        errf(err, err_size, "metrics.pct_*: an array of %d numbers expected", QF_METRICS_NPCT);
+        return QF_EPARSE;
+    }
+    return QF_OK;
+}
+
+/* ---- qf_result ------------------------------------------------------------ */
+
+qf_status qf_result_to_json(const qf_result *r, json_t **out)
+{
+    json_t *o = json_object(), *a, *x;
+    size_t i;
+    int bad = !o;
+    if (bad)
+        return QF_ENOMEM;
+    bad |= set_new(o, "record", json_string("case"));
+    bad |= set_new(o, "case_id", json_string(r->case_id));
+    bad |= set_new(o, "suite", json_string(r->suite));
+    bad |= set_new(o, "op", json_string(r->op));
+    bad |= set_new(o, "kernel", json_string(r->kernel));
+    bad |= set_new(o, "kernel_kind", json_string(r->kernel_kind));
+    bad |= set_new(o, "kernel_origin", json_string(r->kernel_origin));
+    bad |= set_new(o, "dtype", json_string(r->dtype));
+    bad |= set_new(o, "dtype_tuple", json_string(r->dtype_tuple));
+    x = json_object();
+    for (i = 0; x && i < r->nroles && i < QF_RESULT_MAX_ROLES; i++)
+        bad |= set_new(x, r->roles[i].role, json_string(r->roles[i].format));
+    bad |= set_new(o, "roles", x);
+    /* Shapes and parameters as arrays of pairs: the order is the op's. */
+    a = json_array();
+    for (i = 0; a && i < r->ndims && i < QF_RESULT_MAX_DIMS; i++)
+        bad |= json_array_append_new(a, json_pack("[s, I]", r->dims[i].name, (json_int_t)r->dims[i].value));
+    bad |= set_new(o, "dims", a);
+    a = json_array();
+    for (i = 0; a && i < r->nparams && i < QF_RESULT_MAX_PARAMS; i++)
+        bad |= json_array_append_new(a, json_pack("[s, s]", r->params[i].key, r->params[i].value));
+    bad |= set_new(o, "params", a);
+    bad |= set_new(o, "input", json_string(r->input));
+    /* A uint64 seed may exceed json_int_t: text keeps every bit. */
+    {
+        char s[32];
+        snprintf(s, sizeof s, "%llu", (unsigned long long)r->seed);
+        bad |= set_new(o, "seed", json_string(s));
+    }
+    bad |= set_new(o, "arch", json_string(r->arch));
+    bad |= set_new(o, "verdict", json_string(qf_verdict_name(r->verdict)));
+    bad |= set_new(o, "reason", json_string(r->reason));
+    bad |= set_new(o, "signal", json_integer(r->signal));
+    bad |= set_new(o, "exit_code", json_integer(r->exit_code));
+    if (r->has_metrics) {
+        json_t *m = NULL;
+        if (qf_metrics_to_json(&r->metrics, &m) != QF_OK)
+            bad = 1;
+        else
+            bad |= set_new(o, "metrics", m);
+    } else {
+        bad |= set_new(o, "metrics", json_null());
+    }
+    x = json_object();
+    if (x) {
+        bad |= set_new(x, "kind", json_string(r->bound.kind));
+        bad |= set_new(x, "rel_abs", jreal(r->bound.rel_abs));
+        bad |= set_new(x, "rel_out", jreal(r->bound.rel_out));
+        bad |= set_new(x, "abs_min", jreal(r->bound.abs_min));
+        bad |= set_new(x, "chain", jreal(r->bound.chain));
+        bad |= set_new(x, "eta", jreal(r->bound.eta));
+        bad |= set_new(x, "prob", jreal(r->bound.prob));
+        bad |= set_new(x, "claimed_ulp", jreal(r->bound.claimed_ulp));
+        bad |= set_new(x, "max_bound", jreal(r->bound.max_bound));
+        bad |= set_new(x, "max_bound_ulp", jreal(r->bound.max_bound_ulp));
+    }
+    bad |= set_new(o, "bound", x);
+    bad |= set_new(o, "n_elements", jsize(r->n_elements));
+    bad |= set_new(o, "n_checked", jsize(r->n_checked));
+    bad |= set_new(o, "sampled", json_boolean(r->sampled));
+    bad |= set_new(o, "ref_status",
+                   json_pack("{s:I, s:I, s:I, s:I}", "exact", (json_int_t)r->ref_exact, "rounded",
+                             (json_int_t)r->ref_rounded, "undecided", (json_int_t)r->ref_undecided,
+                             "undefined", (json_int_t)r->ref_undefined));
+    bad |= set_new(o, "determinism",
+                   json_pack("{s:b, s:b, s:o}", "checked", r->det_checked, "equal", r->det_equal,
+                             "first_diff", jsize(r->det_first_diff)));
+    if (r->timing.measured) {
+        x = json_object();
+        if (x) {
+            bad |= set_new(x, "warmup", jsize(r->timing.warmup));
+            bad |= set_new(x, "reps", jsize(r->timing.reps));
+            bad |= set_new(x, "median_s", jreal(r->timing.median_s));
+            bad |= set_new(x, "min_s", jreal(r->timing.min_s));
+            bad |= set_new(x, "max_s", jreal(r->timing.max_s));
+            bad |= set_new(x, "spread", jreal(r->timing.spread));
+        }
+        bad |= set_new(o, "timing", x);
+    } else {
+        bad |= set_new(o, "timing", json_null());
+    }
+    bad |= set_new(o, "wall_s", jreal(r->wall_s));
+    bad |= set_new(o, "started", json_string(r->started));
+    bad |= set_new(o, "reproducer", json_string(r->reproducer));
+    if (bad) {
+        json_decref(o);
+        return QF_ENOMEM;
+    }
+    *out = o;
+    return QF_OK;
+}
+
+/* Copy a string member into a fixed buffer; absent: keep; wrong type: error. */
+static int get_str(const json_t *o, const char *key, char *dst, size_t size)
+{
+    const json_t *v = json_object_get(o, key);
+    if (!v)
+        return 0;
+    if (!json_is_string(v))
+        return -1;
+    snprintf(dst, size, "%s", json_string_value(v));
+    return 0;
+}
+
+static int get_size(const json_t *o, const char *key, size_t *dst)
+{
+    const json_t *v = json_object_get(o, key);
+    if (!v)
+        return 0;
+    if (!json_is_integer(v))
+        return -1;
+    *dst = (size_t)(long long)json_integer_value(v);
+    return 0;
+}
+
+static int get_int(const json_t *o, const char *key, int *dst)
+{
+    const json_t *v = json_object_get(o, key);
+    if (!v)
+        return 0;
+    if (json_is_boolean(v)) {
+        *dst = json_is_true(v);
+        return 0;
+    }
+    if (!json_is_integer(v))
+        return -1;
+    *dst = (int)json_integer_value(v);
+    return 0;
+}
+
+static int get_dbl(const json_t *o, const char *key, double *dst)
+{
+    const json_t *v = json_object_get(o, key);
+    if (!v)
+        return 0;
+    return get_real(v, dst);
+}
+
+#define BAD(what)                                                                                            \
+    do {                                                                                                     \
+        errf(err, err_size, "member '%s': %s", what, "wrong type or value");                                 \
+        return QF_EPARSE;                                                                                    \
+    } while (0)
+
+qf_status qf_result_from_json(const json_t *j, qf_result *r, char *err, size_t err_size)
+{
+    const json_t *v, *x;
+    const char *key;
+    size_t i;
+    qf_result_init(r);
+    if (!json_is_object(j)) {
+        errf(err, err_size, "a JSON object expected");
+        return QF_EPARSE;
+    }
+    v = json_object_get(j, "record");
+    if (v && (!json_is_string(v) || strcmp(json_string_value(v), "case")))
+        BAD("record");
+    if (!json_is_string(json_object_get(j, "case_id")))
+        BAD("case_id");
+    if (get_str(j, "case_id", r->case_id, sizeof r->case_id) ||
+        get_str(j, "suite", r->suite, sizeof r->suite) || get_str(j, "op", r->op, sizeof r->op) ||
+        get_str(j, "kernel", r->kernel, sizeof r->kernel) ||
+        get_str(j, "kernel_kind", r->kernel_kind, sizeof r->kernel_kind) ||
+        get_str(j, "kernel_origin", r->kernel_origin, sizeof r->kernel_origin) ||
+        get_str(j, "dtype", r->dtype, sizeof r->dtype) ||
+        get_str(j, "dtype_tuple", r->dtype_tuple, sizeof r->dtype_tuple) ||
+        get_str(j, "input", r->input, sizeof r->input) || get_str(j, "arch", r->arch, sizeof r->arch) ||
+        get_str(j, "reason", r->reason, sizeof r->reason) ||
+        get_str(j, "started", r->started, sizeof r->started) ||
+        get_str(j, "reproducer", r->reproducer, sizeof r->reproducer))
+        BAD("a string member");
+    x = json_object_get(j, "roles");
+    if (x) {
+        if (!json_is_object(x))
+            BAD("roles");
+        json_object_foreach((json_t *)x, key, v)
+        {
+            if (r->nroles >= QF_RESULT_MAX_ROLES || !json_is_string(v))
+                BAD("roles");
+            snprintf(r->roles[r->nroles].role, sizeof r->roles[0].role, "%s", key);
+            snprintf(r->roles[r->nroles].format, sizeof r->roles[0].format, "%s", json_string_value(v));
+            r->nroles++;
+        }
+    }
+    x = json_object_get(j, "dims");
+    if (x) {
+        if (!json_is_array(x) || json_array_size(x) > QF_RESULT_MAX_DIMS)
+            BAD("dims");
+        json_array_foreach(x, i, v)
+        {
+            const json_t *n = json_array_get(v, 0), *val = json_array_get(v, 1);
+            if (!json_is_string(n) || !json_is_integer(val))
+                BAD("dims");
+            snprintf(r->dims[i].name, sizeof r->dims[i].name, "%s", json_string_value(n));
+            r->dims[i].value = (uint64_t)json_integer_value(val);
+        }
+        r->ndims = json_array_size(x);
+    }
+    x = json_object_get(j, "params");
+    if (x) {
+        if (!json_is_array(x) || json_array_size(x) > QF_RESULT_MAX_PARAMS)
+            BAD("params");
+        json_array_foreach(x, i, v)
+        {
+            const json_t *n = json_array_get(v, 0), *val = json_array_get(v, 1);
+            if (!json_is_string(n) || !json_is_string(val))
+                BAD("params");
+            snprintf(r->params[i].key, sizeof r->params[i].key, "%s", json_string_value(n));
+            snprintf(r->params[i].value, sizeof r->params[i].value, "%s", json_string_value(val));
+        }
+        r->nparams = json_array_size(x);
+    }
+    v = json_object_get(j, "seed");
+    if (v) {
+        char *end;
+        if (json_is_integer(v))
+            r->seed = (uint64_t)json_integer_value(v);
+        else if (json_is_string(v)) {
+            errno = 0;
+            r->seed = strtoull(json_string_value(v), &end, 10);
+            if (errno || *end)
+                BAD("seed");
+        } else
+            BAD("seed");
+    }
+    v = json_object_get(j, "verdict");
+    if (!json_is_string(v) || qf_verdict_lookup(json_string_value(v), &r->verdict) != QF_OK)
+        BAD("verdict");
+    if (get_int(j, "signal", &r->signal) || get_int(j, "exit_code", &r->exit_code))
+        BAD("signal");
+    x = json_object_get(j, "metrics");
+    if (x && !json_is_null(x)) {
+        char sub[256];
+        if (qf_metrics_from_json(x, &r->metrics, sub, sizeof sub) != QF_OK) {
+            errf(err, err_size, "member 'metrics': %s", sub);
+            return QF_EPARSE;
+        }
+        r->has_metrics = 1;
+    }
+    x = json_object_get(j, "bound");
+    if (x) {
+        if (!json_is_object(x) || get_str(x, "kind", r->bound.kind, sizeof r->bound.kind) ||
+            get_dbl(x, "rel_abs", &r->bound.rel_abs) || get_dbl(x, "rel_out", &r->bound.rel_out) ||
+            get_dbl(x, "abs_min", &r->bound.abs_min) || get_dbl(x, "chain", &r->bound.chain) ||
+            get_dbl(x, "eta", &r->bound.eta) || get_dbl(x, "prob", &r->bound.prob) ||
+            get_dbl(x, "claimed_ulp", &r->bound.claimed_ulp) ||
+            get_dbl(x, "max_bound", &r->bound.max_bound) ||
+            get_dbl(x, "max_bound_ulp", &r->bound.max_bound_ulp))
+            BAD("bound");
+    }
+    if (get_size(j, "n_elements", &r->n_elements) || get_size(j, "n_checked", &r->n_checked) ||
+        get_int(j, "sampled", &r->sampled))
+        BAD("n_elements");
+    x = json_object_get(j, "ref_status");
+    if (x && (!json_is_object(x) || get_size(x, "exact", &r->ref_exact) ||
+              get_size(x, "rounded", &r->ref_rounded) || get_size(x, "undecided", &r->ref_undecided) ||
+              get_size(x, "undefined", &r->ref_undefined)))
+        BAD("ref_status");
+    x = json_object_get(j, "determinism");
+    if (x && (!json_is_object(x) || get_int(x, "checked", &r->det_checked) ||
+              get_int(x, "equal", &r->det_equal) || get_size(x, "first_diff", &r->det_first_diff)))
+        BAD("determinism");
+    x = json_object_get(j, "timing");
+    if (x && !json_is_null(x)) {
+        if (!json_is_object(x) || get_size(x, "warmup", &r->timing.warmup) ||
+            get_size(x, "reps", &r->timing.reps) || get_dbl(x, "median_s", &r->timing.median_s) ||
+            get_dbl(x, "min_s", &r->timing.min_s) || get_dbl(x, "max_s", &r->timing.max_s) ||
+            get_dbl(x, "spread", &r->timing.spread))
+            BAD("timing");
+        r->timing.measured = 1;
+    }
+    if (get_dbl(j, "wall_s", &r->wall_s))
+        BAD("wall_s");
+    return QF_OK;
+}
+
+/* ---- The journal --------------------------------------------------------- */
+
+struct qf_journal {
+    int fd;
+    char *path;
+    size_t count;
+};
+
+/* Write all of buf (one record line), retrying short writes. */
+static int write_all(int fd, const char *buf, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, buf, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        buf += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int write_line(int fd, const json_t *o)
+{
+    /* JSON_COMPACT keeps one record on one line; 17 digits round-trip. */
+    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    size_t n;
+    int rc;
+    if (!s)
+        return -1;
+    n = strlen(s);
+    s[n] = '\n'; /* overwrite the NUL: the line goes out in one write */
+    rc = write_all(fd, s, n + 1);
+    free(s);
+    if (rc == 0)
+        rc = fsync(fd);
+    return rc;
+}
+
+/* Cut a torn last line (no newline at the end) off the file.  Returns -1 on
+ * an I/O error, else 0 with *torn set. */
+static int cut_torn(int fd, int *torn)
+{
+    off_t size = lseek(fd, 0, SEEK_END), pos;
+    char c;
+    *torn = 0;
+    if (size <= 0)
+        return size < 0 ? -1 : 0;
+    if (pread(fd, &c, 1, size - 1) != 1)
+        return -1;
+    if (c == '\n')
+        return 0;
+    for (pos = size - 1; pos > 0; pos--) {
+        if (pread(fd, &c, 1, pos - 1) != 1)
+            return -1;
+        if (c == '\n')
+            break;
+    }
+    *torn = 1;
+    if (ftruncate(fd, pos) || fsync(fd))
+        return -1;
+    return 0;
+}
+
+qf_status qf_journal_open(const char *path, int resume, const json_t *header, qf_journal **out, int *torn,
+                          char *err, size_t err_size)
+{
+    qf_journal *j;
+    int fd, t = 0, fresh = !resume;
+    struct stat st;
+    if (!path || !out)
+        return QF_EINVAL;
+    *out = NULL;
+    if (torn)
+        *torn = 0;
+    if (resume && (stat(path, &st) != 0 || st.st_size == 0))
+        fresh = 1;
+    fd = open(path, O_RDWR | O_CREAT | (fresh ? O_TRUNC : 0), 0644);
+    if (fd < 0) {
+        errf(err, err_size, "%s: cannot open the journal: %s", path, strerror(errno));
+        return QF_EIO;
+    }
+    if (!fresh && cut_torn(fd, &t)) {
+        errf(err, err_size, "%s: cannot repair the journal's last line: %s", path, strerror(errno));
+        close(fd);
+        return QF_EIO;
+    }
+    if (lseek(fd, 0, SEEK_END) < 0) {
+        close(fd);
+        return QF_EIO;
+    }
+    if (fresh) {
+        json_t *h = json_pack("{s:s, s:s, s:i}", "record", "header", "format", "qualify-journal", "version",
+                              QF_RESULT_JOURNAL_VERSION);
+        const char *k;
+        json_t *v;
+        if (!h) {
+            close(fd);
+            return QF_ENOMEM;
+        }
+        if (json_is_object(header)) {
+            json_object_foreach((json_t *)header, k, v)
+            {
+                if (!json_object_get(h, k))
+                    json_object_set(h, k, v);
+            }
+        }
+        if (write_line(fd, h)) {
+            errf(err, err_size, "%s: cannot write the journal header: %s", path, strerror(errno));
+            json_decref(h);
+            close(fd);
+            return QF_EIO;
+        }
+        json_decref(h);
+    }
+    j = calloc(1, sizeof *j);
+    if (!j || !(j->path = strdup(path))) {
+        free(j);
+        close(fd);
+        return QF_ENOMEM;
+    }
+    j->fd = fd;
+    if (torn)
+        *torn = t;
+    *out = j;
+    return QF_OK;
+}
+
+qf_status qf_journal_append(qf_journal *j, const qf_result *r)
+{
+    json_t *o = NULL;
+    qf_status s;
+    if (!j || !r)
+        return QF_EINVAL;
+    s = qf_result_to_json(r, &o);
+    if (s != QF_OK)
+        return s;
+    if (write_line(j->fd, o)) {
+        json_decref(o);
+        return QF_EIO;
+    }
+    json_decref(o);
+    j->count++;
+    return QF_OK;
+}
+
+size_t qf_journal_count(const qf_journal *j)
+{
+    return j ? j->count : 0;
+}
+
+qf_status qf_journal_close(qf_journal *j)
+{
+    qf_status s = QF_OK;
+    if (!j)
+        return QF_OK;
+    if (fsync(j->fd) && errno != EINVAL)
+        s = QF_EIO;
+    if (close(j->fd))
+        s = QF_EIO;
+    free(j->path);
+    free(j);
+    return s;
+}
+
+qf_status qf_journal_read(const char *path, qf_result **results, size_t *n, int *torn, json_t **header,
+                          char *err, size_t err_size)
+{
+    FILE *f;
+    char *line = NULL;
+    size_t cap = 0, count = 0, alloc = 0, lineno = 0;
+    ssize_t len;
+    qf_result *res = NULL;
+    qf_status st = QF_OK;
+    if (!path || !results || !n)
+        return QF_EINVAL;
+    *results = NULL;
+    *n = 0;
+    if (torn)
+        *torn = 0;
+    if (header)
+        *header = NULL;
+    f = fopen(path, "r");
+    if (!f) {
+        errf(err, err_size, "%s: cannot read the journal: %s", path, strerror(errno));
+        return QF_EIO;
+    }
+    while ((len = getline(&line, &cap, f)) > 0) {
+        json_t *o;
+        json_error_t je;
+        int complete = line[len - 1] == '\n';
+        const json_t *rec;
+        lineno++;
+        o = json_loadb(line, (size_t)len, 0, &je);
+        if (!complete || !o) {
+            /* A line cut short, or garbage, at the very end is a torn write. */
+            int c = fgetc(f);
+            if (!complete || c == EOF) {
+                json_decref(o);
+                if (torn)
+                    *torn = 1;
+                break;
+            }
+            errf(err, err_size, "%s:%zu: not a JSON record: %s", path, lineno, je.text);
+            st = QF_EPARSE;
+            break;
+        }
+        rec = json_object_get(o, "record");
+        if (json_is_string(rec) && !strcmp(json_string_value(rec), "header")) {
+            if (header && !*header)
+                *header = json_incref(o);
+            json_decref(o);
+            continue;
+        }
+        if (count == alloc) {
+            size_t na = alloc ? 2 * alloc : 64;
+            qf_result *nr = realloc(res, na * sizeof *nr);
+            if (!nr) {
+                json_decref(o);
+                st = QF_ENOMEM;
+                break;
+            }
+            res = nr;
+            alloc = na;
+        }
+        {
+            char sub[256];
+            if (qf_result_from_json(o, &res[count], sub, sizeof sub) != QF_OK) {
+                int c = fgetc(f);
+                json_decref(o);
+                if (c == EOF) {
+                    if (torn)
+                        *torn = 1;
+                    break;
+                }
+                errf(err, err_size, "%s:%zu: %s", path, lineno, sub);
+                st = QF_EPARSE;
+                break;
+            }
+            /* fgetc above may have consumed a byte only on the error path. */
+        }
+        json_decref(o);
+        count++;
+    }
+    free(line);
+    fclose(f);
+    if (st != QF_OK) {
+        free(res);
+        if (header && *header) {
+            json_decref(*header);
+            *header = NULL;
+        }
+        return st;
+    }
+    *results = res;
+    *n = count;
+    return QF_OK;
+}

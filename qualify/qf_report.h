@@ -1,0 +1,124 @@
+/* qf_report.h: reports of a sweep (DESIGN.md "Data flow" step 8).
+ *
+ * From the results of a sweep (qf_result.h) and its provenance
+ * (qf_provenance.h) this module writes three outputs, documented key by key
+ * in docs/reports.md:
+ *   results.json  {schema_version, generator, provenance, cases, summary};
+ *                 docs/schema/results.schema.json is its JSON Schema.  Each
+ *                 case is the journal record (qf_result_to_json) plus the
+ *                 report keys dtypes, shape and reproduce.
+ *   report.md     Markdown: per kernel and dtype tuple the verdict counts,
+ *                 worst error in ulps, worst bound utilization and the growth
+ *                 exponent of a K sweep; a failures section with reasons and
+ *                 reproducers; the provenance.
+ *   junit.xml     one <testsuite> per kernel, one <testcase> per case, a
+ *                 <failure> carrying the reason and the reproducer for
+ *                 FAILED, CRASHED, TIMEOUT (and MARGINAL, MISTRUSTED when
+ *                 strict), <skipped> for UNSUPPORTED and SKIPPED.
+ * and reads results.json back (qualify show, and later tools).
+ */
+#ifndef QF_REPORT_H
+#define QF_REPORT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "qf_provenance.h"
+#include "qf_result.h"
+#include "qf_status.h"
+#include "qf_verdict.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* results.json schema version: raised when a key changes meaning or is
+ * removed; added keys keep it (readers ignore keys they do not know).
+ * qf_report_read refuses a higher version. */
+#define QF_REPORT_SCHEMA_VERSION 1
+
+typedef struct qf_report_options {
+    /* 1: MARGINAL and MISTRUSTED count as failures (JUnit <failure>, the
+     * failures section, qf_report_failed).  Default 0. */
+    int strict;
+    /* Title of report.md; NULL: "qualify report". */
+    const char *title;
+} qf_report_options;
+
+/* Is this verdict a failure for CI?  FAILED, CRASHED, TIMEOUT always;
+ * MARGINAL and MISTRUSTED when strict. */
+int qf_report_is_failure(qf_verdict v, int strict);
+
+/* Number of results that are failures (qf_report_is_failure). */
+size_t qf_report_failed(const qf_result *r, size_t n, int strict);
+
+/* One row of the summary: a kernel and a dtype tuple. */
+typedef struct qf_report_group {
+    char kernel[QF_RESULT_NAME_MAX];
+    char kernel_kind[16];
+    char dtype[QF_RESULT_NAME_MAX];
+    size_t n;                       /* cases */
+    size_t count[QF_VERDICT_COUNT]; /* per verdict */
+    size_t n_metrics;               /* cases with metrics */
+    double worst_ulp;               /* max of metrics.max_ulp; NaN without metrics */
+    double worst_util;              /* max of metrics.max_util; NaN without bounds */
+    /* Growth exponent (qf_metrics_growth) of the error against K: one
+     * point per distinct K (the largest metrics.max_abs of the group's
+     * cases at that K), when there are at least two (a K sweep); NaN
+     * otherwise.  growth_points: the number of K values fitted. */
+    double growth, growth_r2;
+    size_t growth_points;
+} qf_report_group;
+
+/* Groups in order of first appearance.  *groups is malloc'ed (free()). */
+qf_status qf_report_summarize(const qf_result *r, size_t n, qf_report_group **groups, size_t *ngroups);
+
+/* The whole results.json document (a new reference).  prov may be NULL
+ * (provenance: null).  QF_ENOMEM. */
+qf_status qf_report_to_json(const qf_result *r, size_t n, const qf_provenance *prov, struct json_t **out);
+
+/* One case object of results.json (the journal record without "record",
+ * plus dtypes, shape, reproduce); a new reference.  QF_ENOMEM. */
+qf_status qf_report_case_to_json(const qf_result *r, struct json_t **out);
+
+/* Writers.  The *_file variants write to an open stream (stdout for
+ * qualify show); the path variants create or truncate the file and return
+ * QF_EIO with a message naming it.  opt may be NULL (defaults). */
+qf_status qf_report_write_json(const char *path, const qf_result *r, size_t n, const qf_provenance *prov,
+                               char *err, size_t err_size);
+qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const qf_provenance *prov,
+                                  const qf_report_options *opt);
+qf_status qf_report_write_markdown(const char *path, const qf_result *r, size_t n, const qf_provenance *prov,
+                                   const qf_report_options *opt, char *err, size_t err_size);
+qf_status qf_report_junit_file(FILE *out, const qf_result *r, size_t n, const qf_provenance *prov,
+                               const qf_report_options *opt);
+qf_status qf_report_write_junit(const char *path, const qf_result *r, size_t n, const qf_provenance *prov,
+                                const qf_report_options *opt, char *err, size_t err_size);
+
+/* results.json, report.md and junit.xml into the existing directory dir. */
+qf_status qf_report_write_all(const char *dir, const qf_result *r, size_t n, const qf_provenance *prov,
+                              const qf_report_options *opt, char *err, size_t err_size);
+
+/* Provenance as the "provenance" object of results.json, and back.
+ * from_json fills what is present and "unknown" elsewhere; a NULL or JSON
+ * null j (no provenance recorded) leaves every string empty.  p must not
+ * hold files (it is overwritten); release with qf_provenance_free. */
+qf_status qf_report_provenance_to_json(const qf_provenance *p, struct json_t **out);
+qf_status qf_report_provenance_from_json(const struct json_t *j, qf_provenance *p, char *err,
+                                         size_t err_size);
+
+/* Read a results.json written by qf_report_write_json, or a journal (JSON
+ * Lines, qf_result.h), into *results (malloc'ed, free()) and *n.  prov
+ * (may be NULL) receives the provenance (a journal has none: every string
+ * empty, and the writers then leave the provenance out).  QF_EIO when the
+ * file cannot be read or is a directory, QF_EPARSE with
+ * "PATH: message" (naming the case index and member) when it is not a
+ * report, QF_EUNSUPPORTED for a newer schema_version. */
+qf_status qf_report_read(const char *path, qf_result **results, size_t *n, qf_provenance *prov, char *err,
+                         size_t err_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QF_REPORT_H */

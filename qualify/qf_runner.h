@@ -1,0 +1,100 @@
+/* qf_runner.h: the isolated runner of a suite (docs/runner.md).
+ *
+ * A sweep pairs every case of an expanded suite (qf_suite.h) with every
+ * registered kernel (qf_kernel.h) matching one of its group's globs, and for
+ * each pair:
+ *   1. checks the claim (dtype tuple, shape, architecture): else UNSUPPORTED;
+ *   2. draws the inputs from the case's distribution and seed and quantizes
+ *      them into the tuple's input formats (qf_inputs.h);
+ *   3. runs the kernel in a child process with a time limit, into output
+ *      buffers in shared memory that are poisoned before the run and guarded
+ *      by canaries on both sides: a signal is CRASHED, the limit TIMEOUT, a
+ *      canary hit or an element left unwritten FAILED;
+ *   4. computes the reference (exact GEMM engine, MPFR references) for every
+ *      output element or a seeded sample that always holds the first and
+ *      last rows and columns and the tile edges; metrics, bound, verdict;
+ *   5. appends the qf_result to the journal (qf_result.h) at once.
+ * Every pair runs in its own worker process (forked from the caller), so
+ * `jobs` workers run side by side and the results do not depend on jobs.
+ */
+#ifndef QF_RUNNER_H
+#define QF_RUNNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qf_result.h"
+#include "qf_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Declared in qf_suite.h and qf_kernel.h (repeated typedefs are C11). */
+typedef struct qf_suite qf_suite;
+typedef struct qf_registry qf_registry;
+
+/* Called in the calling process after each finished pair (also for pairs
+ * restored from the journal when resuming, with resumed = 1). */
+typedef void (*qf_runner_progress_fn)(void *user, const qf_result *r, size_t done, size_t total, int resumed);
+
+typedef struct qf_runner_opts {
+    const char *suite_arg;      /* the suite as the user named it (reproducers); NULL: suite->path */
+    const char *const *plugins; /* plugin paths, for reproducers */
+    size_t nplugins;
+    const char *reproducer_args; /* appended to every reproducer (" --seed 5"), or NULL */
+    const char *kernel_glob;     /* only kernels matching this glob; NULL: all */
+    const char *case_id;         /* only this case id; NULL: all */
+    const char *journal_path;    /* NULL: no journal */
+    int resume;                  /* keep finished records of journal_path and skip their pairs */
+    int jobs;                    /* worker processes at once; < 1: 1 */
+    double timeout_s;            /* kernel time limit per run; <= 0: 60 s */
+    int time;                    /* --time: measure QUALIFIED / MARGINAL cases */
+    size_t warmup, reps;         /* timing: 0 gives 3 and 10 */
+    const char *arch;            /* architecture name; NULL: "cpu" */
+    const struct json_t *header; /* extra journal header members (argv ...), or NULL */
+    qf_runner_progress_fn progress;
+    void *progress_user;
+} qf_runner_opts;
+
+/* jobs 1, timeout 60 s, everything else zero / NULL. */
+qf_runner_opts qf_runner_opts_default(void);
+
+/* The results of a sweep, in plan order (case order, then kernel
+ * registration order), resumed ones included. */
+typedef struct qf_runner_summary {
+    qf_result *results;
+    size_t n;
+    size_t count[QF_VERDICT_COUNT]; /* per verdict */
+    size_t resumed;                 /* taken from the journal */
+    int journal_torn;               /* the journal had a torn last line (cut off) */
+} qf_runner_summary;
+
+void qf_runner_summary_free(qf_runner_summary *s);
+
+/* Run the sweep.  QF_EPARSE: the suite does not expand (err has
+ * FILE:LINE:COL) or --case names no case; QF_EINVAL: no (case, kernel) pair
+ * is selected; QF_EIO: the journal cannot be written or read back.
+ * Verdicts are never statuses: a sweep whose every case FAILED is QF_OK. */
+qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_runner_opts *opts,
+                        qf_runner_summary *sum, char *err, size_t err_size);
+
+/* Sampling (docs/runner.md "Sampling"): the sorted, distinct indices of the
+ * rows (or columns) of an extent of n that a sample must hold: 0, n - 1,
+ * and t - 1, t, t + 1 for every multiple t of 16, 32, 64, 128 and of tile
+ * (0: none) below n.  Writes up to max into out, returns the count. */
+size_t qf_runner_edges(uint64_t n, uint64_t tile, uint64_t *out, size_t max);
+
+/* A seeded sample of a rows x cols output: every element of the first and
+ * last rows and columns, every (edge row, edge column) pair, then uniformly
+ * drawn elements until `target` (when target exceeds the edges).  *idx
+ * (malloc'ed, sorted, distinct row-major indices), *n its length.  target
+ * 0 or >= rows * cols gives every element. */
+qf_status qf_runner_sample(uint64_t rows, uint64_t cols, uint64_t target, uint64_t tile, uint64_t seed,
+                           uint64_t **idx, size_t *n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QF_RUNNER_H */

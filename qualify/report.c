@@ -1,0 +1,1128 @@
+/* report.c: results.json, report.md and junit.xml from the results of a
+ * sweep, and reading results.json back (qf_report.h, docs/reports.md). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "qf_metrics.h"
+#include "qf_report.h"
+#include "qf_version.h"
+
+static void errf(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void errf(char *err, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    if (!err || !size)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, size, fmt, ap);
+    va_end(ap);
+}
+
+int qf_report_is_failure(qf_verdict v, int strict)
+{
+    switch (v) {
+    case QF_VERDICT_FAILED:
+    case QF_VERDICT_CRASHED:
+    case QF_VERDICT_TIMEOUT: return 1;
+    case QF_VERDICT_MARGINAL:
+    case QF_VERDICT_MISTRUSTED: return strict != 0;
+    default: return 0;
+    }
+}
+
+size_t qf_report_failed(const qf_result *r, size_t n, int strict)
+{
+    size_t i, k = 0;
+    for (i = 0; i < n; i++)
+        k += (size_t)qf_report_is_failure(r[i].verdict, strict);
+    return k;
+}
+
+static const char *verdict_name(qf_verdict v)
+{
+    const char *s = qf_verdict_name(v);
+    return s ? s : "?";
+}
+
+/* ---- Summary --------------------------------------------------------------- */
+
+/* The K of a case (a dimension named K or k), 0 when it has none. */
+static uint64_t case_k(const qf_result *r)
+{
+    size_t i;
+    for (i = 0; i < r->ndims && i < QF_RESULT_MAX_DIMS; i++)
+        if (!strcmp(r->dims[i].name, "K") || !strcmp(r->dims[i].name, "k"))
+            return r->dims[i].value;
+    return 0;
+}
+
+/* max that lets a number win over NaN (NaN = nothing yet). */
+static double nanmax(double a, double b)
+{
+    if (isnan(a))
+        return b;
+    if (isnan(b))
+        return a;
+    return a > b ? a : b;
+}
+
+static void group_growth(const qf_result *r, size_t n, qf_report_group *g)
+{
+    double *k = malloc((n ? n : 1) * sizeof *k), *e = malloc((n ? n : 1) * sizeof *e);
+    size_t i, j, m = 0;
+    g->growth = g->growth_r2 = NAN;
+    g->growth_points = 0;
+    if (!k || !e)
+        goto out;
+    /* One point per K: the largest error at that K.  Cases of other M, N,
+     * inputs and seeds at the same K would otherwise enter the fit as
+     * scatter that has nothing to do with K. */
+    for (i = 0; i < n; i++) {
+        const qf_result *x = &r[i];
+        uint64_t kk;
+        if (strcmp(x->kernel, g->kernel) || strcmp(x->dtype, g->dtype) || !x->has_metrics)
+            continue;
+        kk = case_k(x);
+        if (!kk || !isfinite(x->metrics.max_abs) || x->metrics.max_abs <= 0)
+            continue;
+        for (j = 0; j < m && k[j] != (double)kk; j++)
+            ;
+        if (j == m) {
+            k[m] = (double)kk;
+            e[m++] = x->metrics.max_abs;
+        } else if (x->metrics.max_abs > e[j]) {
+            e[j] = x->metrics.max_abs;
+        }
+    }
+    /* Only a sweep over at least two K says how the error grows with K. */
+    if (m >= 2 && qf_metrics_growth(m, k, e, &g->growth, NULL, &g->growth_r2) == QF_OK)
+        g->growth_points = m;
+    else
+        g->growth = g->growth_r2 = NAN;
+out:
+    free(k);
+    free(e);
+}
+
+qf_status qf_report_summarize(const qf_result *r, size_t n, qf_report_group **groups, size_t *ngroups)
+{
+    qf_report_group *g = NULL;
+    size_t i, j, ng = 0;
+    if ((!r && n) || !groups || !ngroups)
+        return QF_EINVAL;
+    g = calloc(n ? n : 1, sizeof *g);
+    if (!g)
+        return QF_ENOMEM;
+    for (i = 0; i < n; i++) {
+        const qf_result *x = &r[i];
+        qf_report_group *y = NULL;
+        for (j = 0; j < ng; j++)
+            if (!strcmp(g[j].kernel, x->kernel) && !strcmp(g[j].dtype, x->dtype)) {
+                y = &g[j];
+                break;
+            }
+        if (!y) {
+            y = &g[ng++];
+            snprintf(y->kernel, sizeof y->kernel, "%s", x->kernel);
+            snprintf(y->kernel_kind, sizeof y->kernel_kind, "%s", x->kernel_kind);
+            snprintf(y->dtype, sizeof y->dtype, "%s", x->dtype);
+            y->worst_ulp = y->worst_util = NAN;
+        }
+        y->n++;
+        if ((unsigned)x->verdict < QF_VERDICT_COUNT)
+            y->count[x->verdict]++;
+        if (x->has_metrics) {
+            y->n_metrics++;
+            y->worst_ulp = nanmax(y->worst_ulp, x->metrics.max_ulp);
+            y->worst_util = nanmax(y->worst_util, x->metrics.max_util);
+        }
+    }
+    for (j = 0; j < ng; j++)
+        group_growth(r, n, &g[j]);
+    *groups = g;
+    *ngroups = ng;
+    return QF_OK;
+}
+
+/* ---- JSON -------------------------------------------------------------------- */
+
+static json_t *jreal(double x)
+{
+    if (isnan(x))
+        return json_string("NaN");
+    if (isinf(x))
+        return json_string(x > 0 ? "Infinity" : "-Infinity");
+    return json_real(x);
+}
+
+static int set_new(json_t *o, const char *key, json_t *v)
+{
+    return v ? json_object_set_new(o, key, v) : -1;
+}
+
+/* "unknown" and "" become null: absent information is not a value. */
+static json_t *jstr_known(const char *s)
+{
+    return s && *s && strcmp(s, "unknown") ? json_string(s) : json_null();
+}
+
+static json_t *words_json(const char *list)
+{
+    json_t *a = json_array();
+    const char *p = list;
+    while (a && p && *p) {
+        const char *e = strchr(p, ' ');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n && json_array_append_new(a, json_stringn(p, n))) {
+            json_decref(a);
+            return NULL;
+        }
+        p = e ? e + 1 : NULL;
+    }
+    return a;
+}
+
+qf_status qf_report_provenance_to_json(const qf_provenance *p, json_t **out)
+{
+    json_t *o = json_object(), *x, *files;
+    size_t i;
+    int bad = !o;
+    if (!p || !out) {
+        json_decref(o);
+        return QF_EINVAL;
+    }
+    if (bad)
+        return QF_ENOMEM;
+    bad |= set_new(o, "timestamp", jstr_known(p->timestamp));
+    bad |= set_new(o, "qualify_version", jstr_known(p->qualify_version));
+    bad |= set_new(o, "git_revision", jstr_known(p->git_revision));
+    bad |= set_new(o, "git_dirty", p->git_dirty < 0 ? json_null() : json_boolean(p->git_dirty));
+    x = json_object();
+    if (x) {
+        bad |= set_new(x, "vendor", jstr_known(p->cpu_vendor));
+        bad |= set_new(x, "model", jstr_known(p->cpu_model));
+        bad |= set_new(x, "isa", words_json(p->cpu_isa));
+        bad |= set_new(x, "count", json_integer(p->cpu_count));
+    }
+    bad |= set_new(o, "cpu", x);
+    x = json_object();
+    if (x) {
+        bad |= set_new(x, "kernel", jstr_known(p->os));
+        bad |= set_new(x, "version", jstr_known(p->os_version));
+        bad |= set_new(x, "distro", jstr_known(p->os_distro));
+    }
+    bad |= set_new(o, "os", x);
+    x = json_object();
+    if (x) {
+        bad |= set_new(x, "compiler", jstr_known(p->compiler));
+        bad |= set_new(x, "flags", words_json(p->build_flags));
+    }
+    bad |= set_new(o, "build", x);
+    x = json_object();
+    if (x) {
+        bad |= set_new(x, "mpfr", jstr_known(p->version_mpfr));
+        bad |= set_new(x, "gmp", jstr_known(p->version_gmp));
+    }
+    bad |= set_new(o, "libraries", x);
+    if (p->gpu_name[0] || p->gpu_arch[0]) {
+        x = json_object();
+        if (x) {
+            bad |= set_new(x, "name", jstr_known(p->gpu_name));
+            bad |= set_new(x, "arch", jstr_known(p->gpu_arch));
+            bad |= set_new(x, "runtime", jstr_known(p->gpu_runtime));
+            bad |= set_new(x, "driver", jstr_known(p->gpu_driver));
+        }
+        bad |= set_new(o, "gpu", x);
+    } else {
+        bad |= set_new(o, "gpu", json_null());
+    }
+    files = json_array();
+    for (i = 0; files && i < p->nfiles; i++)
+        bad |= json_array_append_new(
+            files, json_pack("{s:s, s:s}", "path", p->files[i].path, "sha256", p->files[i].sha256));
+    bad |= set_new(o, "suite_files", files);
+    if (bad) {
+        json_decref(o);
+        return QF_ENOMEM;
+    }
+    *out = o;
+    return QF_OK;
+}
+
+/* A string member of o (or of o.sub) into slot; null or absent: "unknown";
+ * another type: -1. */
+static int get_slot(const json_t *o, const char *sub, const char *key, char *slot, size_t n)
+{
+    const json_t *v;
+    if (sub)
+        o = json_object_get(o, sub);
+    v = o && json_is_object(o) ? json_object_get(o, key) : NULL;
+    if (!v || json_is_null(v)) {
+        qf_provenance_set(slot, n, NULL);
+        return 0;
+    }
+    if (!json_is_string(v))
+        return -1;
+    qf_provenance_set(slot, n, json_string_value(v));
+    return 0;
+}
+
+/* An array of strings (or one string) joined by spaces into slot. */
+static int get_words(const json_t *o, const char *sub, const char *key, char *slot, size_t n)
+{
+    const json_t *a, *v;
+    size_t i, len = 0;
+    o = json_object_get(o, sub);
+    a = o && json_is_object(o) ? json_object_get(o, key) : NULL;
+    slot[0] = '\0';
+    if (!a || json_is_null(a))
+        return 0;
+    if (json_is_string(a)) {
+        qf_provenance_set(slot, n, json_string_value(a));
+        return 0;
+    }
+    if (!json_is_array(a))
+        return -1;
+    json_array_foreach(a, i, v)
+    {
+        int w;
+        if (!json_is_string(v))
+            return -1;
+        w = snprintf(slot + len, n - len, "%s%s", len ? " " : "", json_string_value(v));
+        if (w < 0 || (size_t)w >= n - len)
+            break;
+        len += (size_t)w;
+    }
+    return 0;
+}
+
+qf_status qf_report_provenance_from_json(const json_t *j, qf_provenance *p, char *err, size_t err_size)
+{
+    const json_t *v, *f;
+    size_t i;
+    if (!p)
+        return QF_EINVAL;
+    memset(p, 0, sizeof *p);
+    p->git_dirty = -1;
+    if (!j || json_is_null(j))
+        return QF_OK; /* no provenance: every slot empty */
+    if (!json_is_object(j)) {
+        errf(err, err_size, "provenance: an object expected");
+        return QF_EPARSE;
+    }
+#define SLOT(sub, key, field)                                                                                \
+    if (get_slot(j, sub, key, p->field, sizeof p->field)) {                                                  \
+        errf(err, err_size, "provenance.%s%s%s: a string expected", sub ? sub : "", sub ? "." : "", key);    \
+        return QF_EPARSE;                                                                                    \
+    }
+    SLOT(NULL, "timestamp", timestamp)
+    SLOT(NULL, "qualify_version", qualify_version)
+    SLOT(NULL, "git_revision", git_revision)
+    SLOT("cpu", "vendor", cpu_vendor)
+    SLOT("cpu", "model", cpu_model)
+    SLOT("os", "kernel", os)
+    SLOT("os", "version", os_version)
+    SLOT("os", "distro", os_distro)
+    SLOT("build", "compiler", compiler)
+    SLOT("libraries", "mpfr", version_mpfr)
+    SLOT("libraries", "gmp", version_gmp)
+#undef SLOT
+    if (get_words(j, "cpu", "isa", p->cpu_isa, sizeof p->cpu_isa) ||
+        get_words(j, "build", "flags", p->build_flags, sizeof p->build_flags)) {
+        errf(err, err_size, "provenance: cpu.isa and build.flags: arrays of strings expected");
+        return QF_EPARSE;
+    }
+    v = json_object_get(j, "git_dirty");
+    if (json_is_boolean(v))
+        p->git_dirty = json_is_true(v);
+    v = json_object_get(json_object_get(j, "cpu"), "count");
+    if (json_is_integer(v))
+        p->cpu_count = (int)json_integer_value(v);
+    v = json_object_get(j, "gpu");
+    if (v && json_is_object(v)) {
+        char name[QF_PROV_STR], arch[64], rt[64], drv[64];
+        if (get_slot(v, NULL, "name", name, sizeof name) || get_slot(v, NULL, "arch", arch, sizeof arch) ||
+            get_slot(v, NULL, "runtime", rt, sizeof rt) || get_slot(v, NULL, "driver", drv, sizeof drv)) {
+            errf(err, err_size, "provenance.gpu: string members expected");
+            return QF_EPARSE;
+        }
+        qf_provenance_set_gpu(p, name, arch, rt, drv);
+    } else if (v && !json_is_null(v)) {
+        errf(err, err_size, "provenance.gpu: an object or null expected");
+        return QF_EPARSE;
+    }
+    f = json_object_get(j, "suite_files");
+    if (f && !json_is_array(f)) {
+        errf(err, err_size, "provenance.suite_files: an array expected");
+        return QF_EPARSE;
+    }
+    if (f && json_array_size(f)) {
+        p->files = calloc(json_array_size(f), sizeof *p->files);
+        if (!p->files)
+            return QF_ENOMEM;
+        json_array_foreach(f, i, v)
+        {
+            const char *path = json_string_value(json_object_get(v, "path"));
+            const char *h = json_string_value(json_object_get(v, "sha256"));
+            if (!path || !h) {
+                errf(err, err_size, "provenance.suite_files[%zu]: path and sha256 strings expected", i);
+                qf_provenance_free(p);
+                return QF_EPARSE;
+            }
+            p->files[p->nfiles].path = strdup(path);
+            if (!p->files[p->nfiles].path) {
+                qf_provenance_free(p);
+                return QF_ENOMEM;
+            }
+            snprintf(p->files[p->nfiles].sha256, sizeof p->files[0].sha256, "%s", h);
+            p->nfiles++;
+        }
+    }
+    return QF_OK;
+}
+
+/* The reproducer of a case; the runner writes one, and a record without
+ * one gets the documented form so every case keeps a way back. */
+static void reproducer(const qf_result *r, char *buf, size_t n)
+{
+    if (r->reproducer[0])
+        snprintf(buf, n, "%s", r->reproducer);
+    else if (r->suite[0] && r->case_id[0] && r->kernel[0])
+        snprintf(buf, n, "qualify run '%s' --case '%s' --kernel '%s'", r->suite, r->case_id, r->kernel);
+    else
+        buf[0] = '\0';
+}
+
+/* One case of results.json: the journal record plus the report keys. */
+qf_status qf_report_case_to_json(const qf_result *r, json_t **out)
+{
+    json_t *o = NULL, *x;
+    char rep[QF_RESULT_CMD_MAX];
+    size_t i;
+    int bad = 0;
+    qf_status st;
+    if (!r || !out)
+        return QF_EINVAL;
+    st = qf_result_to_json(r, &o);
+    if (st != QF_OK)
+        return st;
+    json_object_del(o, "record");
+    x = json_object();
+    for (i = 0; x && i < r->nroles && i < QF_RESULT_MAX_ROLES; i++)
+        bad |= set_new(x, r->roles[i].role, json_string(r->roles[i].format));
+    bad |= set_new(o, "dtypes", x);
+    x = json_object();
+    for (i = 0; x && i < r->ndims && i < QF_RESULT_MAX_DIMS; i++)
+        bad |= set_new(x, r->dims[i].name, json_integer((json_int_t)r->dims[i].value));
+    bad |= set_new(o, "shape", x);
+    /* An integer seed when it fits JSON's usual int64; text beyond. */
+    if (r->seed <= (uint64_t)INT64_MAX)
+        bad |= set_new(o, "seed", json_integer((json_int_t)r->seed));
+    reproducer(r, rep, sizeof rep);
+    bad |= set_new(o, "reproduce", json_string(rep));
+    if (bad) {
+        json_decref(o);
+        return QF_ENOMEM;
+    }
+    *out = o;
+    return QF_OK;
+}
+
+static json_t *summary_json(const qf_result *r, size_t n, const qf_report_group *g, size_t ng)
+{
+    json_t *o = json_object(), *counts = json_object(), *groups = json_array();
+    size_t i, tot[QF_VERDICT_COUNT] = {0};
+    int v, bad = !o || !counts || !groups;
+    for (i = 0; i < n; i++)
+        if ((unsigned)r[i].verdict < QF_VERDICT_COUNT)
+            tot[r[i].verdict]++;
+    for (v = 0; !bad && v < QF_VERDICT_COUNT; v++)
+        bad |= set_new(counts, verdict_name((qf_verdict)v), json_integer((json_int_t)tot[v]));
+    for (i = 0; !bad && i < ng; i++) {
+        json_t *go = json_object(), *gc = json_object();
+        bad |= !go || !gc;
+        for (v = 0; !bad && v < QF_VERDICT_COUNT; v++)
+            bad |= set_new(gc, verdict_name((qf_verdict)v), json_integer((json_int_t)g[i].count[v]));
+        if (!bad) {
+            bad |= set_new(go, "kernel", json_string(g[i].kernel));
+            bad |= set_new(go, "kernel_kind", json_string(g[i].kernel_kind));
+            bad |= set_new(go, "dtype", json_string(g[i].dtype));
+            bad |= set_new(go, "cases", json_integer((json_int_t)g[i].n));
+            bad |= set_new(go, "verdicts", gc);
+            gc = NULL;
+            bad |= set_new(go, "worst_ulp", jreal(g[i].worst_ulp));
+            bad |= set_new(go, "worst_bound_utilization", jreal(g[i].worst_util));
+            bad |= set_new(go, "growth_exponent", isnan(g[i].growth) ? json_null() : jreal(g[i].growth));
+            bad |= set_new(go, "growth_r2", isnan(g[i].growth_r2) ? json_null() : jreal(g[i].growth_r2));
+            bad |= set_new(go, "growth_points", json_integer((json_int_t)g[i].growth_points));
+            bad |= json_array_append(groups, go);
+        }
+        json_decref(go);
+        json_decref(gc);
+    }
+    if (!bad) {
+        bad |= set_new(o, "cases", json_integer((json_int_t)n));
+        bad |= set_new(o, "verdicts", counts);
+        counts = NULL;
+        bad |= set_new(o, "failed", json_integer((json_int_t)qf_report_failed(r, n, 0)));
+        bad |= set_new(o, "groups", groups);
+        groups = NULL;
+    }
+    json_decref(counts);
+    json_decref(groups);
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+qf_status qf_report_to_json(const qf_result *r, size_t n, const qf_provenance *prov, json_t **out)
+{
+    json_t *o, *cases, *p = NULL, *s;
+    qf_report_group *g = NULL;
+    size_t i, ng = 0;
+    qf_status st;
+    char gen[64];
+    int bad;
+    if ((!r && n) || !out)
+        return QF_EINVAL;
+    st = qf_report_summarize(r, n, &g, &ng);
+    if (st != QF_OK)
+        return st;
+    o = json_object();
+    cases = json_array();
+    bad = !o || !cases;
+    if (!bad && prov)
+        bad |= qf_report_provenance_to_json(prov, &p) != QF_OK;
+    snprintf(gen, sizeof gen, "qualify %s", QF_VERSION_STRING);
+    if (!bad) {
+        bad |= set_new(o, "schema_version", json_integer(QF_REPORT_SCHEMA_VERSION));
+        bad |= set_new(o, "generator", json_string(gen));
+        bad |= set_new(o, "provenance", p ? p : json_null());
+        p = NULL;
+    }
+    for (i = 0; !bad && i < n; i++) {
+        json_t *c = NULL;
+        st = qf_report_case_to_json(&r[i], &c);
+        bad |= st != QF_OK || json_array_append_new(cases, c);
+    }
+    if (!bad) {
+        bad |= set_new(o, "cases", cases);
+        cases = NULL;
+        s = summary_json(r, n, g, ng);
+        bad |= set_new(o, "summary", s);
+    }
+    free(g);
+    json_decref(cases);
+    json_decref(p);
+    if (bad) {
+        json_decref(o);
+        return QF_ENOMEM;
+    }
+    *out = o;
+    return QF_OK;
+}
+
+/* The JSON document onto a stream (the writer behind write_json). */
+static qf_status json_file(FILE *f, const qf_result *r, size_t n, const qf_provenance *prov,
+                           const qf_report_options *opt)
+{
+    json_t *o = NULL;
+    qf_status st = qf_report_to_json(r, n, prov, &o);
+    int bad;
+    (void)opt;
+    if (st != QF_OK)
+        return st;
+    /* 17 significant digits: every binary64 comes back with the same bits. */
+    bad = json_dumpf(o, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) != 0;
+    bad |= fputc('\n', f) == EOF;
+    json_decref(o);
+    return bad ? QF_EIO : QF_OK;
+}
+
+/* ---- Markdown ------------------------------------------------------------------ */
+
+/* Table cells and text: '|' would end the cell, a newline the row, and
+ * '<' or '&' could start HTML in a renderer; control characters are not
+ * text. */
+static void md_cell(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '|')
+            fputs("\\|", out);
+        else if (c == '<')
+            fputs("&lt;", out);
+        else if (c == '&')
+            fputs("&amp;", out);
+        else if (c < 0x20 || c == 0x7f)
+            fputc(c == '\t' ? ' ' : (c == '\n' || c == '\r') ? ' ' : '?', out);
+        else
+            fputc(c, out);
+    }
+}
+
+/* Inline code with a backtick fence longer than any run inside. */
+static void md_code(FILE *out, const char *s)
+{
+    size_t run = 0, longest = 0, i;
+    const char *p;
+    for (p = s; *p; p++) {
+        run = *p == '`' ? run + 1 : 0;
+        if (run > longest)
+            longest = run;
+    }
+    for (i = 0; i <= longest; i++)
+        fputc('`', out);
+    /* CommonMark strips one space on each side, needed only next to a
+     * backtick of the content. */
+    if (longest)
+        fputc(' ', out);
+    for (p = s; *p; p++)
+        fputc((unsigned char)*p < 0x20 || *p == 0x7f ? ' ' : *p, out);
+    if (longest)
+        fputc(' ', out);
+    for (i = 0; i <= longest; i++)
+        fputc('`', out);
+}
+
+static void md_num(FILE *out, double x, const char *fmt)
+{
+    if (isnan(x))
+        fputs("-", out);
+    else if (isinf(x))
+        fputs(x > 0 ? "inf" : "-inf", out);
+    else
+        fprintf(out, fmt, x);
+}
+
+static void md_shape(FILE *out, const qf_result *r)
+{
+    size_t i;
+    for (i = 0; i < r->ndims && i < QF_RESULT_MAX_DIMS; i++)
+        fprintf(out, "%s%s=%llu", i ? "," : "", r->dims[i].name, (unsigned long long)r->dims[i].value);
+}
+
+/* A provenance read from a report without one (a journal) is all empty. */
+static int prov_known(const qf_provenance *p)
+{
+    return p && (p->timestamp[0] || p->qualify_version[0] || p->cpu_model[0] || p->os[0]);
+}
+
+static void md_provenance(FILE *out, const qf_provenance *p)
+{
+    size_t i;
+    fputs("## Provenance\n\n| | |\n|---|---|\n", out);
+#define ROW(label, val)                                                                                      \
+    do {                                                                                                     \
+        fputs("| " label " | ", out);                                                                        \
+        md_cell(out, (val)[0] ? (val) : "unknown");                                                          \
+        fputs(" |\n", out);                                                                                  \
+    } while (0)
+    ROW("generated", p->timestamp);
+    ROW("qualify", p->qualify_version);
+    fputs("| git revision | ", out);
+    md_cell(out, p->git_revision);
+    fputs(p->git_dirty > 0 ? " (modified)" : "", out);
+    fputs(" |\n", out);
+    ROW("CPU", p->cpu_model);
+    ROW("CPU vendor", p->cpu_vendor);
+    ROW("ISA features", p->cpu_isa);
+    fprintf(out, "| CPUs | %d |\n", p->cpu_count);
+    ROW("OS", p->os);
+    ROW("distribution", p->os_distro);
+    ROW("compiler", p->compiler);
+    ROW("build flags", p->build_flags);
+    ROW("MPFR", p->version_mpfr);
+    ROW("GMP", p->version_gmp);
+    if (p->gpu_name[0] || p->gpu_arch[0]) {
+        ROW("GPU", p->gpu_name);
+        ROW("GPU architecture", p->gpu_arch);
+        ROW("GPU runtime", p->gpu_runtime);
+        ROW("GPU driver", p->gpu_driver);
+    }
+#undef ROW
+    for (i = 0; i < p->nfiles; i++) {
+        fputs("| suite file | ", out);
+        md_code(out, p->files[i].path);
+        fprintf(out, " sha256 `%s` |\n", p->files[i].sha256);
+    }
+    fputc('\n', out);
+}
+
+qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const qf_provenance *prov,
+                                  const qf_report_options *opt)
+{
+    static const qf_verdict order[] = {QF_VERDICT_FAILED,      QF_VERDICT_CRASHED,  QF_VERDICT_TIMEOUT,
+                                       QF_VERDICT_MISTRUSTED,  QF_VERDICT_MARGINAL, QF_VERDICT_QUALIFIED,
+                                       QF_VERDICT_UNSUPPORTED, QF_VERDICT_SKIPPED};
+    qf_report_options d = {0, NULL};
+    qf_report_group *g = NULL;
+    size_t i, j, ng = 0, tot[QF_VERDICT_COUNT] = {0}, nfail;
+    qf_status st;
+    if (!out || (!r && n))
+        return QF_EINVAL;
+    if (!opt)
+        opt = &d;
+    st = qf_report_summarize(r, n, &g, &ng);
+    if (st != QF_OK)
+        return st;
+    for (i = 0; i < n; i++)
+        if ((unsigned)r[i].verdict < QF_VERDICT_COUNT)
+            tot[r[i].verdict]++;
+    nfail = qf_report_failed(r, n, opt->strict);
+    fprintf(out, "# %s\n\n", opt->title ? opt->title : "qualify report");
+    fprintf(out, "%zu case%s:", n, n == 1 ? "" : "s");
+    for (j = 0; j < sizeof order / sizeof order[0]; j++)
+        if (tot[order[j]])
+            fprintf(out, " %zu %s,", tot[order[j]], verdict_name(order[j]));
+    fprintf(out, " %s.\n\n", nfail ? "NOT PASSING" : "passing");
+
+    fputs("## Summary per kernel and dtype tuple\n\n", out);
+    fputs("| kernel | kind | dtypes | cases |", out);
+    for (j = 0; j < sizeof order / sizeof order[0]; j++)
+        fprintf(out, " %s |", verdict_name(order[j]));
+    fputs(" worst ulp | worst bound util | growth exponent |\n|---|---|---|---:|", out);
+    for (j = 0; j < sizeof order / sizeof order[0]; j++)
+        fputs("---:|", out);
+    fputs("---:|---:|---:|\n", out);
+    for (i = 0; i < ng; i++) {
+        fputs("| ", out);
+        md_cell(out, g[i].kernel);
+        fputs(" | ", out);
+        md_cell(out, g[i].kernel_kind[0] ? g[i].kernel_kind : "-");
+        fputs(" | ", out);
+        md_cell(out, g[i].dtype);
+        fprintf(out, " | %zu |", g[i].n);
+        for (j = 0; j < sizeof order / sizeof order[0]; j++)
+            fprintf(out, " %zu |", g[i].count[order[j]]);
+        fputc(' ', out);
+        md_num(out, g[i].worst_ulp, "%.3g");
+        fputs(" | ", out);
+        md_num(out, g[i].worst_util, "%.3g");
+        fputs(" | ", out);
+        if (g[i].growth_points) {
+            md_num(out, g[i].growth, "%.2f");
+            fprintf(out, " (R² %.2f, %zu pts)", g[i].growth_r2, g[i].growth_points);
+        } else {
+            fputs("-", out);
+        }
+        fputs(" |\n", out);
+    }
+    fputc('\n', out);
+    free(g);
+
+    fputs("## Failures\n\n", out);
+    if (!nfail)
+        fputs("None.\n\n", out);
+    for (i = 0; i < n; i++) {
+        const qf_result *x = &r[i];
+        char rep[QF_RESULT_CMD_MAX];
+        if (!qf_report_is_failure(x->verdict, opt->strict))
+            continue;
+        fprintf(out, "### %s ", verdict_name(x->verdict));
+        md_code(out, x->kernel);
+        fputc(' ', out);
+        md_code(out, x->case_id);
+        fputs("\n\n- op: ", out);
+        md_cell(out, x->op);
+        fputs(", dtypes: ", out);
+        md_cell(out, x->dtype);
+        fputs(", shape: ", out);
+        md_shape(out, x);
+        fprintf(out, ", seed: %llu", (unsigned long long)x->seed);
+        if (x->input[0]) {
+            fputs(", input: ", out);
+            md_cell(out, x->input);
+        }
+        fputs("\n- reason: ", out);
+        md_cell(out, x->reason[0] ? x->reason : "(none given)");
+        if (x->has_metrics) {
+            fputs("\n- max error: ", out);
+            md_num(out, x->metrics.max_ulp, "%.4g");
+            fputs(" ulp, bound utilization ", out);
+            md_num(out, x->metrics.max_util, "%.4g");
+            fprintf(out, ", %zu violation%s", x->metrics.n_violations,
+                    x->metrics.n_violations == 1 ? "" : "s");
+        }
+        reproducer(x, rep, sizeof rep);
+        fputs("\n- reproduce: ", out);
+        if (rep[0])
+            md_code(out, rep);
+        else
+            fputs("(unknown)", out);
+        fputs("\n\n", out);
+    }
+    if (prov_known(prov))
+        md_provenance(out, prov);
+    return ferror(out) ? QF_EIO : QF_OK;
+}
+
+/* ---- JUnit XML ------------------------------------------------------------------ */
+
+/* Text or attribute content.  Characters XML 1.0 cannot hold at all (C0
+ * controls other than tab, newline, return) become U+FFFD; a newline in
+ * an attribute is kept as a reference so parsers do not fold it. */
+static void xml_text(FILE *out, const char *s, int attr)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        switch (c) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs(attr ? "&quot;" : "\"", out); break;
+        case '\'': fputs(attr ? "&apos;" : "'", out); break;
+        case '\n': fputs(attr ? "&#10;" : "\n", out); break;
+        case '\r': fputs("&#13;", out); break;
+        case '\t': fputs(attr ? "&#9;" : "\t", out); break;
+        default:
+            if (c < 0x20)
+                fputs("\xEF\xBF\xBD", out);
+            else
+                fputc(c, out);
+        }
+    }
+}
+
+static void junit_counts(const qf_result *r, size_t n, const char *kernel, int strict, size_t *tests,
+                         size_t *fail, size_t *skip, double *time)
+{
+    size_t i;
+    *tests = *fail = *skip = 0;
+    *time = 0;
+    for (i = 0; i < n; i++) {
+        if (kernel && strcmp(r[i].kernel, kernel))
+            continue;
+        (*tests)++;
+        if (qf_report_is_failure(r[i].verdict, strict))
+            (*fail)++;
+        else if (r[i].verdict == QF_VERDICT_UNSUPPORTED || r[i].verdict == QF_VERDICT_SKIPPED)
+            (*skip)++;
+        if (isfinite(r[i].wall_s) && r[i].wall_s > 0)
+            *time += r[i].wall_s;
+    }
+}
+
+static void junit_case(FILE *out, const qf_result *x, int strict)
+{
+    char rep[QF_RESULT_CMD_MAX];
+    double t = isfinite(x->wall_s) && x->wall_s > 0 ? x->wall_s : 0;
+    fputs("    <testcase name=\"", out);
+    xml_text(out, x->case_id, 1);
+    fputs("\" classname=\"", out);
+    xml_text(out, x->kernel, 1);
+    fputc('.', out);
+    xml_text(out, x->dtype[0] ? x->dtype : "default", 1);
+    fprintf(out, "\" time=\"%.6f\"", t);
+    reproducer(x, rep, sizeof rep);
+    if (qf_report_is_failure(x->verdict, strict)) {
+        fputs(">\n      <failure type=\"", out);
+        xml_text(out, verdict_name(x->verdict), 1);
+        fputs("\" message=\"", out);
+        xml_text(out, x->reason[0] ? x->reason : verdict_name(x->verdict), 1);
+        fputs("\">", out);
+        fputs(verdict_name(x->verdict), out);
+        fputs(": ", out);
+        xml_text(out, x->reason, 0);
+        fputs("\nop: ", out);
+        xml_text(out, x->op, 0);
+        fputs(" kernel: ", out);
+        xml_text(out, x->kernel, 0);
+        fputs(" dtypes: ", out);
+        xml_text(out, x->dtype, 0);
+        fprintf(out, " seed: %llu", (unsigned long long)x->seed);
+        fputs("\nreproduce: ", out);
+        xml_text(out, rep[0] ? rep : "(unknown)", 0);
+        fputs("\n</failure>\n    </testcase>\n", out);
+    } else if (x->verdict == QF_VERDICT_UNSUPPORTED || x->verdict == QF_VERDICT_SKIPPED) {
+        fputs(">\n      <skipped message=\"", out);
+        xml_text(out, verdict_name(x->verdict), 1);
+        if (x->reason[0]) {
+            fputs(": ", out);
+            xml_text(out, x->reason, 1);
+        }
+        fputs("\"/>\n    </testcase>\n", out);
+    } else if (x->verdict != QF_VERDICT_QUALIFIED) {
+        /* MARGINAL and MISTRUSTED that are not failures stay visible. */
+        fputs(">\n      <system-out>", out);
+        xml_text(out, verdict_name(x->verdict), 0);
+        fputs(": ", out);
+        xml_text(out, x->reason, 0);
+        fputs("</system-out>\n    </testcase>\n", out);
+    } else {
+        fputs("/>\n", out);
+    }
+}
+
+qf_status qf_report_junit_file(FILE *out, const qf_result *r, size_t n, const qf_provenance *prov,
+                               const qf_report_options *opt)
+{
+    size_t i, j, tests, fail, skip;
+    double time;
+    int strict = opt ? opt->strict : 0;
+    if (!out || (!r && n))
+        return QF_EINVAL;
+    junit_counts(r, n, NULL, strict, &tests, &fail, &skip, &time);
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
+    fprintf(out,
+            "<testsuites name=\"qualify\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" "
+            "time=\"%.6f\">\n",
+            tests, fail, skip, time);
+    /* One testsuite per kernel, in order of first appearance. */
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < i; j++)
+            if (!strcmp(r[j].kernel, r[i].kernel))
+                break;
+        if (j < i)
+            continue;
+        junit_counts(r, n, r[i].kernel, strict, &tests, &fail, &skip, &time);
+        fputs("  <testsuite name=\"", out);
+        xml_text(out, r[i].kernel, 1);
+        fprintf(out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" time=\"%.6f\"", tests,
+                fail, skip, time);
+        if (prov && prov->timestamp[0]) {
+            fputs(" timestamp=\"", out);
+            xml_text(out, prov->timestamp, 1);
+            fputc('"', out);
+        }
+        fputs(">\n", out);
+        if (prov_known(prov)) {
+            fputs("    <properties>\n", out);
+#define PROP(name, val)                                                                                      \
+    do {                                                                                                     \
+        fputs("      <property name=\"" name "\" value=\"", out);                                            \
+        xml_text(out, val, 1);                                                                               \
+        fputs("\"/>\n", out);                                                                                \
+    } while (0)
+            PROP("kernel_kind", r[i].kernel_kind);
+            PROP("qualify_version", prov->qualify_version);
+            PROP("git_revision", prov->git_revision);
+            PROP("cpu", prov->cpu_model);
+            PROP("os", prov->os);
+            PROP("compiler", prov->compiler);
+            if (prov->gpu_name[0])
+                PROP("gpu", prov->gpu_name);
+            if (prov->gpu_arch[0])
+                PROP("gpu_arch", prov->gpu_arch);
+#undef PROP
+            fputs("    </properties>\n", out);
+        }
+        for (j = i; j < n; j++)
+            if (!strcmp(r[j].kernel, r[i].kernel))
+                junit_case(out, &r[j], strict);
+        fputs("  </testsuite>\n", out);
+    }
+    fputs("</testsuites>\n", out);
+    return ferror(out) ? QF_EIO : QF_OK;
+}
+
+/* ---- Files -------------------------------------------------------------------- */
+
+typedef qf_status (*stream_writer)(FILE *, const qf_result *, size_t, const qf_provenance *,
+                                   const qf_report_options *);
+
+/* Written to PATH.tmp and renamed over PATH when complete, so a reader (a
+ * CI step, qualify show) never sees half a report. */
+static qf_status write_stream(const char *path, stream_writer w, const qf_result *r, size_t n,
+                              const qf_provenance *prov, const qf_report_options *opt, char *err,
+                              size_t err_size)
+{
+    FILE *f;
+    qf_status st;
+    size_t len;
+    char *tmp;
+    if (!path)
+        return QF_EINVAL;
+    len = strlen(path) + 8;
+    tmp = malloc(len);
+    if (!tmp)
+        return QF_ENOMEM;
+    snprintf(tmp, len, "%s.tmp", path);
+    f = fopen(tmp, "w");
+    if (!f) {
+        errf(err, err_size, "%s: cannot create: %s", path, strerror(errno));
+        free(tmp);
+        return QF_EIO;
+    }
+    st = w(f, r, n, prov, opt);
+    if (fclose(f) != 0 && st == QF_OK)
+        st = QF_EIO;
+    if (st == QF_OK && rename(tmp, path) != 0) {
+        errf(err, err_size, "%s: cannot replace: %s", path, strerror(errno));
+        remove(tmp);
+        free(tmp);
+        return QF_EIO;
+    }
+    if (st != QF_OK) {
+        errf(err, err_size, "%s: %s", path, st == QF_EIO ? "write failed" : qf_status_str(st));
+        remove(tmp);
+    }
+    free(tmp);
+    return st;
+}
+
+qf_status qf_report_write_json(const char *path, const qf_result *r, size_t n, const qf_provenance *prov,
+                               char *err, size_t err_size)
+{
+    return write_stream(path, json_file, r, n, prov, NULL, err, err_size);
+}
+
+qf_status qf_report_write_markdown(const char *path, const qf_result *r, size_t n, const qf_provenance *prov,
+                                   const qf_report_options *opt, char *err, size_t err_size)
+{
+    return write_stream(path, qf_report_markdown_file, r, n, prov, opt, err, err_size);
+}
+
+qf_status qf_report_write_junit(const char *path, const qf_result *r, size_t n, const qf_provenance *prov,
+                                const qf_report_options *opt, char *err, size_t err_size)
+{
+    return write_stream(path, qf_report_junit_file, r, n, prov, opt, err, err_size);
+}
+
+qf_status qf_report_write_all(const char *dir, const qf_result *r, size_t n, const qf_provenance *prov,
+                              const qf_report_options *opt, char *err, size_t err_size)
+{
+    char *path;
+    size_t len;
+    qf_status st;
+    if (!dir)
+        return QF_EINVAL;
+    len = strlen(dir) + 32;
+    path = malloc(len);
+    if (!path)
+        return QF_ENOMEM;
+    snprintf(path, len, "%s/results.json", dir);
+    st = qf_report_write_json(path, r, n, prov, err, err_size);
+    if (st == QF_OK) {
+        snprintf(path, len, "%s/report.md", dir);
+        st = qf_report_write_markdown(path, r, n, prov, opt, err, err_size);
+    }
+    if (st == QF_OK) {
+        snprintf(path, len, "%s/junit.xml", dir);
+        st = qf_report_write_junit(path, r, n, prov, opt, err, err_size);
+    }
+    free(path);
+    return st;
+}
+
+/* ---- Reading back --------------------------------------------------------------- */
+
+/* A journal starts with {"record": "header" ...} on its own line; a report
+ * is one document.  Look at the first non-blank character after the first
+ * line to tell them apart without parsing twice. */
+static int looks_like_journal(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char buf[256];
+    int is = 0;
+    if (!f)
+        return 0;
+    if (fgets(buf, sizeof buf, f) && strstr(buf, "\"record\""))
+        is = 1;
+    fclose(f);
+    return is;
+}
+
+qf_status qf_report_read(const char *path, qf_result **results, size_t *n, qf_provenance *prov, char *err,
+                         size_t err_size)
+{
+    json_t *doc, *cases, *v;
+    json_error_t je;
+    qf_result *rs;
+    size_t i;
+    qf_status st;
+    if (!path || !results || !n)
+        return QF_EINVAL;
+    *results = NULL;
+    *n = 0;
+    if (prov)
+        qf_report_provenance_from_json(NULL, prov, NULL, 0);
+    {
+        struct stat sb;
+        FILE *f = fopen(path, "r");
+        if (!f) {
+            errf(err, err_size, "%s: cannot open: %s", path, strerror(errno));
+            return QF_EIO;
+        }
+        if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            fclose(f);
+            errf(err, err_size, "%s: is a directory (a report is DIR/results.json)", path);
+            return QF_EIO;
+        }
+        fclose(f);
+    }
+    if (looks_like_journal(path))
+        return qf_journal_read(path, results, n, NULL, NULL, err, err_size);
+    doc = json_load_file(path, 0, &je);
+    if (!doc) {
+        errf(err, err_size, "%s:%d:%d: not JSON: %s", path, je.line, je.column, je.text);
+        return QF_EPARSE;
+    }
+    if (!json_is_object(doc)) {
+        errf(err, err_size, "%s: not a qualify report (a JSON object expected)", path);
+        json_decref(doc);
+        return QF_EPARSE;
+    }
+    v = json_object_get(doc, "schema_version");
+    if (!json_is_integer(v)) {
+        errf(err, err_size, "%s: not a qualify report (no integer 'schema_version')", path);
+        json_decref(doc);
+        return QF_EPARSE;
+    }
+    if (json_integer_value(v) > QF_REPORT_SCHEMA_VERSION || json_integer_value(v) < 1) {
+        errf(err, err_size, "%s: schema_version %lld is not supported (this qualify reads 1..%d)", path,
+             (long long)json_integer_value(v), QF_REPORT_SCHEMA_VERSION);
+        json_decref(doc);
+        return QF_EUNSUPPORTED;
+    }
+    cases = json_object_get(doc, "cases");
+    if (!json_is_array(cases)) {
+        errf(err, err_size, "%s: 'cases': an array expected", path);
+        json_decref(doc);
+        return QF_EPARSE;
+    }
+    rs = calloc(json_array_size(cases) ? json_array_size(cases) : 1, sizeof *rs);
+    if (!rs) {
+        json_decref(doc);
+        return QF_ENOMEM;
+    }
+    json_array_foreach(cases, i, v)
+    {
+        char sub[384];
+        st = qf_result_from_json(v, &rs[i], sub, sizeof sub);
+        if (st != QF_OK) {
+            errf(err, err_size, "%s: cases[%zu]: %s", path, i, sub);
+            free(rs);
+            json_decref(doc);
+            return st;
+        }
+        /* The report's reproduce is what a reader sees; keep them equal. */
+        if (!rs[i].reproducer[0] && json_is_string(json_object_get(v, "reproduce")))
+            snprintf(rs[i].reproducer, sizeof rs[i].reproducer, "%s",
+                     json_string_value(json_object_get(v, "reproduce")));
+    }
+    if (prov) {
+        char sub[256];
+        st = qf_report_provenance_from_json(json_object_get(doc, "provenance"), prov, sub, sizeof sub);
+        if (st != QF_OK) {
+            errf(err, err_size, "%s: %s", path, sub);
+            free(rs);
+            json_decref(doc);
+            return st;
+        }
+    }
+    *results = rs;
+    *n = json_array_size(cases);
+    json_decref(doc);
+    return QF_OK;
+}

@@ -1,0 +1,1459 @@
+/* runner.c: the isolated runner: plan, worker processes, kernel child with
+ * poison, canaries and a time limit, reference, metrics, bound, verdict,
+ * journal (qf_runner.h, docs/runner.md). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* qf_suite.h and qf_kernel.h both name their op enumerators QF_OP_*; this
+ * file needs both, so the suite's are renamed while its header is read
+ * (the suite's ops are only ever used here by name, qf_suite_op_name). */
+#define QF_OP_GEMM        QFS_OP_GEMM
+#define QF_OP_ATTENTION   QFS_OP_ATTENTION
+#define QF_OP_SOFTMAX     QFS_OP_SOFTMAX
+#define QF_OP_LOG_SOFTMAX QFS_OP_LOG_SOFTMAX
+#define QF_OP_RMSNORM     QFS_OP_RMSNORM
+#define QF_OP_LAYERNORM   QFS_OP_LAYERNORM
+#define QF_OP_ACTIVATION  QFS_OP_ACTIVATION
+#define QF_OP_GLU         QFS_OP_GLU
+#define QF_OP_ROPE        QFS_OP_ROPE
+#define QF_OP_MOE_ROUTER  QFS_OP_MOE_ROUTER
+#define QF_OP_QUANTIZE    QFS_OP_QUANTIZE
+#define QF_OP_COUNT       QFS_OP_COUNT
+#include "qf_suite.h"
+#undef QF_OP_GEMM
+#undef QF_OP_ATTENTION
+#undef QF_OP_SOFTMAX
+#undef QF_OP_LOG_SOFTMAX
+#undef QF_OP_RMSNORM
+#undef QF_OP_LAYERNORM
+#undef QF_OP_ACTIVATION
+#undef QF_OP_GLU
+#undef QF_OP_ROPE
+#undef QF_OP_MOE_ROUTER
+#undef QF_OP_QUANTIZE
+#undef QF_OP_COUNT
+
+#include "qf_backend.h"
+#include "qf_bound.h"
+#include "qf_dot.h"
+#include "qf_inputs.h"
+#include "qf_kernel.h"
+#include "qf_metrics.h"
+#include "qf_ref.h"
+#include "qf_result.h"
+#include "qf_runner.h"
+#include "qf_verdict.h"
+
+#define CANARY_BYTES 4096
+#define CANARY_BYTE  0xCD
+/* Two runs into two differently poisoned buffers: an element that still
+ * holds its run's poison in BOTH runs was never written (a kernel cannot
+ * write 0xA5.. in one run and 0x5A.. in the other deterministically; a
+ * nondeterministic one is caught by the bitwise comparison instead). */
+static const unsigned char poison[2] = {0xA5, 0x5A};
+
+static void errf(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void errf(char *err, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    if (!err || !size)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, size, fmt, ap);
+    va_end(ap);
+}
+
+static void say(qf_result *r, qf_verdict v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(qf_result *r, qf_verdict v, const char *fmt, ...)
+{
+    va_list ap;
+    r->verdict = v;
+    va_start(ap, fmt);
+    vsnprintf(r->reason, sizeof r->reason, fmt, ap);
+    va_end(ap);
+}
+
+qf_runner_opts qf_runner_opts_default(void)
+{
+    qf_runner_opts o;
+    memset(&o, 0, sizeof o);
+    o.jobs = 1;
+    o.timeout_s = 60;
+    return o;
+}
+
+void qf_runner_summary_free(qf_runner_summary *s)
+{
+    if (!s)
+        return;
+    free(s->results);
+    memset(s, 0, sizeof *s);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- Shared memory ------------------------------------------------------- */
+
+static void *shm_alloc(size_t bytes)
+{
+    void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* One guarded output buffer: [canary page][data][canary to the page end and
+ * one more page].  The data start is page-aligned and the tail canary starts
+ * at the first byte past the data, so a one-element overrun lands in it. */
+typedef struct guarded {
+    unsigned char *map;
+    size_t map_bytes, bytes;
+    unsigned char *data;
+} guarded;
+
+static int guarded_alloc(guarded *g, size_t bytes, unsigned char fill)
+{
+    size_t pg = CANARY_BYTES, body = (bytes + pg - 1) / pg * pg;
+    g->bytes = bytes;
+    g->map_bytes = pg + body + pg;
+    g->map = shm_alloc(g->map_bytes);
+    if (!g->map)
+        return -1;
+    memset(g->map, CANARY_BYTE, g->map_bytes);
+    g->data = g->map + pg;
+    memset(g->data, fill, bytes);
+    return 0;
+}
+
+static void guarded_free(guarded *g)
+{
+    if (g->map)
+        munmap(g->map, g->map_bytes);
+    g->map = NULL;
+}
+
+/* Offset of the first clobbered canary byte: < 0 before the data, > 0 past
+ * its end (1-based), 0 when intact. */
+static long guarded_check(const guarded *g)
+{
+    size_t i;
+    for (i = 0; i < CANARY_BYTES; i++)
+        if (g->map[i] != CANARY_BYTE)
+            return -(long)(CANARY_BYTES - i);
+    for (i = CANARY_BYTES + g->bytes; i < g->map_bytes; i++)
+        if (g->map[i] != CANARY_BYTE)
+            return (long)(i - CANARY_BYTES - g->bytes) + 1;
+    return 0;
+}
+
+/* What the kernel child reports back. */
+typedef struct child_report {
+    volatile int done;
+    int status; /* qf_status of the run function */
+    char msg[256];
+    double times[1024];
+    size_t ntimes;
+} child_report;
+
+/* ---- Per-case preparation ------------------------------------------------ */
+
+#define MAX_SLOTS 4
+
+typedef struct prep {
+    const qf_suite_case *c;
+    const char *opname; /* suite op name */
+    qf_op_desc op;
+    const qf_kernel *k;
+    const qf_dtype_tuple *t;
+    /* inputs */
+    int nin;
+    qf_tensor in[QF_KERNEL_MAX_IN];
+    double *inval[QF_KERNEL_MAX_IN]; /* decoded values (reference input) */
+    void *incode[QF_KERNEL_MAX_IN];
+    /* output (slot 0 only: every op the runner drives has one) */
+    int nout;
+    qf_tensor out[QF_KERNEL_MAX_OUT];
+    const qf_format *outf;
+    size_t out_n, rows, cols; /* output as rows x cols (batch folded into rows) */
+    guarded g[2];             /* run 0 and run 1 */
+    uint64_t seed;
+} prep;
+
+static void prep_free(prep *p)
+{
+    int i;
+    for (i = 0; i < QF_KERNEL_MAX_IN; i++) {
+        free(p->inval[i]);
+        free(p->incode[i]);
+    }
+    guarded_free(&p->g[0]);
+    guarded_free(&p->g[1]);
+}
+
+static int fmt_eq(const qf_format *f, qf_format_id id)
+{
+    return f && f->id == id;
+}
+
+static const qf_format *role(const qf_suite_case *c, const char *name)
+{
+    return qf_suite_case_format(c, name);
+}
+
+static double param_real(const qf_suite_case *c, const char *key, double dflt)
+{
+    qf_suite_value v;
+    int is_default;
+    if (qf_suite_case_param(c, key, &v, &is_default) != QF_OK)
+        return dflt;
+    return v.type == QF_PARAM_INT || v.type == QF_PARAM_BOOL ? (double)v.i : v.r;
+}
+
+/* Does tuple t serve the case's dtype roles? */
+static int tuple_matches(const char *op, const qf_suite_case *c, const qf_dtype_tuple *t)
+{
+    const qf_format *acc = role(c, "acc"), *out = role(c, "out");
+    if (!fmt_eq(out, t->out[0]) || (acc && !fmt_eq(acc, t->arith.acc_format)))
+        return 0;
+    if (!strcmp(op, "gemm"))
+        return fmt_eq(role(c, "a"), t->in[0]) && fmt_eq(role(c, "b"), t->in[1]);
+    if (!strcmp(op, "rmsnorm") || !strcmp(op, "layernorm"))
+        return fmt_eq(role(c, "in"), t->in[0]) && fmt_eq(role(c, "weight"), t->in[1]);
+    return fmt_eq(role(c, "in"), t->in[0]);
+}
+
+/* Build the op descriptor from the case; 0, or -1 with reason in r. */
+static int build_op(prep *p, qf_result *r)
+{
+    const qf_suite_case *c = p->c;
+    const char *op = p->opname;
+    memset(&p->op, 0, sizeof p->op);
+    if (!strcmp(op, "gemm")) {
+        qf_op_gemm *g = &p->op.u.gemm;
+        p->op.op = QF_OP_GEMM;
+        g->m = c->dims[0];
+        g->n = c->dims[1];
+        g->k = c->dims[2];
+        g->batch = c->ndims > 3 && c->dims[3] ? c->dims[3] : 1;
+        g->trans_a = param_real(c, "trans_a", 0) != 0;
+        g->trans_b = param_real(c, "trans_b", 0) != 0;
+        g->alpha = param_real(c, "alpha", 1);
+        g->beta = param_real(c, "beta", 0);
+        if (strcmp(c->dtype->scale ? c->dtype->scale : "none", "none")) {
+            say(r, QF_VERDICT_UNSUPPORTED,
+                "unsupported: the runner does not drive scaled GEMM (scale %s) yet", c->dtype->scale);
+            return -1;
+        }
+        p->rows = g->batch * g->m;
+        p->cols = g->n;
+        return 0;
+    }
+    if (!strcmp(op, "softmax") || !strcmp(op, "log_softmax")) {
+        p->op.op = QF_OP_SOFTMAX;
+        p->op.u.softmax.rows = c->dims[0];
+        p->op.u.softmax.cols = c->dims[1];
+        p->op.u.softmax.scale = 1;
+        p->op.u.softmax.log = !strcmp(op, "log_softmax");
+        p->rows = c->dims[0];
+        p->cols = c->dims[1];
+        return 0;
+    }
+    if (!strcmp(op, "rmsnorm") || !strcmp(op, "layernorm")) {
+        p->op.op = !strcmp(op, "rmsnorm") ? QF_OP_RMSNORM : QF_OP_LAYERNORM;
+        p->op.u.norm.rows = c->dims[0];
+        p->op.u.norm.cols = c->dims[1];
+        p->op.u.norm.eps = param_real(c, "eps", 1e-6);
+        p->op.u.norm.weight_offset = param_real(c, "weight_offset", 0);
+        p->rows = c->dims[0];
+        p->cols = c->dims[1];
+        return 0;
+    }
+    say(r, QF_VERDICT_UNSUPPORTED,
+        "unsupported: the runner does not drive op '%s' yet (gemm, softmax, "
+        "log_softmax, rmsnorm, layernorm)",
+        op);
+    return -1;
+}
+
+/* The case's distribution as a qf_dist. */
+static qf_status case_dist(const qf_suite_input *in, qf_dist *d, char *err, size_t err_size)
+{
+    size_t i;
+    qf_status s = qf_dist_lookup(in->name, d, err, err_size);
+    if (s != QF_OK)
+        return s;
+    for (i = 0; i < in->nparams; i++) {
+        /* The suite's parameter names (docs/suites.md) where qf_dist's
+         * differ (docs/inputs.md); near_saturation's level is the lower end
+         * of |x| / max. */
+        static const char *const alias[][2] = {
+            {"low", "lo"}, {"high", "hi"}, {"max", "int_max"}, {"level", "lo"}};
+        const char *key = in->keys[i];
+        char v[64];
+        size_t a;
+        for (a = 0; a < sizeof alias / sizeof alias[0]; a++)
+            if (!strcmp(key, alias[a][0]) && qf_dist_set(d, key, "0", NULL, 0) != QF_OK)
+                key = alias[a][1];
+        snprintf(v, sizeof v, "%.17g", in->values[i]);
+        s = qf_dist_set(d, key, v, err, err_size);
+        if (s != QF_OK)
+            return s;
+    }
+    if (in->path)
+        snprintf(d->path, sizeof d->path, "%s", in->path);
+    return QF_OK;
+}
+
+/* Generate input slot `slot` as rows x cols of the tuple's format. */
+static int gen_input(prep *p, qf_result *r, int slot, const qf_dist *d, int ndim, const int64_t *shape,
+                     size_t rows, size_t cols)
+{
+    const qf_format *f = qf_format_get(p->t->in[slot]);
+    char err[256];
+    size_t n = rows * cols;
+    qf_status s;
+    if (!f) {
+        say(r, QF_VERDICT_UNSUPPORTED, "unsupported: input slot %d has no valid format", slot);
+        return -1;
+    }
+    p->inval[slot] = malloc((n ? n : 1) * sizeof(double));
+    p->incode[slot] = malloc(qf_format_array_bytes(f, n ? n : 1) + 8);
+    if (!p->inval[slot] || !p->incode[slot]) {
+        say(r, QF_VERDICT_MISTRUSTED, "out of memory generating inputs");
+        return -1;
+    }
+    /* The chunk entry point runs in this thread only: the worker must not
+     * start OpenMP threads before it forks the kernel child. */
+    s = qf_inputs_generate_rows(d, p->seed, (uint64_t)slot, f, NULL, rows, cols, 0, rows, p->inval[slot],
+                                p->incode[slot], err, sizeof err);
+    if (s != QF_OK) {
+        say(r, QF_VERDICT_UNSUPPORTED, "unsupported: input %s: %s", qf_op_slot_name(p->op.op, 0, slot), err);
+        return -1;
+    }
+    qf_tensor_init(&p->in[slot], f->id, ndim, shape);
+    p->in[slot].data = p->incode[slot];
+    p->in[slot].bytes = qf_format_array_bytes(f, n);
+    return 0;
+}
+
+static int prepare_inputs(prep *p, qf_result *r)
+{
+    qf_dist d;
+    char err[256];
+    if (case_dist(p->c->input, &d, err, sizeof err) != QF_OK) {
+        say(r, QF_VERDICT_UNSUPPORTED, "unsupported: input distribution: %s", err);
+        return -1;
+    }
+    p->nin = qf_op_slot_count(p->op.op, 0);
+    p->nout = qf_op_slot_count(p->op.op, 1);
+    if (p->op.op == QF_OP_GEMM) {
+        const qf_op_gemm *g = &p->op.u.gemm;
+        int nd = g->batch > 1 ? 3 : 2;
+        int64_t sa[3], sb[3], sc[3];
+        int64_t bt = (int64_t)g->batch, m = (int64_t)g->m, n = (int64_t)g->n, k = (int64_t)g->k;
+        int64_t ar = g->trans_a ? k : m, ac = g->trans_a ? m : k, br = g->trans_b ? n : k,
+                bc = g->trans_b ? k : n;
+        if (nd == 3) {
+            sa[0] = sb[0] = sc[0] = bt;
+            sa[1] = ar, sa[2] = ac, sb[1] = br, sb[2] = bc, sc[1] = m, sc[2] = n;
+        } else {
+            sa[0] = ar, sa[1] = ac, sb[0] = br, sb[1] = bc, sc[0] = m, sc[1] = n;
+        }
+        if (gen_input(p, r, 0, &d, nd, sa, (size_t)(bt * ar), (size_t)ac) ||
+            gen_input(p, r, 1, &d, nd, sb, (size_t)(bt * br), (size_t)bc))
+            return -1;
+        if (g->beta != 0 && gen_input(p, r, 2, &d, nd, sc, (size_t)(bt * m), (size_t)n))
+            return -1;
+        qf_tensor_init(&p->out[0], p->t->out[0], nd, sc);
+    } else {
+        int64_t sx[2] = {(int64_t)p->rows, (int64_t)p->cols}, sv[1] = {(int64_t)p->cols};
+        if (gen_input(p, r, 0, &d, 2, sx, p->rows, p->cols))
+            return -1;
+        if (p->op.op == QF_OP_RMSNORM || p->op.op == QF_OP_LAYERNORM) {
+            /* Weights near 1 and small biases, as trained norms have them;
+             * drawn from their own streams of the case's seed. */
+            qf_dist w = qf_dist_default(QF_DIST_NORMAL);
+            int want_w = param_real(p->c, "weight", 1) != 0;
+            int want_b = p->op.op == QF_OP_LAYERNORM && param_real(p->c, "bias", 1) != 0;
+            w.mean = 1;
+            w.std = 0.125;
+            if (want_w && gen_input(p, r, 1, &w, 1, sv, 1, p->cols))
+                return -1;
+            w.mean = 0;
+            if (want_b && gen_input(p, r, 2, &w, 1, sv, 1, p->cols))
+                return -1;
+        }
+        qf_tensor_init(&p->out[0], p->t->out[0], 2, sx);
+    }
+    p->outf = qf_format_get(p->t->out[0]);
+    p->out_n = p->rows * p->cols;
+    if (!p->outf || p->outf->storage_bits % 8) {
+        say(r, QF_VERDICT_UNSUPPORTED, "unsupported: packed output formats are not driven by the runner yet");
+        return -1;
+    }
+    if (guarded_alloc(&p->g[0], qf_format_array_bytes(p->outf, p->out_n), poison[0]) ||
+        guarded_alloc(&p->g[1], qf_format_array_bytes(p->outf, p->out_n), poison[1])) {
+        say(r, QF_VERDICT_MISTRUSTED, "cannot map the output buffers: %s", strerror(errno));
+        return -1;
+    }
+    p->out[0].bytes = p->g[0].bytes;
+    return 0;
+}
+
+/* ---- The kernel child ------------------------------------------------------ */
+
+static void child_reset_signals(void)
+{
+    /* Sanitizer runtimes catch SEGV and turn it into an exit status; the
+     * runner wants the signal itself. */
+    static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM};
+    size_t i;
+    for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        signal(sigs[i], SIG_DFL);
+}
+
+static void child_run(prep *p, child_report *rep, int timing, size_t warmup, size_t reps)
+{
+    qf_kernel_call call;
+    qf_device dev;
+    void *ctx = p->k->user;
+    qf_status s = QF_OK;
+    int run;
+    child_reset_signals();
+    memset(&call, 0, sizeof call);
+    memset(&dev, 0, sizeof dev);
+    dev.backend = qf_backend_cpu();
+    call.abi_version = QF_KERNEL_ABI_VERSION;
+    call.kernel = p->k;
+    call.dtype = p->t;
+    call.op = &p->op;
+    call.in = p->in;
+    call.out = p->out;
+    call.device = &dev;
+    call.seed = p->seed;
+    call.threads = 1;
+    call.msg = rep->msg;
+    call.msg_size = sizeof rep->msg;
+    if (p->k->init && (s = p->k->init(p->k, &ctx)) != QF_OK) {
+        rep->status = s;
+        rep->done = 1;
+        _exit(0);
+    }
+    if (!timing) {
+        for (run = 0; run < 2 && s == QF_OK; run++) {
+            p->out[0].data = p->g[run].data;
+            s = p->k->run(ctx, &call);
+        }
+    } else {
+        size_t i;
+        p->out[0].data = p->g[0].data;
+        for (i = 0; i < warmup && s == QF_OK; i++)
+            s = p->k->run(ctx, &call);
+        for (i = 0; i < reps && s == QF_OK && i < sizeof rep->times / sizeof rep->times[0]; i++) {
+            double t0 = now_s();
+            s = p->k->run(ctx, &call);
+            rep->times[i] = now_s() - t0;
+            rep->ntimes = i + 1;
+        }
+    }
+    if (p->k->fini)
+        p->k->fini(ctx);
+    rep->status = s;
+    rep->done = 1;
+    _exit(0);
+}
+
+/* Fork the kernel child and wait for it: 0 when it reported, else the
+ * verdict is set in r (CRASHED, TIMEOUT) and -1 returned. */
+static int run_child(prep *p, child_report *rep, qf_result *r, double timeout_s, int timing, size_t warmup,
+                     size_t reps)
+{
+    pid_t pid;
+    int st = 0;
+    double t0 = now_s(), nap = 0.0005;
+    memset(rep, 0, sizeof *rep);
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        say(r, QF_VERDICT_MISTRUSTED, "cannot fork the kernel child: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0)
+        child_run(p, rep, timing, warmup, reps);
+    for (;;) {
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid)
+            break;
+        if (w < 0 && errno != EINTR) {
+            say(r, QF_VERDICT_MISTRUSTED, "lost the kernel child: %s", strerror(errno));
+            return -1;
+        }
+        if (now_s() - t0 > timeout_s) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            say(r, QF_VERDICT_TIMEOUT, "timed out: the kernel ran past the %.3g s limit and was killed",
+                timeout_s);
+            return -1;
+        }
+        {
+            struct timespec ts = {0, (long)(nap * 1e9)};
+            nanosleep(&ts, NULL);
+            if (nap < 0.01)
+                nap *= 2;
+        }
+    }
+    if (WIFSIGNALED(st)) {
+        r->signal = WTERMSIG(st);
+        say(r, QF_VERDICT_CRASHED, "crashed: signal %d (%s)", r->signal, strsignal(r->signal));
+        return -1;
+    }
+    if (!rep->done || (WIFEXITED(st) && WEXITSTATUS(st) != 0)) {
+        r->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        say(r, QF_VERDICT_CRASHED, "crashed: the kernel process exited with status %d before finishing",
+            r->exit_code);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- Reading outputs ----------------------------------------------------- */
+
+static uint64_t load_code(const unsigned char *base, int bytes, size_t i)
+{
+    const unsigned char *q = base + i * (size_t)bytes;
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
+    switch (bytes) {
+    case 1: memcpy(&u8, q, 1); return u8;
+    case 2: memcpy(&u16, q, 2); return u16;
+    case 4: memcpy(&u32, q, 4); return u32;
+    default: memcpy(&u64, q, 8); return u64;
+    }
+}
+
+static void where_rc(const prep *p, size_t i, char *buf, size_t size)
+{
+    if (p->cols)
+        snprintf(buf, size, "(%zu, %zu)", i / p->cols, i % p->cols);
+    else
+        snprintf(buf, size, "[%zu]", i);
+}
+
+/* Canaries and poison; 0 when clean, else FAILED is set. */
+static int check_outputs(prep *p, qf_result *r)
+{
+    int run, eb = p->outf->storage_bits / 8;
+    size_t i, unwritten = 0, first = 0;
+    const char *slot = qf_op_slot_name(p->op.op, 1, 0);
+    char at[64];
+    for (run = 0; run < 2; run++) {
+        long off = guarded_check(&p->g[run]);
+        if (off)
+            return say(r, QF_VERDICT_FAILED,
+                       "canary: output %s written out of bounds, %ld byte(s) %s the buffer (run %d)", slot,
+                       off < 0 ? -off : off, off < 0 ? "before" : "past the end of", run + 1),
+                   -1;
+    }
+    for (i = 0; i < p->out_n; i++) {
+        int b, clean = 1;
+        for (run = 0; run < 2 && clean; run++)
+            for (b = 0; b < eb; b++)
+                if (p->g[run].data[i * (size_t)eb + (size_t)b] != poison[run]) {
+                    clean = 0;
+                    break;
+                }
+        if (clean && unwritten++ == 0)
+            first = i;
+    }
+    if (unwritten) {
+        where_rc(p, first, at, sizeof at);
+        say(r, QF_VERDICT_FAILED, "unwritten: %zu of %zu elements of output %s never written (first at %s)",
+            unwritten, p->out_n, slot, at);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- Reference, metrics, bound ------------------------------------------- */
+
+typedef struct checked {
+    size_t n;
+    uint64_t *idx; /* linear output indices */
+    double *got, *exact, *rounded, *bound, *absb;
+    uint8_t *status;
+} checked;
+
+static void checked_free(checked *ck)
+{
+    free(ck->idx);
+    free(ck->got);
+    free(ck->exact);
+    free(ck->rounded);
+    free(ck->bound);
+    free(ck->absb);
+    free(ck->status);
+}
+
+static int checked_alloc(checked *ck, size_t n)
+{
+    size_t m = n ? n : 1;
+    ck->n = n;
+    ck->got = malloc(m * sizeof(double));
+    ck->exact = malloc(m * sizeof(double));
+    ck->rounded = malloc(m * sizeof(double));
+    ck->bound = malloc(m * sizeof(double));
+    ck->absb = malloc(m * sizeof(double));
+    ck->status = calloc(m, 1);
+    return ck->got && ck->exact && ck->rounded && ck->bound && ck->absb && ck->status ? 0 : -1;
+}
+
+static void bound_summary(prep *p, checked *ck, qf_result *r)
+{
+    size_t i, at = 0;
+    double mx = -1;
+    for (i = 0; i < ck->n; i++)
+        if (ck->bound[i] > mx) {
+            mx = ck->bound[i];
+            at = i;
+        }
+    if (mx >= 0) {
+        double u = qf_format_ulp(p->outf, ck->exact[at]);
+        r->bound.max_bound = mx;
+        r->bound.max_bound_ulp = u > 0 ? mx / u : NAN;
+    }
+}
+
+/* Each batch entry is a matrix of its own: its first and last rows and
+ * columns and tile edges are sampled, with an equal share of the target. */
+static int sample_batched(const qf_op_gemm *g, uint64_t target, uint64_t tile, uint64_t seed, uint64_t **idx,
+                          size_t *n)
+{
+    size_t b, total = 0, i;
+    uint64_t *all = NULL;
+    if (target == 0 || target >= (uint64_t)(g->batch * g->m * g->n) || g->batch <= 1)
+        return qf_runner_sample(g->batch * g->m, g->n, target, tile, seed, idx, n) == QF_OK ? 0 : -1;
+    for (b = 0; b < g->batch; b++) {
+        uint64_t *one = NULL, *na;
+        size_t k = 0;
+        if (qf_runner_sample(g->m, g->n, (target + g->batch - 1) / g->batch, tile, seed + b, &one, &k) !=
+            QF_OK)
+            goto fail;
+        na = realloc(all, (total + k + 1) * sizeof *na);
+        if (!na) {
+            free(one);
+            goto fail;
+        }
+        all = na;
+        for (i = 0; i < k; i++)
+            all[total + i] = (uint64_t)(b * g->m * g->n) + one[i];
+        total += k;
+        free(one);
+    }
+    *idx = all;
+    *n = total;
+    return 0;
+fail:
+    free(all);
+    return -1;
+}
+
+static int reference_gemm(prep *p, checked *ck, qf_result *r, uint64_t target, uint64_t tile)
+{
+    const qf_op_gemm *g = &p->op.u.gemm;
+    qf_gemm_desc d = qf_gemm_desc_default();
+    qf_bound_coef coef;
+    size_t i;
+    int epilogue = (g->alpha != 1) + (g->beta != 0);
+    qf_status s;
+    d.layout = QF_ROW_MAJOR;
+    d.trans_a = g->trans_a ? QF_TRANS : QF_NO_TRANS;
+    d.trans_b = g->trans_b ? QF_TRANS : QF_NO_TRANS;
+    d.m = g->m;
+    d.n = g->n;
+    d.k = g->k;
+    d.alpha = g->alpha;
+    d.beta = g->beta;
+    d.a = p->inval[0];
+    d.lda = g->trans_a ? g->m : g->k;
+    d.b = p->inval[1];
+    d.ldb = g->trans_b ? g->k : g->n;
+    d.c = g->beta != 0 ? p->inval[2] : NULL;
+    d.ldc = g->n;
+    d.batch = g->batch;
+    d.stride_a = (ptrdiff_t)(g->m * g->k);
+    d.stride_b = (ptrdiff_t)(g->k * g->n);
+    d.stride_c = d.stride_d = (ptrdiff_t)(g->m * g->n);
+    d.fa = qf_format_get(p->t->in[0]);
+    d.fb = qf_format_get(p->t->in[1]);
+    d.ldd = g->n;
+    d.threads = 1;
+    if (sample_batched(g, target, tile, p->seed, &ck->idx, &ck->n) || checked_alloc(ck, ck->n)) {
+        say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
+        return -1;
+    }
+    if (ck->n == p->out_n) {
+        /* Every element: the GEMM engine, twice (binary64 and the output
+         * format, each rounded once from the exact sum). */
+        qf_gemm_desc d2 = d;
+        d.out = NULL;
+        d.d_value = ck->exact;
+        d.d_abs = ck->absb;
+        d2.out = p->outf;
+        d2.d_value = ck->rounded;
+        if ((s = qf_gemm(&d)) != QF_OK || (s = qf_gemm(&d2)) != QF_OK) {
+            say(r, QF_VERDICT_MISTRUSTED, "reference failed: %s", qf_status_str(s));
+            return -1;
+        }
+        for (i = 0; i < ck->n; i++) {
+            if (ck->rounded[i] == ck->exact[i])
+                r->ref_exact++;
+            else
+                r->ref_rounded++;
+        }
+    }
+    for (i = 0; i < ck->n && ck->n != p->out_n; i++) {
+        /* The exact accumulator of each checked element, rounded twice from
+         * it: to binary64 (the "exact" value metrics and bounds use, within
+         * 2^-53) and once, directly, into the output format. */
+        qf_dot_acc acc, abs;
+        size_t e = (size_t)ck->idx[i], pb = e / (g->m * g->n), rem = e % (g->m * g->n);
+        qf_dot_acc_init(&acc);
+        qf_dot_acc_init(&abs);
+        s = qf_gemm_acc_element(&d, pb, rem / g->n, rem % g->n, &acc, &abs);
+        if (s != QF_OK) {
+            say(r, QF_VERDICT_MISTRUSTED, "reference failed: %s", qf_status_str(s));
+            return -1;
+        }
+        ck->exact[i] = qf_dot_acc_get_d(&acc, QF_ROUND_RNE);
+        ck->rounded[i] = qf_format_decode(p->outf, qf_dot_acc_round(&acc, p->outf, QF_ROUND_RNE, 0, 0, 0));
+        ck->absb[i] = qf_dot_acc_get_d(&abs, QF_ROUND_UP);
+        if (ck->rounded[i] == ck->exact[i])
+            r->ref_exact++;
+        else
+            r->ref_rounded++;
+    }
+    s = qf_bound_gemm_coef(&p->t->arith, g->k, epilogue, p->outf, 3.0, &coef);
+    if (s != QF_OK) {
+        say(r, QF_VERDICT_MISTRUSTED, "cannot derive the bound from the claim: %s", qf_status_str(s));
+        return -1;
+    }
+    qf_bound_apply(&coef, ck->n, ck->absb, ck->exact, ck->bound);
+    snprintf(r->bound.kind, sizeof r->bound.kind, "gemm");
+    r->bound.rel_abs = coef.rel_abs;
+    r->bound.rel_out = coef.rel_out;
+    r->bound.abs_min = coef.abs_min;
+    r->bound.chain = coef.chain;
+    r->bound.eta = coef.eta;
+    r->bound.prob = coef.prob;
+    return 0;
+}
+
+/* Rows of a row-wise op to check: edges, then seeded rows up to target
+ * elements. */
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int pick_rows(prep *p, uint64_t target, uint64_t tile, uint64_t **rows, size_t *n)
+{
+    uint64_t want = target && p->cols ? (target + p->cols - 1) / p->cols : 0, *v, draw = 0;
+    size_t k, cap, i, w;
+    if (want == 0 || want >= p->rows) {
+        if (qf_runner_sample(p->rows, 1, 0, 0, 0, rows, n) != QF_OK)
+            return -1;
+        return 0;
+    }
+    k = qf_runner_edges(p->rows, tile, NULL, 0);
+    cap = k + (size_t)want + 1;
+    v = malloc(cap * sizeof *v);
+    if (!v)
+        return -1;
+    k = qf_runner_edges(p->rows, tile, v, k);
+    /* Seeded rows up to the target, then sort and drop repeats. */
+    while (k < want && draw < 64 * want) {
+        v[k++] = qf_rng_u64(p->seed ^ 0x524f5753ull, draw++) % p->rows;
+        if (k == want || k == cap) {
+            qsort(v, k, sizeof *v, cmp_u64);
+            for (i = 0, w = 0; i < k; i++)
+                if (w == 0 || v[w - 1] != v[i])
+                    v[w++] = v[i];
+            k = w;
+        }
+    }
+    *rows = v;
+    *n = k;
+    return 0;
+}
+
+static int reference_rows(prep *p, checked *ck, qf_result *r, uint64_t target, uint64_t tile)
+{
+    uint64_t *rows = NULL;
+    size_t nr = 0, i, j, C = p->cols;
+    double *x = NULL;
+    qf_ref_out ex, ro;
+    qf_ref_opts o64 = qf_ref_opts_default(), oo = qf_ref_opts_default();
+    qf_status s = QF_OK;
+    int rc = -1;
+    memset(&ex, 0, sizeof ex);
+    memset(&ro, 0, sizeof ro);
+    if (pick_rows(p, target, tile, &rows, &nr) || checked_alloc(ck, nr * C) ||
+        !(ck->idx = malloc((nr * C + 1) * sizeof *ck->idx)) || !(x = malloc((nr * C + 1) * sizeof *x)) ||
+        qf_ref_out_alloc(&ex, nr * C) != QF_OK || qf_ref_out_alloc(&ro, nr * C) != QF_OK) {
+        say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
+        goto done;
+    }
+    for (i = 0; i < nr; i++)
+        for (j = 0; j < C; j++) {
+            ck->idx[i * C + j] = rows[i] * C + j;
+            x[i * C + j] = p->inval[0][rows[i] * C + j];
+        }
+    o64.threads = oo.threads = 1;
+    oo.format = p->outf;
+    if (p->op.op == QF_OP_SOFTMAX) {
+        double sc = p->op.u.softmax.scale;
+        if (p->op.u.softmax.log) {
+            s = qf_ref_log_softmax(&o64, x, nr, C, sc, &ex);
+            if (s == QF_OK)
+                s = qf_ref_log_softmax(&oo, x, nr, C, sc, &ro);
+        } else {
+            s = qf_ref_softmax(&o64, x, nr, C, sc, &ex);
+            if (s == QF_OK)
+                s = qf_ref_softmax(&oo, x, nr, C, sc, &ro);
+        }
+    } else {
+        qf_ref_norm_params np;
+        memset(&np, 0, sizeof np);
+        np.rows = nr;
+        np.cols = C;
+        np.eps = p->op.u.norm.eps;
+        np.weight = p->inval[1];
+        np.bias = p->inval[2];
+        np.weight_offset = p->op.u.norm.weight_offset;
+        if (p->op.op == QF_OP_RMSNORM) {
+            s = qf_ref_rmsnorm(&o64, &np, x, &ex);
+            if (s == QF_OK)
+                s = qf_ref_rmsnorm(&oo, &np, x, &ro);
+        } else {
+            s = qf_ref_layernorm(&o64, &np, x, &ex);
+            if (s == QF_OK)
+                s = qf_ref_layernorm(&oo, &np, x, &ro);
+        }
+    }
+    if (s != QF_OK) {
+        say(r, QF_VERDICT_MISTRUSTED, "reference failed: %s", qf_status_str(s));
+        goto done;
+    }
+    memcpy(ck->exact, ex.value, nr * C * sizeof(double));
+    memcpy(ck->rounded, ro.value, nr * C * sizeof(double));
+    memcpy(ck->status, ro.status, nr * C);
+    r->ref_exact = ro.n_exact;
+    r->ref_rounded = ro.n_rounded;
+    r->ref_undecided = ro.n_undecided;
+    r->ref_undefined = ro.n_undefined;
+    /* Bounds per row. */
+    for (i = 0; i < nr * C; i++)
+        ck->bound[i] = NAN;
+    if (p->t->arith.max_ulp > 0) {
+        qf_bound_ulp(p->outf, p->t->arith.max_ulp, nr * C, ck->exact, ck->bound);
+        snprintf(r->bound.kind, sizeof r->bound.kind, "ulp");
+        r->bound.claimed_ulp = p->t->arith.max_ulp;
+    } else if (p->op.op == QF_OP_SOFTMAX && !p->op.u.softmax.log) {
+        for (i = 0; i < nr && s == QF_OK; i++)
+            s = qf_bound_softmax(&p->t->arith, p->outf, C, x + i * C, p->op.u.softmax.scale,
+                                 ck->exact + i * C, ck->bound + i * C);
+        snprintf(r->bound.kind, sizeof r->bound.kind, "softmax");
+    } else if (p->op.op == QF_OP_RMSNORM || p->op.op == QF_OP_LAYERNORM) {
+        for (i = 0; i < nr && s == QF_OK; i++)
+            s = qf_bound_norm(&p->t->arith, p->outf, C, x + i * C, p->inval[1], p->inval[2], p->op.u.norm.eps,
+                              p->op.op == QF_OP_LAYERNORM, ck->exact + i * C, ck->bound + i * C);
+        snprintf(r->bound.kind, sizeof r->bound.kind, "norm");
+    }
+    if (s != QF_OK) {
+        say(r, QF_VERDICT_MISTRUSTED, "cannot derive the bound from the claim: %s", qf_status_str(s));
+        goto done;
+    }
+    rc = 0;
+done:
+    free(rows);
+    free(x);
+    qf_ref_out_free(&ex);
+    qf_ref_out_free(&ro);
+    return rc;
+}
+
+/* Metrics index into the checked list; report real output positions. */
+static void remap(size_t *at, const checked *ck)
+{
+    if (*at < ck->n)
+        *at = (size_t)ck->idx[*at];
+}
+
+static qf_policy case_policy(const prep *p)
+{
+    const qf_suite_policy *sp = &p->c->group->policy;
+    qf_policy pol = qf_policy_default(p->op.op == QF_OP_GEMM);
+    if (sp->set & QF_POLICY_MAX_ULP)
+        pol.max_ulp = sp->max_ulp;
+    if (sp->set & QF_POLICY_MAX_NORMWISE)
+        pol.max_normwise = sp->max_normwise;
+    if (sp->set & QF_POLICY_MIN_SQNR_DB)
+        pol.min_sqnr_db = sp->min_sqnr_db;
+    if (sp->set & QF_POLICY_BASELINE)
+        pol.baseline_factor = sp->baseline_factor;
+    return pol;
+}
+
+static void evaluate(prep *p, qf_result *r, double timeout_s, int timing, size_t warmup, size_t reps)
+{
+    const qf_suite_group *gr = p->c->group;
+    child_report *rep = shm_alloc(sizeof *rep);
+    checked ck;
+    qf_metrics_input mi;
+    qf_verdict_input vi = qf_verdict_input_default();
+    qf_policy pol;
+    size_t i, ndiff = 0, first = 0;
+    int eb;
+    uint64_t target = gr->sampling.max_elements, tile = gr->sampling.tile;
+    qf_status s;
+    memset(&ck, 0, sizeof ck);
+    if (!rep) {
+        say(r, QF_VERDICT_MISTRUSTED, "cannot map shared memory: %s", strerror(errno));
+        return;
+    }
+    if (run_child(p, rep, r, timeout_s, 0, 0, 0))
+        goto done;
+    if (rep->status == QF_EUNSUPPORTED) {
+        say(r, QF_VERDICT_UNSUPPORTED, "unsupported: the kernel declined: %s",
+            rep->msg[0] ? rep->msg : "(no reason)");
+        goto done;
+    }
+    if (rep->status != QF_OK) {
+        say(r, QF_VERDICT_FAILED, "the kernel returned %s: %s", qf_status_str((qf_status)rep->status),
+            rep->msg[0] ? rep->msg : "(no message)");
+        goto done;
+    }
+    if (check_outputs(p, r))
+        goto done;
+    eb = p->outf->storage_bits / 8;
+    qf_metrics_bitwise(p->g[0].data, p->g[1].data, p->out_n, (size_t)eb, &ndiff, &first);
+    r->det_checked = 1;
+    r->det_equal = ndiff == 0;
+    r->det_first_diff = ndiff ? first : 0;
+    if ((p->op.op == QF_OP_GEMM ? reference_gemm(p, &ck, r, target, tile)
+                                : reference_rows(p, &ck, r, target, tile)))
+        goto done;
+    for (i = 0; i < ck.n; i++)
+        ck.got[i] = qf_format_decode(p->outf, load_code(p->g[0].data, eb, (size_t)ck.idx[i]));
+    r->n_checked = ck.n;
+    r->sampled = ck.n < p->out_n;
+    memset(&mi, 0, sizeof mi);
+    mi.out = p->outf;
+    mi.n = ck.n;
+    mi.got = ck.got;
+    mi.exact = ck.exact;
+    mi.rounded = ck.rounded;
+    mi.bound = r->bound.kind[0] ? ck.bound : NULL;
+    mi.status = p->op.op == QF_OP_GEMM ? NULL : ck.status;
+    mi.cols = r->sampled ? 0 : p->cols;
+    s = qf_metrics_compute(&mi, &r->metrics, NULL);
+    if (s != QF_OK) {
+        say(r, QF_VERDICT_MISTRUSTED, "metrics failed: %s", qf_status_str(s));
+        goto done;
+    }
+    if (r->sampled) {
+        remap(&r->metrics.at_ulp, &ck);
+        remap(&r->metrics.at_abs, &ck);
+        remap(&r->metrics.at_rel, &ck);
+        remap(&r->metrics.at_util, &ck);
+        remap(&r->metrics.at_nonfinite_bad, &ck);
+        remap(&r->metrics.at_finite_bad, &ck);
+        remap(&r->metrics.at_violation, &ck);
+        r->metrics.cols = p->cols;
+    }
+    r->has_metrics = 1;
+    if (r->bound.kind[0])
+        bound_summary(p, &ck, r);
+    pol = case_policy(p);
+    vi.metrics = &r->metrics;
+    vi.det_claimed = p->t->arith.deterministic;
+    vi.det_checked = 1;
+    vi.det_equal = r->det_equal;
+    vi.det_first_diff = r->det_first_diff;
+    s = qf_verdict_decide(&vi, &pol, &r->verdict, r->reason, sizeof r->reason);
+    if (s != QF_OK) {
+        say(r, QF_VERDICT_MISTRUSTED, "verdict failed: %s", qf_status_str(s));
+        goto done;
+    }
+    if (timing && (r->verdict == QF_VERDICT_QUALIFIED || r->verdict == QF_VERDICT_MARGINAL)) {
+        /* Correctness first: only a kernel that computes the right thing is
+         * worth timing.  The timing run gets its own limit per run. */
+        qf_result tr = *r;
+        double limit = timeout_s * (double)(warmup + reps + 1);
+        if (run_child(p, rep, &tr, limit, 1, warmup, reps) == 0 && rep->status == QF_OK && rep->ntimes) {
+            double *t = rep->times;
+            size_t n = rep->ntimes, a, b;
+            for (a = 1; a < n; a++) /* insertion sort: n is small */
+                for (b = a; b > 0 && t[b - 1] > t[b]; b--) {
+                    double x = t[b];
+                    t[b] = t[b - 1];
+                    t[b - 1] = x;
+                }
+            r->timing.measured = 1;
+            r->timing.warmup = warmup;
+            r->timing.reps = n;
+            r->timing.min_s = t[0];
+            r->timing.max_s = t[n - 1];
+            r->timing.median_s = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+            r->timing.spread = r->timing.median_s > 0 ? (t[n - 1] - t[0]) / r->timing.median_s : NAN;
+        }
+    }
+done:
+    checked_free(&ck);
+    munmap(rep, sizeof *rep);
+}
+
+/* ---- One (case, kernel) pair, in the worker process ----------------------- */
+
+typedef struct pair {
+    size_t ci;
+    const qf_kernel *k;
+    size_t kidx;
+} pair;
+
+static void shell_quote(char *dst, size_t size, const char *s)
+{
+    size_t o = 0;
+    int plain = *s != '\0';
+    const char *q;
+    for (q = s; *q; q++)
+        if (!(('a' <= *q && *q <= 'z') || ('A' <= *q && *q <= 'Z') || ('0' <= *q && *q <= '9') ||
+              strchr("/._-=,:+@%", *q)))
+            plain = 0;
+    if (plain) {
+        snprintf(dst, size, "%s", s);
+        return;
+    }
+    if (size < 3) {
+        if (size)
+            dst[0] = '\0';
+        return;
+    }
+    dst[o++] = '\'';
+    for (q = s; *q && o + 5 < size; q++) {
+        if (*q == '\'') {
+            memcpy(dst + o, "'\\''", 4);
+            o += 4;
+        } else
+            dst[o++] = *q;
+    }
+    dst[o++] = '\'';
+    dst[o] = '\0';
+}
+
+static void append(char *dst, size_t size, const char *s)
+{
+    size_t n = strlen(dst);
+    if (n < size)
+        snprintf(dst + n, size - n, "%s", s);
+}
+
+static void fill_common(qf_result *r, const qf_suite *suite, const qf_suite_case *c, const pair *pr,
+                        const qf_registry *reg, const qf_runner_opts *o)
+{
+    const char *const *names;
+    size_t i, n;
+    char q[1024];
+    struct tm tm;
+    time_t now = time(NULL);
+    const char *suite_arg = o->suite_arg ? o->suite_arg : suite->path;
+    qf_result_init(r);
+    snprintf(r->case_id, sizeof r->case_id, "%s", c->id);
+    snprintf(r->suite, sizeof r->suite, "%s", suite_arg ? suite_arg : "");
+    snprintf(r->op, sizeof r->op, "%s", qf_suite_op_name(c->op));
+    snprintf(r->kernel, sizeof r->kernel, "%s", pr->k->name);
+    snprintf(r->kernel_kind, sizeof r->kernel_kind, "%s", qf_kernel_kind_name(pr->k->kind));
+    snprintf(r->kernel_origin, sizeof r->kernel_origin, "%s", qf_registry_origin(reg, pr->kidx));
+    snprintf(r->dtype, sizeof r->dtype, "%s", c->dtype->label);
+    n = qf_suite_op_roles(c->op, &names);
+    for (i = 0; i < n && i < QF_RESULT_MAX_ROLES; i++) {
+        snprintf(r->roles[i].role, sizeof r->roles[i].role, "%s", names[i]);
+        snprintf(r->roles[i].format, sizeof r->roles[i].format, "%s",
+                 c->dtype->role[i] ? c->dtype->role[i]->name : "");
+    }
+    r->nroles = i;
+    n = qf_suite_op_dims(c->op, &names);
+    for (i = 0; i < n && i < c->ndims && i < QF_RESULT_MAX_DIMS; i++) {
+        snprintf(r->dims[i].name, sizeof r->dims[i].name, "%s", names[i]);
+        r->dims[i].value = c->dims[i];
+    }
+    r->ndims = i;
+    for (i = 0; i < c->group->nparams && i < QF_RESULT_MAX_PARAMS; i++) {
+        const qf_suite_param *pa = &c->group->params[i];
+        const qf_suite_value *v = &pa->values[c->param_choice[i]];
+        snprintf(r->params[i].key, sizeof r->params[i].key, "%s", pa->key);
+        switch (v->type) {
+        case QF_PARAM_BOOL:
+            snprintf(r->params[i].value, sizeof r->params[i].value, "%s", v->i ? "true" : "false");
+            break;
+        case QF_PARAM_INT:
+            snprintf(r->params[i].value, sizeof r->params[i].value, "%lld", (long long)v->i);
+            break;
+        case QF_PARAM_REAL: snprintf(r->params[i].value, sizeof r->params[i].value, "%.17g", v->r); break;
+        default: snprintf(r->params[i].value, sizeof r->params[i].value, "%s", v->s ? v->s : ""); break;
+        }
+    }
+    r->nparams = i;
+    snprintf(r->input, sizeof r->input, "%s", c->input->label ? c->input->label : c->input->name);
+    r->seed = c->seed;
+    snprintf(r->arch, sizeof r->arch, "%s", o->arch ? o->arch : "cpu");
+    gmtime_r(&now, &tm);
+    strftime(r->started, sizeof r->started, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    /* The reproducer: the same suite, this case, this kernel. */
+    snprintf(r->reproducer, sizeof r->reproducer, "qualify run ");
+    shell_quote(q, sizeof q, suite_arg ? suite_arg : "");
+    append(r->reproducer, sizeof r->reproducer, q);
+    append(r->reproducer, sizeof r->reproducer, " --case ");
+    shell_quote(q, sizeof q, c->id);
+    append(r->reproducer, sizeof r->reproducer, q);
+    append(r->reproducer, sizeof r->reproducer, " --kernel ");
+    shell_quote(q, sizeof q, pr->k->name);
+    append(r->reproducer, sizeof r->reproducer, q);
+    for (i = 0; i < o->nplugins; i++) {
+        append(r->reproducer, sizeof r->reproducer, " --plugin ");
+        shell_quote(q, sizeof q, o->plugins[i]);
+        append(r->reproducer, sizeof r->reproducer, q);
+    }
+    if (o->reproducer_args)
+        append(r->reproducer, sizeof r->reproducer, o->reproducer_args);
+}
+
+static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const pair *pr,
+                     const qf_registry *reg, const qf_runner_opts *o, qf_result *r)
+{
+    const qf_suite_case *c = &cases->cases[pr->ci];
+    const char *arch = o->arch ? o->arch : "cpu";
+    prep p;
+    size_t i;
+    char why[256];
+    double t0 = now_s();
+    int ok = 0;
+    fill_common(r, suite, c, pr, reg, o);
+    memset(&p, 0, sizeof p);
+    p.c = c;
+    p.k = pr->k;
+    p.opname = qf_suite_op_name(c->op);
+    p.seed = c->seed;
+    if (c->group->narch) {
+        for (i = 0; i < c->group->narch && !ok; i++)
+            ok = qf_suite_glob_match(c->group->arch[i], arch);
+        if (!ok) {
+            say(r, QF_VERDICT_UNSUPPORTED,
+                "unsupported: the suite group is limited to other architectures "
+                "than %s",
+                arch);
+            goto out;
+        }
+    }
+    if (!qf_kernel_arch_ok(pr->k, arch)) {
+        say(r, QF_VERDICT_UNSUPPORTED, "unsupported: %s runs on '%s', not on %s", pr->k->name,
+            pr->k->archs ? pr->k->archs : "?", arch);
+        goto out;
+    }
+    if (pr->k->backend && strcmp(pr->k->backend, "cpu")) {
+        say(r, QF_VERDICT_UNSUPPORTED, "unsupported: back end '%s' is not driven by the runner yet",
+            pr->k->backend);
+        goto out;
+    }
+    if (build_op(&p, r))
+        goto out;
+    for (i = 0; i < pr->k->n_dtypes; i++)
+        if (tuple_matches(p.opname, c, &pr->k->dtypes[i])) {
+            p.t = &pr->k->dtypes[i];
+            break;
+        }
+    if (!p.t) {
+        say(r, QF_VERDICT_UNSUPPORTED, "unsupported: %s claims no dtype tuple for %s", pr->k->name,
+            c->dtype->label);
+        goto out;
+    }
+    snprintf(r->dtype_tuple, sizeof r->dtype_tuple, "%s", p.t->name ? p.t->name : "");
+    if (qf_kernel_check(pr->k, &p.op, p.t, why, sizeof why) != QF_OK) {
+        say(r, QF_VERDICT_UNSUPPORTED, "unsupported: %s", why);
+        goto out;
+    }
+    if (prepare_inputs(&p, r))
+        goto out;
+    r->n_elements = p.out_n;
+    evaluate(&p, r, o->timeout_s > 0 ? o->timeout_s : 60, o->time, o->warmup ? o->warmup : 3,
+             o->reps ? o->reps : 10);
+out:
+    prep_free(&p);
+    r->wall_s = now_s() - t0;
+}
+
+/* ---- The sweep --------------------------------------------------------------- */
+
+typedef struct slot {
+    pid_t pid;
+    size_t item; /* index into the pending list */
+} slot;
+
+typedef struct shared_slot {
+    volatile int done;
+    qf_result r;
+} shared_slot;
+
+static int key_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_runner_opts *opts,
+                        qf_runner_summary *sum, char *err, size_t err_size)
+{
+    qf_runner_opts o = opts ? *opts : qf_runner_opts_default();
+    qf_suite_cases cases;
+    pair *pairs = NULL;
+    size_t npairs = 0, cap = 0, ci, gi, ki, i;
+    size_t *pending = NULL, npending = 0, done_count = 0;
+    qf_result *prev = NULL;
+    size_t nprev = 0;
+    char **keys = NULL;
+    qf_journal *jr = NULL;
+    slot *slots = NULL;
+    shared_slot *shm = NULL;
+    qf_status st = QF_OK;
+    int jobs, torn = 0;
+    if (!suite || !reg || !sum)
+        return QF_EINVAL;
+    memset(sum, 0, sizeof *sum);
+    memset(&cases, 0, sizeof cases);
+    jobs = o.jobs < 1 ? 1 : o.jobs;
+    st = qf_suite_expand(suite, &cases, err, err_size);
+    if (st != QF_OK)
+        return st;
+    if (o.case_id && !qf_suite_cases_find(&cases, o.case_id)) {
+        errf(err, err_size, "%s: no case with id '%s' (qualify run SUITE --list shows them)",
+             suite->path ? suite->path : "suite", o.case_id);
+        st = QF_EPARSE;
+        goto out;
+    }
+    /* The plan: each case with every kernel matching one of its group's
+     * globs (each kernel once), in registration order. */
+    for (ci = 0; ci < cases.n; ci++) {
+        const qf_suite_case *c = &cases.cases[ci];
+        if (o.case_id && strcmp(c->id, o.case_id))
+            continue;
+        for (ki = 0; ki < qf_registry_count(reg); ki++) {
+            const qf_kernel *k = qf_registry_get(reg, ki);
+            int match = 0;
+            if (o.kernel_glob && !qf_kernel_glob(o.kernel_glob, k->name))
+                continue;
+            for (gi = 0; gi < c->group->nkernels && !match; gi++)
+                match = qf_kernel_glob(c->group->kernels[gi], k->name);
+            if (!match)
+                continue;
+            if (npairs == cap) {
+                size_t nc = cap ? 2 * cap : 64;
+                pair *np = realloc(pairs, nc * sizeof *np);
+                if (!np) {
+                    st = QF_ENOMEM;
+                    goto out;
+                }
+                pairs = np;
+                cap = nc;
+            }
+            pairs[npairs].ci = ci;
+            pairs[npairs].k = k;
+            pairs[npairs].kidx = ki;
+            npairs++;
+        }
+    }
+    if (npairs == 0) {
+        errf(err, err_size,
+             "no (case, kernel) pair selected: no registered kernel matches the suite's kernel "
+             "globs%s%s",
+             o.kernel_glob ? " and --kernel " : "", o.kernel_glob ? o.kernel_glob : "");
+        st = QF_EINVAL;
+        goto out;
+    }
+    sum->results = calloc(npairs, sizeof *sum->results);
+    pending = malloc(npairs * sizeof *pending);
+    if (!sum->results || !pending) {
+        st = QF_ENOMEM;
+        goto out;
+    }
+    sum->n = npairs;
+    /* Resume: finished pairs come from the journal, the rest run. */
+    if (o.resume && o.journal_path && access(o.journal_path, F_OK) == 0) {
+        st = qf_journal_read(o.journal_path, &prev, &nprev, &torn, NULL, err, err_size);
+        if (st != QF_OK)
+            goto out;
+        keys = malloc((nprev + 1) * sizeof *keys);
+        if (!keys) {
+            st = QF_ENOMEM;
+            goto out;
+        }
+        for (i = 0; i < nprev; i++) {
+            keys[i] = malloc(QF_RESULT_NAME_MAX + QF_RESULT_ID_MAX + 2);
+            if (!keys[i]) {
+                nprev = i;
+                st = QF_ENOMEM;
+                goto out;
+            }
+            qf_result_key(&prev[i], keys[i], QF_RESULT_NAME_MAX + QF_RESULT_ID_MAX + 2);
+        }
+    }
+    for (i = 0; i < npairs; i++) {
+        const qf_suite_case *c = &cases.cases[pairs[i].ci];
+        char key[QF_RESULT_NAME_MAX + QF_RESULT_ID_MAX + 2];
+        size_t j, found = (size_t)-1;
+        snprintf(key, sizeof key, "%s %s", pairs[i].k->name, c->id);
+        for (j = 0; j < nprev; j++) /* the last record of a key wins */
+            if (!strcmp(keys[j], key))
+                found = j;
+        if (found != (size_t)-1) {
+            sum->results[i] = prev[found];
+            sum->resumed++;
+            done_count++;
+            if (o.progress)
+                o.progress(o.progress_user, &sum->results[i], done_count, npairs, 1);
+        } else {
+            pending[npending++] = i;
+        }
+    }
+    (void)key_cmp;
+    if (o.journal_path) {
+        st = qf_journal_open(o.journal_path, o.resume, o.header, &jr, &torn, err, err_size);
+        if (st != QF_OK)
+            goto out;
+        sum->journal_torn = torn;
+    }
+    slots = calloc((size_t)jobs, sizeof *slots);
+    shm = shm_alloc((size_t)jobs * sizeof *shm);
+    if (!slots || !shm) {
+        st = QF_ENOMEM;
+        goto out;
+    }
+    {
+        size_t next = 0, running = 0;
+        double nap = 0.0005;
+        for (i = 0; i < (size_t)jobs; i++)
+            slots[i].pid = 0;
+        while (next < npending || running) {
+            int progressed = 0;
+            for (i = 0; i < (size_t)jobs && next < npending; i++) {
+                pid_t pid;
+                if (slots[i].pid)
+                    continue;
+                shm[i].done = 0;
+                fflush(NULL);
+                pid = fork();
+                if (pid < 0) {
+                    errf(err, err_size, "cannot fork a worker: %s", strerror(errno));
+                    st = QF_EIO;
+                    break;
+                }
+                if (pid == 0) {
+                    /* The worker: one pair, result into its shared slot;
+                     * _exit skips the caller's atexit handlers. */
+                    run_pair(suite, &cases, &pairs[pending[next]], reg, &o, &shm[i].r);
+                    shm[i].done = 1;
+                    _exit(0);
+                }
+                slots[i].pid = pid;
+                slots[i].item = next++;
+                running++;
+            }
+            if (st != QF_OK && running == 0)
+                break;
+            for (i = 0; i < (size_t)jobs; i++) {
+                int ws = 0;
+                pid_t w;
+                size_t it;
+                qf_result *r;
+                if (!slots[i].pid)
+                    continue;
+                w = waitpid(slots[i].pid, &ws, WNOHANG);
+                if (w == 0 || (w < 0 && errno == EINTR))
+                    continue;
+                it = pending[slots[i].item];
+                r = &sum->results[it];
+                if (w > 0 && shm[i].done && WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
+                    *r = shm[i].r;
+                } else {
+                    /* The worker itself died: the runner or the reference,
+                     * not the kernel (which runs in its own child). */
+                    pair *pr = &pairs[it];
+                    fill_common(r, suite, &cases.cases[pr->ci], pr, reg, &o);
+                    r->signal = w > 0 && WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
+                    say(r, QF_VERDICT_CRASHED,
+                        "crashed: the worker process (runner and reference, not the kernel) died%s%s",
+                        r->signal ? ": " : "", r->signal ? strsignal(r->signal) : "");
+                }
+                slots[i].pid = 0;
+                running--;
+                progressed = 1;
+                done_count++;
+                if (jr && qf_journal_append(jr, r) != QF_OK && st == QF_OK) {
+                    errf(err, err_size, "%s: cannot append to the journal: %s", o.journal_path,
+                         strerror(errno));
+                    st = QF_EIO;
+                }
+                if (o.progress)
+                    o.progress(o.progress_user, r, done_count, npairs, 0);
+            }
+            if (!progressed && running) {
+                struct timespec ts = {0, (long)(nap * 1e9)};
+                nanosleep(&ts, NULL);
+                if (nap < 0.005)
+                    nap *= 2;
+            } else {
+                nap = 0.0005;
+            }
+            if (st != QF_OK && next < npending)
+                npending = next; /* stop starting new work after an error */
+        }
+    }
+    for (i = 0; i < npairs; i++)
+        if ((unsigned)sum->results[i].verdict < QF_VERDICT_COUNT)
+            sum->count[sum->results[i].verdict]++;
+out:
+    if (jr && qf_journal_close(jr) != QF_OK && st == QF_OK) {
+        errf(err, err_size, "%s: cannot close the journal", o.journal_path);
+        st = QF_EIO;
+    }
+    if (shm)
+        munmap(shm, (size_t)jobs * sizeof *shm);
+    free(slots);
+    if (keys)
+        for (i = 0; i < nprev; i++)
+            free(keys[i]);
+    free(keys);
+    free(prev);
+    free(pending);
+    free(pairs);
+    qf_suite_cases_free(&cases);
+    if (st != QF_OK)
+        qf_runner_summary_free(sum);
+    return st;
+}

@@ -1,0 +1,294 @@
+/* t-show.c: 'qualify show' on a results.json written by qf_report (and on
+ * a journal), --failed, --json, --strict, its exit codes (0 nothing
+ * FAILED/CRASHED/TIMEOUT, 1 otherwise) and usage errors (exit 2, a message
+ * naming the bad input, nothing on stdout).  Without QF_QUALIFY_BIN:
+ * skipped (77). */
+#define _POSIX_C_SOURCE 200809L
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "qf_report.h"
+#include "qf_test.h"
+
+static const char *bin;
+static char dir[128], pass_json[256], fail_json[256];
+
+typedef struct run_result {
+    int rc;
+    char *out, *err;
+} run_result;
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static run_result run(const char *args)
+{
+    run_result r = {-1, NULL, NULL};
+    char cmd[8192], out[256], err[256];
+    int st;
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(err, sizeof err, "%s/err", dir);
+    snprintf(cmd, sizeof cmd, "'%s' show %s >%s 2>%s", bin, args, out, err);
+    st = system(cmd);
+    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    remove(out);
+    remove(err);
+    return r;
+}
+
+static void done(run_result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static void make(qf_result *r, const char *kernel, qf_verdict v, uint64_t k, const char *reason)
+{
+    qf_result_init(r);
+    snprintf(r->op, sizeof r->op, "gemm");
+    snprintf(r->kernel, sizeof r->kernel, "%s", kernel);
+    snprintf(r->kernel_kind, sizeof r->kernel_kind, "reference");
+    snprintf(r->dtype, sizeof r->dtype, "f32.f32.f32.f32");
+    snprintf(r->suite, sizeof r->suite, "shapes/premerge.yaml");
+    snprintf(r->case_id, sizeof r->case_id, "gemm/M=4,N=4,K=%llu/f32.f32.f32.f32/normal/seed=0",
+             (unsigned long long)k);
+    snprintf(r->dims[0].name, sizeof r->dims[0].name, "M");
+    r->dims[0].value = 4;
+    snprintf(r->dims[1].name, sizeof r->dims[1].name, "K");
+    r->dims[1].value = k;
+    r->ndims = 2;
+    r->verdict = v;
+    snprintf(r->reason, sizeof r->reason, "%s", reason);
+    snprintf(r->reproducer, sizeof r->reproducer,
+             "qualify run shapes/premerge.yaml --case '%.400s' --kernel %s", r->case_id, kernel);
+}
+
+static void setup(void)
+{
+    qf_result r[4];
+    qf_provenance p;
+    char err[512] = "";
+    bin = getenv("QF_QUALIFY_BIN");
+    snprintf(dir, sizeof dir, "/tmp/qf-t-show-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ck_assert_int_eq(qf_provenance_collect(&p, NULL), QF_OK);
+    make(&r[0], "gemm.cpu.naive.f32", QF_VERDICT_QUALIFIED, 16, "");
+    make(&r[1], "gemm.cpu.naive.f32", QF_VERDICT_MARGINAL, 64, "max error 3 ulp > policy 2 ulp");
+    make(&r[2], "gemm.cpu.naive.f32", QF_VERDICT_UNSUPPORTED, 128, "no CUDA device");
+    make(&r[3], "gemm.cpu.bad.trunc", QF_VERDICT_FAILED, 16, "element (1, 2): error 9 ulp > bound 1 ulp");
+    snprintf(pass_json, sizeof pass_json, "%s/pass.json", dir);
+    snprintf(fail_json, sizeof fail_json, "%s/fail.json", dir);
+    ck_assert_msg(qf_report_write_json(pass_json, r, 3, &p, err, sizeof err) == QF_OK, "%s", err);
+    ck_assert_msg(qf_report_write_json(fail_json, r, 4, &p, err, sizeof err) == QF_OK, "%s", err);
+    qf_provenance_free(&p);
+}
+
+static void teardown(void)
+{
+    char p[256];
+    remove(pass_json);
+    remove(fail_json);
+    snprintf(p, sizeof p, "%s/bad.json", dir);
+    remove(p);
+    rmdir(dir);
+}
+
+START_TEST(test_summary)
+{
+    char args[512];
+    run_result r;
+    snprintf(args, sizeof args, "'%s'", pass_json);
+    r = run(args);
+    ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
+    ck_assert_msg(strstr(r.out, "| gemm.cpu.naive.f32 | reference | f32.f32.f32.f32 | 3 |"), "%s", r.out);
+    ck_assert_msg(strstr(r.out, "## Provenance") && strstr(r.out, "## Failures\n\nNone."), "%s", r.out);
+    ck_assert_str_eq(r.err, "");
+    done(&r);
+    /* A MARGINAL case fails only under --strict. */
+    snprintf(args, sizeof args, "--strict '%s'", pass_json);
+    r = run(args);
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert_msg(strstr(r.out, "### MARGINAL"), "%s", r.out);
+    done(&r);
+    snprintf(args, sizeof args, "'%s'", fail_json);
+    r = run(args);
+    ck_assert_msg(r.rc == 1, "exit %d: %s", r.rc, r.err);
+    ck_assert_msg(strstr(r.out, "### FAILED `gemm.cpu.bad.trunc`") &&
+                      strstr(r.out, "| gemm.cpu.bad.trunc | reference | f32.f32.f32.f32 | 1 | 1 |"),
+                  "%s", r.out);
+    done(&r);
+}
+END_TEST
+
+START_TEST(test_failed)
+{
+    char args[512];
+    run_result r;
+    snprintf(args, sizeof args, "--failed '%s'", fail_json);
+    r = run(args);
+    ck_assert_msg(r.rc == 1, "exit %d: %s", r.rc, r.err);
+    ck_assert_msg(
+        strstr(r.out, "FAILED gemm.cpu.bad.trunc gemm/M=4,N=4,K=16/f32.f32.f32.f32/normal/seed=0\n"), "%s",
+        r.out);
+    ck_assert_msg(strstr(r.out, "  reason: element (1, 2): error 9 ulp > bound 1 ulp\n"), "%s", r.out);
+    ck_assert_msg(strstr(r.out,
+                         "  reproduce: qualify run shapes/premerge.yaml --case "
+                         "'gemm/M=4,N=4,K=16/f32.f32.f32.f32/normal/seed=0' --kernel gemm.cpu.bad.trunc"),
+                  "%s", r.out);
+    ck_assert_msg(!strstr(r.out, "MARGINAL") && !strstr(r.out, "QUALIFIED"), "%s", r.out);
+    done(&r);
+    snprintf(args, sizeof args, "'%s' --failed", pass_json);
+    r = run(args);
+    ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
+    ck_assert_msg(strstr(r.out, "no failing cases among 3"), "%s", r.out);
+    done(&r);
+}
+END_TEST
+
+/* A journal (a run still going, or killed) shows without provenance. */
+START_TEST(test_journal)
+{
+    char path[256], args[512], err[256] = "";
+    qf_result r[2];
+    qf_journal *j = NULL;
+    run_result o;
+    make(&r[0], "gemm.cpu.naive.f32", QF_VERDICT_QUALIFIED, 16, "");
+    make(&r[1], "gemm.cpu.bad.trunc", QF_VERDICT_CRASHED, 16, "signal 11");
+    snprintf(path, sizeof path, "%s/journal.jsonl", dir);
+    ck_assert_msg(qf_journal_open(path, 0, NULL, &j, NULL, err, sizeof err) == QF_OK, "%s", err);
+    ck_assert_int_eq(qf_journal_append(j, &r[0]), QF_OK);
+    ck_assert_int_eq(qf_journal_append(j, &r[1]), QF_OK);
+    ck_assert_int_eq(qf_journal_close(j), QF_OK);
+    snprintf(args, sizeof args, "'%s'", path);
+    o = run(args);
+    ck_assert_msg(o.rc == 1, "exit %d: %s", o.rc, o.err);
+    ck_assert_msg(strstr(o.out, "### CRASHED `gemm.cpu.bad.trunc`") && !strstr(o.out, "## Provenance"), "%s",
+                  o.out);
+    done(&o);
+    remove(path);
+}
+END_TEST
+
+START_TEST(test_json)
+{
+    char args[512];
+    run_result r;
+    json_error_t e;
+    json_t *a;
+    snprintf(args, sizeof args, "--json --failed '%s'", fail_json);
+    r = run(args);
+    ck_assert_int_eq(r.rc, 1);
+    a = json_loads(r.out, 0, &e);
+    ck_assert_msg(a && json_is_array(a), "not a JSON array (%s): %s", e.text, r.out);
+    ck_assert_uint_eq(json_array_size(a), 1);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(a, 0), "verdict")), "FAILED");
+    ck_assert(json_is_string(json_object_get(json_array_get(a, 0), "reproduce")));
+    json_decref(a);
+    done(&r);
+    snprintf(args, sizeof args, "--json '%s'", pass_json);
+    r = run(args);
+    ck_assert_int_eq(r.rc, 0);
+    a = json_loads(r.out, 0, &e);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_uint_eq(json_array_size(a), 3);
+    json_decref(a);
+    done(&r);
+}
+END_TEST
+
+START_TEST(test_usage)
+{
+    char args[1024], bad[256];
+    run_result r;
+    FILE *f;
+    r = run("");
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_msg(strstr(r.err, "qualify show: ") && strstr(r.err, "missing"), "%s", r.err);
+    done(&r);
+    snprintf(args, sizeof args, "--bogus '%s'", pass_json);
+    r = run(args);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_msg(strstr(r.err, "'--bogus'"), "%s", r.err);
+    done(&r);
+    snprintf(args, sizeof args, "'%s/nonexistent.json'", dir);
+    r = run(args);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_msg(strstr(r.err, "nonexistent.json"), "%s", r.err);
+    done(&r);
+    snprintf(bad, sizeof bad, "%s/bad.json", dir);
+    f = fopen(bad, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"cases\": [", f);
+    fclose(f);
+    snprintf(args, sizeof args, "'%s'", bad);
+    r = run(args);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_msg(strstr(r.err, "bad.json"), "%s", r.err);
+    done(&r);
+    f = fopen(bad, "w");
+    fputs("{\"schema_version\": 1, \"cases\": {}}", f);
+    fclose(f);
+    r = run(args);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_msg(strstr(r.err, "bad.json") && strstr(r.err, "cases"), "%s", r.err);
+    done(&r);
+    snprintf(args, sizeof args, "'%s' '%s'", pass_json, fail_json);
+    r = run(args);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_msg(strstr(r.err, "fail.json"), "%s", r.err);
+    done(&r);
+    snprintf(args, sizeof args, "'%s'", dir);
+    r = run(args);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_msg(strstr(r.err, dir) && strstr(r.err, "directory"), "%s", r.err);
+    done(&r);
+    r = run("--help");
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_msg(strstr(r.out, "usage: qualify show"), "%s", r.out);
+    done(&r);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("cli/show");
+    TCase *tc = tcase_create("show");
+    if (!getenv("QF_QUALIFY_BIN") || !*getenv("QF_QUALIFY_BIN")) {
+        fprintf(stderr, "QF_QUALIFY_BIN is not set: skipped\n");
+        return QF_TEST_SKIP;
+    }
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_summary);
+    tcase_add_test(tc, test_failed);
+    tcase_add_test(tc, test_journal);
+    tcase_add_test(tc, test_json);
+    tcase_add_test(tc, test_usage);
+    suite_add_tcase(s, tc);
+    return qf_test_run(s);
+}

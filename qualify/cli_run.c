@@ -21,13 +21,7 @@
 #include "qf_result.h"
 #include "qf_runner.h"
 #include "qf_suite.h"
-/* qf_kernel.h's op enumerators collide with qf_suite.h's; the registry is
- * all this file needs from it. */
-qf_status qf_registry_create(qf_registry **out);
-void qf_registry_free(qf_registry *r);
-qf_status qf_registry_add_builtins(qf_registry *r);
-qf_status qf_registry_load_plugin(qf_registry *r, const char *path);
-const char *qf_registry_error(const qf_registry *r);
+#include "qf_kernel.h"
 
 static const char *help_text =
     "usage: qualify run [SUITE.yaml] [options]\n"

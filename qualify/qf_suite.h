@@ -48,18 +48,18 @@ extern "C" {
 #define QF_SUITE_MAX_PARAMS    8
 
 typedef enum qf_suite_op {
-    QF_OP_GEMM = 0,
-    QF_OP_ATTENTION,
-    QF_OP_SOFTMAX,
-    QF_OP_LOG_SOFTMAX,
-    QF_OP_RMSNORM,
-    QF_OP_LAYERNORM,
-    QF_OP_ACTIVATION,
-    QF_OP_GLU,
-    QF_OP_ROPE,
-    QF_OP_MOE_ROUTER,
-    QF_OP_QUANTIZE,
-    QF_OP_COUNT
+    QF_SUITE_OP_GEMM = 0,
+    QF_SUITE_OP_ATTENTION,
+    QF_SUITE_OP_SOFTMAX,
+    QF_SUITE_OP_LOG_SOFTMAX,
+    QF_SUITE_OP_RMSNORM,
+    QF_SUITE_OP_LAYERNORM,
+    QF_SUITE_OP_ACTIVATION,
+    QF_SUITE_OP_GLU,
+    QF_SUITE_OP_ROPE,
+    QF_SUITE_OP_MOE_ROUTER,
+    QF_SUITE_OP_QUANTIZE,
+    QF_SUITE_OP_COUNT
 } qf_suite_op;
 
 /* "gemm", "attention", ...; NULL when out of range. */

@@ -16,34 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* qf_suite.h and qf_kernel.h both name their op enumerators QF_OP_*; this
- * file needs both, so the suite's are renamed while its header is read
- * (the suite's ops are only ever used here by name, qf_suite_op_name). */
-#define QF_OP_GEMM        QFS_OP_GEMM
-#define QF_OP_ATTENTION   QFS_OP_ATTENTION
-#define QF_OP_SOFTMAX     QFS_OP_SOFTMAX
-#define QF_OP_LOG_SOFTMAX QFS_OP_LOG_SOFTMAX
-#define QF_OP_RMSNORM     QFS_OP_RMSNORM
-#define QF_OP_LAYERNORM   QFS_OP_LAYERNORM
-#define QF_OP_ACTIVATION  QFS_OP_ACTIVATION
-#define QF_OP_GLU         QFS_OP_GLU
-#define QF_OP_ROPE        QFS_OP_ROPE
-#define QF_OP_MOE_ROUTER  QFS_OP_MOE_ROUTER
-#define QF_OP_QUANTIZE    QFS_OP_QUANTIZE
-#define QF_OP_COUNT       QFS_OP_COUNT
 #include "qf_suite.h"
-#undef QF_OP_GEMM
-#undef QF_OP_ATTENTION
-#undef QF_OP_SOFTMAX
-#undef QF_OP_LOG_SOFTMAX
-#undef QF_OP_RMSNORM
-#undef QF_OP_LAYERNORM
-#undef QF_OP_ACTIVATION
-#undef QF_OP_GLU
-#undef QF_OP_ROPE
-#undef QF_OP_MOE_ROUTER
-#undef QF_OP_QUANTIZE
-#undef QF_OP_COUNT
 
 #include "qf_backend.h"
 #include "qf_bound.h"

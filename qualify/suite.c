@@ -126,7 +126,7 @@ static const pspec quant_params[] = {
 #define IAO 3, {"in", "acc", "out"}, {ROLE_IN, ROLE_ACC, ROLE_OUT}, 0, NULL
 #define IWAO 4, {"in", "weight", "acc", "out"}, {ROLE_IN, ROLE_IN, ROLE_ACC, ROLE_OUT}, 0, NULL
 
-static const op_schema op_schemas[QF_OP_COUNT] = {
+static const op_schema op_schemas[QF_SUITE_OP_COUNT] = {
     {"gemm", 4, {{"M", 1, 0, -1}, {"N", 1, 0, -1}, {"K", 1, 0, -1}, {"batch", 0, 1, -1}}, "M, N, K",
      4, {"a", "b", "acc", "out"}, {ROLE_IN, ROLE_IN, ROLE_ACC, ROLE_OUT}, 3u, gemm_scales, gemm_params},
     {"attention", 7, {{"batch", 0, 1, -1}, {"heads", 1, 0, -1}, {"kv_heads", 0, 0, 1}, {"seq_q", 1, 0, -1},
@@ -2130,12 +2130,12 @@ void qf_suite_free(qf_suite *s)
 
 const char *qf_suite_op_name(qf_suite_op op)
 {
-    return (unsigned)op < QF_OP_COUNT ? op_schemas[op].name : NULL;
+    return (unsigned)op < QF_SUITE_OP_COUNT ? op_schemas[op].name : NULL;
 }
 
 qf_status qf_suite_op_lookup(const char *name, qf_suite_op *out)
 {
-    for (int i = 0; name && i < QF_OP_COUNT; i++)
+    for (int i = 0; name && i < QF_SUITE_OP_COUNT; i++)
         if (!strcmp(name, op_schemas[i].name)) {
             *out = (qf_suite_op)i;
             return QF_OK;
@@ -2145,7 +2145,7 @@ qf_status qf_suite_op_lookup(const char *name, qf_suite_op *out)
 
 /* The dimension names again, as arrays the public interface can point
  * into (t-load.c checks that they match op_schemas). */
-static const char *const dim_names[QF_OP_COUNT][QF_SUITE_MAX_DIMS] = {
+static const char *const dim_names[QF_SUITE_OP_COUNT][QF_SUITE_MAX_DIMS] = {
     {"M", "N", "K", "batch"},
     {"batch", "heads", "kv_heads", "seq_q", "seq_k", "head_dim", "head_dim_v"},
     {"rows", "cols"},
@@ -2161,7 +2161,7 @@ static const char *const dim_names[QF_OP_COUNT][QF_SUITE_MAX_DIMS] = {
 
 size_t qf_suite_op_dims(qf_suite_op op, const char *const **names)
 {
-    if ((unsigned)op >= QF_OP_COUNT)
+    if ((unsigned)op >= QF_SUITE_OP_COUNT)
         return 0;
     if (names)
         *names = dim_names[op];
@@ -2170,7 +2170,7 @@ size_t qf_suite_op_dims(qf_suite_op op, const char *const **names)
 
 size_t qf_suite_op_roles(qf_suite_op op, const char *const **names)
 {
-    if ((unsigned)op >= QF_OP_COUNT)
+    if ((unsigned)op >= QF_SUITE_OP_COUNT)
         return 0;
     if (names)
         *names = op_schemas[op].roles;
@@ -2264,12 +2264,12 @@ static qf_status check_shape(ctx *c, const qf_suite_group *g, const qf_suite_sha
         return fail_at(c, w->file, w->line, w->col, "shapes",
                        "shape %s is too large (product of dimensions above 2^56)", sh);
     }
-    if (g->op == QF_OP_ATTENTION) {
+    if (g->op == QF_SUITE_OP_ATTENTION) {
         if (dims[2] > dims[1] || dims[1] % dims[2] != 0)
             return fail_at(c, w->file, w->line, w->col, "shapes.kv_heads",
                            "heads (%llu) must be a multiple of kv_heads (%llu)", (unsigned long long)dims[1],
                            (unsigned long long)dims[2]);
-    } else if (g->op == QF_OP_ROPE) {
+    } else if (g->op == QF_SUITE_OP_ROPE) {
         const qf_suite_value *rd = choice(g, ch, "rotary_dim");
         if (dims[2] % 2)
             return fail_at(c, w->file, w->line, w->col, "shapes.head_dim",
@@ -2278,7 +2278,7 @@ static qf_status check_shape(ctx *c, const qf_suite_group *g, const qf_suite_sha
             return fail_at(c, w->file, w->line, w->col, "params.rotary_dim",
                            "rotary_dim (%lld) must be even and at most head_dim (%llu)", (long long)rd->i,
                            (unsigned long long)dims[2]);
-    } else if (g->op == QF_OP_MOE_ROUTER) {
+    } else if (g->op == QF_SUITE_OP_MOE_ROUTER) {
         const qf_suite_value *tk = choice(g, ch, "top_k");
         if (tk && (uint64_t)tk->i > dims[1])
             return fail_at(c, w->file, w->line, w->col, "params.top_k", "top_k (%lld) exceeds experts (%llu)",
@@ -2547,7 +2547,7 @@ void qf_suite_cases_free(qf_suite_cases *c)
 
 qf_status qf_suite_case_dim(const qf_suite_case *c, const char *name, uint64_t *out)
 {
-    if (!c || !name || !out || (unsigned)c->op >= QF_OP_COUNT)
+    if (!c || !name || !out || (unsigned)c->op >= QF_SUITE_OP_COUNT)
         return QF_EINVAL;
     const op_schema *os = &op_schemas[c->op];
     for (size_t d = 0; d < os->ndims; d++)
@@ -2560,7 +2560,7 @@ qf_status qf_suite_case_dim(const qf_suite_case *c, const char *name, uint64_t *
 
 qf_status qf_suite_case_param(const qf_suite_case *c, const char *key, qf_suite_value *out, int *is_default)
 {
-    if (!c || !key || !out || (unsigned)c->op >= QF_OP_COUNT)
+    if (!c || !key || !out || (unsigned)c->op >= QF_SUITE_OP_COUNT)
         return QF_EINVAL;
     const qf_suite_value *v = choice(c->group, c->param_choice, key);
     if (v) {
@@ -2588,7 +2588,7 @@ qf_status qf_suite_case_param(const qf_suite_case *c, const char *key, qf_suite_
 
 const qf_format *qf_suite_case_format(const qf_suite_case *c, const char *role)
 {
-    if (!c || !role || !c->dtype || (unsigned)c->op >= QF_OP_COUNT)
+    if (!c || !role || !c->dtype || (unsigned)c->op >= QF_SUITE_OP_COUNT)
         return NULL;
     const op_schema *os = &op_schemas[c->op];
     for (size_t r = 0; r < os->nroles; r++)

@@ -15,12 +15,8 @@
 #include "qf_kernel.h"
 #include "qf_result.h"
 #include "qf_runner.h"
+#include "qf_suite.h"
 #include "qf_test.h"
-
-/* qf_suite.h's op enumerators collide with qf_kernel.h's: the two calls
- * needed here are declared by hand. */
-qf_status qf_suite_load(const char *path, qf_suite **out, char *err, size_t errsize);
-void qf_suite_free(qf_suite *s);
 
 enum { GOOD, SEGV, ABRT, HANG, OVERRUN, UNWRITTEN, NAN_OUT };
 

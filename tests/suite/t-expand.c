@@ -66,7 +66,7 @@ START_TEST(test_order)
     ck_assert_str_eq(c.cases[63].id, "gemm/M=2,N=3,K=5/bf16.bf16.f32.bf16/trans_a=true/small_int/seed=4");
     /* fields of a case */
     const qf_suite_case *k = &c.cases[63];
-    ck_assert_int_eq(k->op, QF_OP_GEMM);
+    ck_assert_int_eq(k->op, QF_SUITE_OP_GEMM);
     ck_assert_uint_eq(k->ndims, 4);
     ck_assert_uint_eq(k->dims[0], 2);
     ck_assert_uint_eq(k->dims[3], 1);

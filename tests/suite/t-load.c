@@ -36,13 +36,13 @@ START_TEST(test_quick)
     qf_suite *s = load_ok(src_path("shapes/quick.yaml"));
     ck_assert_str_eq(s->name, "quick");
     ck_assert_uint_eq(s->ngroups, 3);
-    ck_assert_int_eq(s->groups[0].op, QF_OP_GEMM);
-    ck_assert_int_eq(s->groups[1].op, QF_OP_SOFTMAX);
-    ck_assert_int_eq(s->groups[2].op, QF_OP_RMSNORM);
+    ck_assert_int_eq(s->groups[0].op, QF_SUITE_OP_GEMM);
+    ck_assert_int_eq(s->groups[1].op, QF_SUITE_OP_SOFTMAX);
+    ck_assert_int_eq(s->groups[2].op, QF_SUITE_OP_RMSNORM);
     for (size_t i = 0; i < s->ngroups; i++) {
         const qf_suite_group *g = &s->groups[i];
         ck_assert_uint_eq(g->nkernels, 1);
-        ck_assert(qf_suite_glob_match(g->kernels[0], "gemm.cpu.naive") == (g->op == QF_OP_GEMM));
+        ck_assert(qf_suite_glob_match(g->kernels[0], "gemm.cpu.naive") == (g->op == QF_SUITE_OP_GEMM));
         ck_assert_uint_eq(g->ndtypes, 2);
         /* float32, then bfloat16 inputs with a float32 accumulator */
         ck_assert_int_eq(g->dtypes[0].role[0]->id, QF_FLOAT32);
@@ -169,7 +169,7 @@ START_TEST(test_full)
     ck_assert_str_eq(g->policy.baseline, "gemm.cpu.naive.f32");
     ck_assert_uint_eq(g->narch, 2);
     const qf_suite_group *a = &s->groups[1];
-    ck_assert_int_eq(a->op, QF_OP_ATTENTION);
+    ck_assert_int_eq(a->op, QF_SUITE_OP_ATTENTION);
     ck_assert_str_eq(a->kernels[0], "attention.*");
     ck_assert_uint_eq(a->nseeds, 2);
     ck_assert_uint_eq(a->seeds[1], 1);
@@ -506,7 +506,7 @@ END_TEST
 
 START_TEST(test_ops)
 {
-    for (int i = 0; i < QF_OP_COUNT; i++) {
+    for (int i = 0; i < QF_SUITE_OP_COUNT; i++) {
         qf_suite_op op;
         ck_assert_int_eq(qf_suite_op_lookup(qf_suite_op_name((qf_suite_op)i), &op), QF_OK);
         ck_assert_int_eq(op, i);
@@ -529,9 +529,9 @@ START_TEST(test_ops)
     }
     qf_suite_op op;
     ck_assert_int_eq(qf_suite_op_lookup("GEMM", &op), QF_EPARSE);
-    ck_assert_ptr_null(qf_suite_op_name(QF_OP_COUNT));
+    ck_assert_ptr_null(qf_suite_op_name(QF_SUITE_OP_COUNT));
     const char *const *names;
-    ck_assert_uint_eq(qf_suite_op_dims(QF_OP_ATTENTION, &names), 7);
+    ck_assert_uint_eq(qf_suite_op_dims(QF_SUITE_OP_ATTENTION, &names), 7);
     ck_assert_str_eq(names[2], "kv_heads");
 }
 END_TEST

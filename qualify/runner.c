@@ -282,13 +282,20 @@ static qf_status case_dist(const qf_suite_input *in, qf_dist *d, char *err, size
         for (a = 0; a < sizeof alias / sizeof alias[0]; a++)
             if (!strcmp(key, alias[a][0]) && qf_dist_set(d, key, "0", NULL, 0) != QF_OK)
                 key = alias[a][1];
-        snprintf(v, sizeof v, "%.17g", in->values[i]);
+        /* The text as written (a number in its shortest exact form, or a
+         * word such as tail: lognormal) is what qf_dist_set() reads. */
+        if (in->texts && in->texts[i])
+            snprintf(v, sizeof v, "%s", in->texts[i]);
+        else
+            snprintf(v, sizeof v, "%.17g", in->values[i]);
         s = qf_dist_set(d, key, v, err, err_size);
         if (s != QF_OK)
             return s;
     }
     if (in->path)
         snprintf(d->path, sizeof d->path, "%s", in->path);
+    if (in->tensor)
+        snprintf(d->tensor, sizeof d->tensor, "%s", in->tensor);
     return QF_OK;
 }
 

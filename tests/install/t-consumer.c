@@ -57,6 +57,10 @@ START_TEST(test_install_and_consume)
         ck_assert_int_eq(system(cmd), 0);
         snprintf(cmd, sizeof cmd, "\"%s/bin/qualify\" formats --encode e5m2 1e6 | grep -qx 0x7C", prefix);
         ck_assert_msg(system(cmd) == 0, "installed CLI: %s", cmd);
+        /* the installed CLI finds its default suite in share/qualify */
+        snprintf(cmd, sizeof cmd, "cd / && \"%s/bin/qualify\" run -q -o \"%s/run-out\" && test -s \"%s/run-out/results.json\"",
+                 prefix, prefix, prefix);
+        ck_assert_msg(system(cmd) == 0, "installed default sweep: %s", cmd);
         snprintf(cmd, sizeof cmd, "mkdir -p \"%s\"", work);
         ck_assert_int_eq(system(cmd), 0);
         write_file(work, "consumer.c", consumer_c);

@@ -14,6 +14,7 @@
 
 #include "_registry.h"
 #include "qf_kernel.h"
+#include "qf_model.h"
 
 /* ---- Ops ------------------------------------------------------------------------ */
 
@@ -757,6 +758,13 @@ qf_status qf_registry_add_builtins(qf_registry *r)
     const qf_kernel *t = qf_kernels_cpu(&n);
     if (!r)
         return QF_EINVAL;
+    for (i = 0; i < n; i++) {
+        qf_status s = qf_registry_add(r, &t[i]);
+        if (s != QF_OK)
+            return s;
+    }
+    /* kernels/models: CPU models of matrix-unit arithmetic (qf_model.h). */
+    t = qf_kernels_models(&n);
     for (i = 0; i < n; i++) {
         qf_status s = qf_registry_add(r, &t[i]);
         if (s != QF_OK)

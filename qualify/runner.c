@@ -19,6 +19,7 @@
 #include "qf_suite.h"
 
 #include "qf_backend.h"
+#include "qf_block.h"
 #include "qf_bound.h"
 #include "qf_dot.h"
 #include "qf_inputs.h"
@@ -139,6 +140,7 @@ typedef struct child_report {
     volatile int done;
     int status; /* qf_status of the run function */
     char msg[256];
+    uint32_t global_code[2]; /* quantize: the tensor's global scale code after each run */
     double times[1024];
     size_t ntimes;
 } child_report;
@@ -164,7 +166,22 @@ typedef struct prep {
     const qf_format *outf;
     size_t out_n, rows, cols; /* output as rows x cols (batch folded into rows) */
     guarded g[2];             /* run 0 and run 1 */
+    /* A second output (attention lse, moe_router indices): its element
+     * count (0: none driven), bytes per element, and buffers per run. */
+    size_t out1_n;
+    int out1_eb;
+    const qf_format *outf1; /* NULL for index tensors */
+    guarded g1[2];
+    char fail1[256];         /* the reference found the second output wrong (moe indices) */
+    int out1_is_scale;       /* quantize: the second buffer is out[0].scale.data */
+    uint32_t global_code[2]; /* quantize nvfp4: out[0].scale.global_code of each run */
+    int scaled;              /* gemm with per-tensor scales (FP8) */
+    uint32_t in_scale[2];    /* the float32 scale codes of a and b (value = decode(code) * scale) */
     uint64_t seed;
+    /* The policy's baseline kernel and the tuple it serves the case with
+     * (NULL when the policy names none). */
+    const qf_kernel *bk;
+    const qf_dtype_tuple *bt;
 } prep;
 
 static void prep_free(prep *p)
@@ -176,6 +193,8 @@ static void prep_free(prep *p)
     }
     guarded_free(&p->g[0]);
     guarded_free(&p->g[1]);
+    guarded_free(&p->g1[0]);
+    guarded_free(&p->g1[1]);
 }
 
 static int fmt_eq(const qf_format *f, qf_format_id id)
@@ -203,11 +222,99 @@ static int tuple_matches(const char *op, const qf_suite_case *c, const qf_dtype_
     const qf_format *acc = role(c, "acc"), *out = role(c, "out");
     if (!fmt_eq(out, t->out[0]) || (acc && !fmt_eq(acc, t->arith.acc_format)))
         return 0;
-    if (!strcmp(op, "gemm"))
+    if (!strcmp(op, "gemm")) {
+        /* The case's scaling must be the tuple's: none, or per tensor. */
+        int per_tensor = c->dtype->scale && !strcmp(c->dtype->scale, "per_tensor");
+        qf_scale_kind want = per_tensor ? QF_SCALE_TENSOR : QF_SCALE_NONE;
+        if (t->in_scale[0] != want || t->in_scale[1] != want)
+            return 0;
         return fmt_eq(role(c, "a"), t->in[0]) && fmt_eq(role(c, "b"), t->in[1]);
+    }
     if (!strcmp(op, "rmsnorm") || !strcmp(op, "layernorm"))
         return fmt_eq(role(c, "in"), t->in[0]) && fmt_eq(role(c, "weight"), t->in[1]);
+    if (!strcmp(op, "attention"))
+        return fmt_eq(role(c, "q"), t->in[0]) && fmt_eq(role(c, "k"), t->in[1]) &&
+               fmt_eq(role(c, "v"), t->in[2]);
     return fmt_eq(role(c, "in"), t->in[0]);
+}
+
+/* quantize: the block parameters from the suite's params and the out
+ * role (the element format).  Stochastic rounding (the kernel would need
+ * the reference's random stream) and asymmetric groups (zero points are
+ * not carried back yet) are UNSUPPORTED. */
+static int build_quantize(prep *p, qf_result *r)
+{
+    const qf_suite_case *c = p->c;
+    qf_op_quantize *q = &p->op.u.quantize;
+    qf_ref_block_params *bp = &q->block;
+    const qf_format *out = role(c, "out");
+    qf_suite_value v;
+    int dflt;
+    qf_ref_block_family fam = QF_REF_BLOCK_MX;
+    qf_round rnd = QF_ROUND_RNE;
+    size_t block = (size_t)param_real(c, "block", 0);
+    p->op.op = QF_OP_QUANTIZE;
+    q->rows = c->dims[0];
+    q->cols = c->dims[1];
+    p->rows = q->rows;
+    p->cols = q->cols;
+    if (qf_suite_case_param(c, "family", &v, &dflt) == QF_OK && v.s) {
+        if (!strcmp(v.s, "nvfp4"))
+            fam = QF_REF_BLOCK_NVFP4;
+        else if (!strcmp(v.s, "group"))
+            fam = QF_REF_BLOCK_GROUP;
+        else if (!strcmp(v.s, "fp8"))
+            fam = QF_REF_BLOCK_FP8;
+    }
+    if (qf_suite_case_param(c, "round", &v, &dflt) == QF_OK && v.s && qf_round_lookup(v.s, &rnd) != QF_OK) {
+        say(r, QF_VERDICT_UNSUPPORTED, "unsupported: quantize: unknown rounding '%s'", v.s);
+        return -1;
+    }
+    if (rnd == QF_ROUND_STOCHASTIC) {
+        say(r, QF_VERDICT_UNSUPPORTED,
+            "unsupported: quantize: stochastic rounding has no exact expectation the runner can check");
+        return -1;
+    }
+    qf_ref_block_params_init(bp, fam);
+    if (!out) {
+        say(r, QF_VERDICT_UNSUPPORTED, "unsupported: quantize: no out format");
+        return -1;
+    }
+    switch (fam) {
+    case QF_REF_BLOCK_MX:
+        bp->mx.elem = out->id;
+        bp->mx.round = rnd;
+        if (block)
+            bp->mx.block = block;
+        if (qf_suite_case_param(c, "scale_rule", &v, &dflt) == QF_OK && v.s &&
+            qf_block_mx_rule_lookup(v.s, &bp->mx.rule) != QF_OK) {
+            say(r, QF_VERDICT_UNSUPPORTED, "unsupported: quantize: unknown scale_rule '%s'", v.s);
+            return -1;
+        }
+        break;
+    case QF_REF_BLOCK_NVFP4:
+        bp->nvfp4.round = rnd;
+        if (block)
+            bp->nvfp4.block = block;
+        break;
+    case QF_REF_BLOCK_GROUP:
+        bp->group.elem = out->id;
+        bp->group.round = rnd;
+        if (block)
+            bp->group.group = block;
+        if (param_real(c, "symmetric", 1) == 0) {
+            say(r, QF_VERDICT_UNSUPPORTED,
+                "unsupported: quantize: asymmetric groups (zero points) are not driven by the runner yet");
+            return -1;
+        }
+        break;
+    case QF_REF_BLOCK_FP8:
+        bp->fp8.elem = out->id;
+        bp->fp8.round = rnd;
+        bp->fp8.saturate = param_real(c, "saturate", 1) != 0;
+        break;
+    }
+    return 0;
 }
 
 /* Build the op descriptor from the case; 0, or -1 with reason in r. */
@@ -228,9 +335,17 @@ static int build_op(prep *p, qf_result *r)
         g->alpha = param_real(c, "alpha", 1);
         g->beta = param_real(c, "beta", 0);
         if (strcmp(c->dtype->scale ? c->dtype->scale : "none", "none")) {
-            say(r, QF_VERDICT_UNSUPPORTED,
-                "unsupported: the runner does not drive scaled GEMM (scale %s) yet", c->dtype->scale);
-            return -1;
+            if (strcmp(c->dtype->scale, "per_tensor")) {
+                say(r, QF_VERDICT_UNSUPPORTED,
+                    "unsupported: the runner drives scaled GEMM with per_tensor scales only, not %s",
+                    c->dtype->scale);
+                return -1;
+            }
+            if (g->beta != 0) {
+                say(r, QF_VERDICT_UNSUPPORTED, "unsupported: scaled GEMM with beta != 0 is not driven yet");
+                return -1;
+            }
+            p->scaled = 1;
         }
         p->rows = g->batch * g->m;
         p->cols = g->n;
@@ -256,9 +371,100 @@ static int build_op(prep *p, qf_result *r)
         p->cols = c->dims[1];
         return 0;
     }
+    if (!strcmp(op, "activation") || !strcmp(op, "glu")) {
+        qf_suite_value v;
+        int dflt;
+        p->op.op = QF_OP_ACTIVATION;
+        p->op.u.activation.n = c->dims[0] * c->dims[1];
+        p->op.u.activation.glu = !strcmp(op, "glu");
+        if (qf_suite_case_param(c, "fn", &v, &dflt) != QF_OK || !v.s ||
+            qf_ref_act_lookup(v.s, &p->op.u.activation.act) != QF_OK) {
+            say(r, QF_VERDICT_UNSUPPORTED, "unsupported: %s: unknown activation fn '%s'", op,
+                v.s ? v.s : "(none)");
+            return -1;
+        }
+        p->rows = c->dims[0];
+        p->cols = c->dims[1];
+        return 0;
+    }
+    if (!strcmp(op, "rope")) {
+        qf_op_rope *ro = &p->op.u.rope;
+        qf_suite_value v;
+        int dflt;
+        p->op.op = QF_OP_ROPE;
+        ro->tokens = c->dims[0];
+        ro->heads = c->dims[1];
+        ro->head_dim = c->dims[2];
+        ro->rotary_dim = (size_t)param_real(c, "rotary_dim", 0);
+        ro->theta = param_real(c, "theta", 10000);
+        ro->pos_offset = (int64_t)param_real(c, "pos_offset", 0);
+        ro->layout = qf_suite_case_param(c, "layout", &v, &dflt) == QF_OK && v.s && !strcmp(v.s, "half")
+                         ? QF_REF_ROPE_HALF
+                         : QF_REF_ROPE_INTERLEAVED;
+        p->rows = ro->tokens * ro->heads; /* one row per (token, head) */
+        p->cols = ro->head_dim;
+        return 0;
+    }
+    if (!strcmp(op, "attention")) {
+        qf_op_attention *a = &p->op.u.attention;
+        long window = (long)param_real(c, "window", -1);
+        int bottom = param_real(c, "align_bottom_right", 0) != 0;
+        p->op.op = QF_OP_ATTENTION;
+        a->batch = c->dims[0] ? c->dims[0] : 1;
+        a->heads = c->dims[1];
+        a->kv_heads = c->dims[2] ? c->dims[2] : a->heads;
+        a->seq_q = c->dims[3];
+        a->seq_k = c->dims[4] ? c->dims[4] : a->seq_q;
+        a->head_dim = c->dims[5];
+        a->head_dim_v = c->dims[6] ? c->dims[6] : a->head_dim;
+        a->scale = param_real(c, "scale", 0);
+        a->softcap = param_real(c, "softcap", 0);
+        a->causal = param_real(c, "causal", 0) != 0;
+        a->window_left = window;
+        a->window_right = a->causal ? 0 : -1;
+        if (window >= 0) {
+            if (bottom) {
+                say(r, QF_VERDICT_UNSUPPORTED,
+                    "unsupported: attention: a window with align_bottom_right has no qf_op_attention form");
+                return -1;
+            }
+            a->mask = QF_MASK_WINDOW;
+        } else if (a->causal) {
+            a->mask = bottom ? QF_MASK_CAUSAL_BOTTOM_RIGHT : QF_MASK_CAUSAL;
+        } else {
+            a->mask = QF_MASK_NONE;
+        }
+        if (a->kv_heads == 0 || a->heads % a->kv_heads) {
+            say(r, QF_VERDICT_UNSUPPORTED, "unsupported: attention: heads %zu not a multiple of kv_heads %zu",
+                a->heads, a->kv_heads);
+            return -1;
+        }
+        p->rows = a->batch * a->heads * a->seq_q;
+        p->cols = a->head_dim_v;
+        return 0;
+    }
+    if (!strcmp(op, "moe_router")) {
+        qf_op_moe_router *m = &p->op.u.moe_router;
+        qf_suite_value v;
+        int dflt;
+        p->op.op = QF_OP_MOE_ROUTER;
+        m->tokens = c->dims[0];
+        m->experts = c->dims[1];
+        m->top_k = (size_t)param_real(c, "top_k", 1);
+        m->score = qf_suite_case_param(c, "score", &v, &dflt) == QF_OK && v.s && !strcmp(v.s, "sigmoid")
+                       ? QF_REF_ROUTER_SIGMOID
+                       : QF_REF_ROUTER_SOFTMAX;
+        m->renormalize = param_real(c, "renormalize", 0) != 0;
+        m->route_scale = param_real(c, "route_scale", 1);
+        p->rows = m->tokens;
+        p->cols = m->top_k;
+        return 0;
+    }
+    if (!strcmp(op, "quantize"))
+        return build_quantize(p, r);
     say(r, QF_VERDICT_UNSUPPORTED,
-        "unsupported: the runner does not drive op '%s' yet (gemm, softmax, "
-        "log_softmax, rmsnorm, layernorm)",
+        "unsupported: the runner does not drive op '%s' yet (it drives gemm without scales, softmax, "
+        "log_softmax, rmsnorm, layernorm, activation, glu, rope, attention, moe_router, quantize)",
         op);
     return -1;
 }
@@ -331,6 +537,109 @@ static int gen_input(prep *p, qf_result *r, int slot, const qf_dist *d, int ndim
     return 0;
 }
 
+/* The scale part of quantize's output q: kind, format and count, stored
+ * in the scale format's storage bits (e8m0 / e4m3 one byte, fp16 / bf16
+ * two, float32 four) in a guarded buffer of its own. */
+static int quantize_scales(prep *p, qf_result *r)
+{
+    const qf_ref_block_params *bp = &p->op.u.quantize.block;
+    qf_tensor_scale *sc = &p->out[0].scale;
+    const qf_format *sf;
+    memset(sc, 0, sizeof *sc);
+    switch (bp->family) {
+    case QF_REF_BLOCK_MX:
+        sc->kind = QF_SCALE_BLOCK;
+        sc->format = QF_FLOAT8_E8M0FNU;
+        sc->axis = bp->mx.axis;
+        sc->block = bp->mx.block;
+        break;
+    case QF_REF_BLOCK_NVFP4:
+        sc->kind = QF_SCALE_BLOCK;
+        sc->format = QF_FLOAT8_E4M3FN;
+        sc->axis = bp->nvfp4.axis;
+        sc->block = bp->nvfp4.block;
+        sc->has_global = bp->nvfp4.tensor_scale;
+        break;
+    case QF_REF_BLOCK_GROUP:
+        sc->kind = QF_SCALE_BLOCK;
+        sc->format = bp->group.scale_format;
+        sc->axis = bp->group.axis;
+        sc->block = bp->group.group;
+        break;
+    case QF_REF_BLOCK_FP8:
+        sc->kind = bp->fp8.granularity == QF_BLOCK_FP8_TENSOR ? QF_SCALE_TENSOR
+                   : bp->fp8.granularity == QF_BLOCK_FP8_ROW  ? QF_SCALE_ROW
+                                                              : QF_SCALE_COL;
+        sc->format = QF_FLOAT32;
+        break;
+    }
+    sf = qf_format_get(sc->format);
+    sc->count = qf_ref_block_scale_count(bp, p->rows, p->cols);
+    if (!sf || sf->storage_bits % 8 || sc->count == 0) {
+        say(r, QF_VERDICT_UNSUPPORTED, "unsupported: quantize: no scale layout for this family and shape");
+        return -1;
+    }
+    p->out1_n = sc->count;
+    p->out1_eb = sf->storage_bits / 8;
+    p->out1_is_scale = 1;
+    return 0;
+}
+
+/* A per-tensor scaled FP8 operand (Transformer Engine's recipe, FACTS.md):
+ * draw in binary64, S = fp8_max / amax as a float32 (qf_block_fp8), codes =
+ * round(x * S) saturating; the kernel gets the codes and the float32
+ * dequantization scale s = float32(1 / S) (value = decode(code) * s, the
+ * qf_tensor convention), and the reference the exact products
+ * decode(code) * s (at most 4 + 24 significant bits: exact in binary64). */
+static int gen_scaled(prep *p, qf_result *r, int slot, const qf_dist *d, int ndim, const int64_t *shape,
+                      size_t rows, size_t cols)
+{
+    const qf_format *f = qf_format_get(p->t->in[slot]), *f32 = qf_format_get(QF_FLOAT32);
+    qf_block_fp8_params bp = qf_block_fp8_params_default();
+    char err[256];
+    size_t i, n = rows * cols;
+    double amax = 0, S, sinv;
+    uint8_t *codes;
+    if (!f || f->bits > 8 || f->kind != QF_KIND_FLOAT) {
+        say(r, QF_VERDICT_UNSUPPORTED,
+            "unsupported: per_tensor scaling needs a float format of at most 8 bits");
+        return -1;
+    }
+    p->inval[slot] = malloc((n ? n : 1) * sizeof(double));
+    p->incode[slot] = codes = malloc(n + 8);
+    if (!p->inval[slot] || !codes) {
+        say(r, QF_VERDICT_MISTRUSTED, "out of memory generating inputs");
+        return -1;
+    }
+    if (qf_inputs_draw(d, p->seed, (uint64_t)slot, f, rows, cols, 0, rows, p->inval[slot], err, sizeof err) !=
+        QF_OK) {
+        say(r, QF_VERDICT_UNSUPPORTED, "unsupported: input %s: %s", qf_op_slot_name(p->op.op, 0, slot), err);
+        return -1;
+    }
+    for (i = 0; i < n; i++)
+        if (isfinite(p->inval[slot][i]) && fabs(p->inval[slot][i]) > amax)
+            amax = fabs(p->inval[slot][i]);
+    bp.elem = f->id;
+    if (qf_block_fp8_scale_from_amax(&bp, amax, &p->in_scale[slot], &S) != QF_OK ||
+        qf_block_fp8_scale_encode(&bp, p->inval[slot], rows, cols, &p->in_scale[slot], codes) != QF_OK) {
+        say(r, QF_VERDICT_MISTRUSTED, "cannot scale input %s", qf_op_slot_name(p->op.op, 0, slot));
+        return -1;
+    }
+    /* The kernel's scale multiplies: the float32 reciprocal of S. */
+    p->in_scale[slot] = qf_block_fp8_scale_inv(p->in_scale[slot]);
+    sinv = qf_format_decode(f32, p->in_scale[slot]);
+    for (i = 0; i < n; i++)
+        p->inval[slot][i] = qf_format_decode(f, codes[i]) * sinv;
+    qf_tensor_init(&p->in[slot], f->id, ndim, shape);
+    p->in[slot].data = codes;
+    p->in[slot].bytes = n;
+    p->in[slot].scale.kind = QF_SCALE_TENSOR;
+    p->in[slot].scale.format = QF_FLOAT32;
+    p->in[slot].scale.data = &p->in_scale[slot];
+    p->in[slot].scale.count = 1;
+    return 0;
+}
+
 static int prepare_inputs(prep *p, qf_result *r)
 {
     qf_dist d;
@@ -354,15 +663,62 @@ static int prepare_inputs(prep *p, qf_result *r)
         } else {
             sa[0] = ar, sa[1] = ac, sb[0] = br, sb[1] = bc, sc[0] = m, sc[1] = n;
         }
-        if (gen_input(p, r, 0, &d, nd, sa, (size_t)(bt * ar), (size_t)ac) ||
-            gen_input(p, r, 1, &d, nd, sb, (size_t)(bt * br), (size_t)bc))
+        if (p->scaled) {
+            if (gen_scaled(p, r, 0, &d, nd, sa, (size_t)(bt * ar), (size_t)ac) ||
+                gen_scaled(p, r, 1, &d, nd, sb, (size_t)(bt * br), (size_t)bc))
+                return -1;
+        } else if (gen_input(p, r, 0, &d, nd, sa, (size_t)(bt * ar), (size_t)ac) ||
+                   gen_input(p, r, 1, &d, nd, sb, (size_t)(bt * br), (size_t)bc))
             return -1;
         if (g->beta != 0 && gen_input(p, r, 2, &d, nd, sc, (size_t)(bt * m), (size_t)n))
             return -1;
         qf_tensor_init(&p->out[0], p->t->out[0], nd, sc);
+    } else if (p->op.op == QF_OP_ATTENTION) {
+        const qf_op_attention *a = &p->op.u.attention;
+        int64_t sq[4] = {(int64_t)a->batch, (int64_t)a->heads, (int64_t)a->seq_q, (int64_t)a->head_dim};
+        int64_t sk[4] = {(int64_t)a->batch, (int64_t)a->kv_heads, (int64_t)a->seq_k, (int64_t)a->head_dim};
+        int64_t sv[4] = {(int64_t)a->batch, (int64_t)a->kv_heads, (int64_t)a->seq_k, (int64_t)a->head_dim_v};
+        int64_t so[4] = {(int64_t)a->batch, (int64_t)a->heads, (int64_t)a->seq_q, (int64_t)a->head_dim_v};
+        if (gen_input(p, r, 0, &d, 4, sq, a->batch * a->heads * a->seq_q, a->head_dim) ||
+            gen_input(p, r, 1, &d, 4, sk, a->batch * a->kv_heads * a->seq_k, a->head_dim) ||
+            gen_input(p, r, 2, &d, 4, sv, a->batch * a->kv_heads * a->seq_k, a->head_dim_v))
+            return -1;
+        qf_tensor_init(&p->out[0], p->t->out[0], 4, so);
+        /* lse [batch][heads][seq_q] in the tuple's second output format. */
+        p->outf1 = qf_format_get(p->t->out[1]);
+        if (!p->outf1 || p->outf1->storage_bits % 8) {
+            say(r, QF_VERDICT_UNSUPPORTED, "unsupported: attention: the lse format is not a byte format");
+            return -1;
+        }
+        qf_tensor_init(&p->out[1], p->t->out[1], 3, so);
+        p->out1_n = a->batch * a->heads * a->seq_q;
+        p->out1_eb = p->outf1->storage_bits / 8;
+    } else if (p->op.op == QF_OP_MOE_ROUTER) {
+        const qf_op_moe_router *m = &p->op.u.moe_router;
+        int64_t sl[2] = {(int64_t)m->tokens, (int64_t)m->experts},
+                sw[2] = {(int64_t)m->tokens, (int64_t)m->top_k};
+        if (gen_input(p, r, 0, &d, 2, sl, m->tokens, m->experts))
+            return -1;
+        qf_tensor_init(&p->out[0], p->t->out[0], 2, sw);
+        /* indices [tokens][top_k], int32 */
+        qf_tensor_init(&p->out[1], p->t->out[0], 2, sw);
+        p->out[1].index_bits = 32;
+        p->out1_n = m->tokens * m->top_k;
+        p->out1_eb = 4;
     } else {
-        int64_t sx[2] = {(int64_t)p->rows, (int64_t)p->cols}, sv[1] = {(int64_t)p->cols};
-        if (gen_input(p, r, 0, &d, 2, sx, p->rows, p->cols))
+        int64_t sx[3] = {(int64_t)p->rows, (int64_t)p->cols, 0}, sv[1] = {(int64_t)p->cols};
+        int nd = 2;
+        if (p->op.op == QF_OP_ROPE) {
+            nd = 3;
+            sx[0] = (int64_t)p->op.u.rope.tokens;
+            sx[1] = (int64_t)p->op.u.rope.heads;
+            sx[2] = (int64_t)p->op.u.rope.head_dim;
+        }
+        if (gen_input(p, r, 0, &d, nd, sx, p->rows, p->cols))
+            return -1;
+        /* GLU's up projection: same distribution, its own stream. */
+        if (p->op.op == QF_OP_ACTIVATION && p->op.u.activation.glu &&
+            gen_input(p, r, 1, &d, nd, sx, p->rows, p->cols))
             return -1;
         if (p->op.op == QF_OP_RMSNORM || p->op.op == QF_OP_LAYERNORM) {
             /* Weights near 1 and small biases, as trained norms have them;
@@ -378,7 +734,9 @@ static int prepare_inputs(prep *p, qf_result *r)
             if (want_b && gen_input(p, r, 2, &w, 1, sv, 1, p->cols))
                 return -1;
         }
-        qf_tensor_init(&p->out[0], p->t->out[0], 2, sx);
+        qf_tensor_init(&p->out[0], p->t->out[0], nd, sx);
+        if (p->op.op == QF_OP_QUANTIZE && quantize_scales(p, r))
+            return -1;
     }
     p->outf = qf_format_get(p->t->out[0]);
     p->out_n = p->rows * p->cols;
@@ -392,6 +750,15 @@ static int prepare_inputs(prep *p, qf_result *r)
         return -1;
     }
     p->out[0].bytes = p->g[0].bytes;
+    if (p->out1_n) {
+        if (guarded_alloc(&p->g1[0], p->out1_n * (size_t)p->out1_eb, poison[0]) ||
+            guarded_alloc(&p->g1[1], p->out1_n * (size_t)p->out1_eb, poison[1])) {
+            say(r, QF_VERDICT_MISTRUSTED, "cannot map the output buffers: %s", strerror(errno));
+            return -1;
+        }
+        if (!p->out1_is_scale)
+            p->out[1].bytes = p->g1[0].bytes;
+    }
     return 0;
 }
 
@@ -437,11 +804,20 @@ static void child_run(prep *p, child_report *rep, int timing, size_t warmup, siz
     if (!timing) {
         for (run = 0; run < 2 && s == QF_OK; run++) {
             p->out[0].data = p->g[run].data;
+            if (p->out1_n && p->out1_is_scale)
+                p->out[0].scale.data = p->g1[run].data;
+            else if (p->out1_n)
+                p->out[1].data = p->g1[run].data;
             s = p->k->run(ctx, &call);
+            rep->global_code[run] = p->out[0].scale.global_code;
         }
     } else {
         size_t i;
         p->out[0].data = p->g[0].data;
+        if (p->out1_n && p->out1_is_scale)
+            p->out[0].scale.data = p->g1[0].data;
+        else if (p->out1_n)
+            p->out[1].data = p->g1[0].data;
         for (i = 0; i < warmup && s == QF_OK; i++)
             s = p->k->run(ctx, &call);
         for (i = 0; i < reps && s == QF_OK && i < sizeof rep->times / sizeof rep->times[0]; i++) {
@@ -536,26 +912,26 @@ static void where_rc(const prep *p, size_t i, char *buf, size_t size)
         snprintf(buf, size, "[%zu]", i);
 }
 
-/* Canaries and poison; 0 when clean, else FAILED is set. */
-static int check_outputs(prep *p, qf_result *r)
+/* Canaries and poison of one output slot; 0 when clean, else FAILED. */
+static int check_slot(prep *p, qf_result *r, int sl, guarded *g, size_t n, int eb)
 {
-    int run, eb = p->outf->storage_bits / 8;
+    int run;
     size_t i, unwritten = 0, first = 0;
-    const char *slot = qf_op_slot_name(p->op.op, 1, 0);
+    const char *slot = qf_op_slot_name(p->op.op, 1, sl);
     char at[64];
     for (run = 0; run < 2; run++) {
-        long off = guarded_check(&p->g[run]);
+        long off = guarded_check(&g[run]);
         if (off)
             return say(r, QF_VERDICT_FAILED,
                        "canary: output %s written out of bounds, %ld byte(s) %s the buffer (run %d)", slot,
                        off < 0 ? -off : off, off < 0 ? "before" : "past the end of", run + 1),
                    -1;
     }
-    for (i = 0; i < p->out_n; i++) {
+    for (i = 0; i < n; i++) {
         int b, clean = 1;
         for (run = 0; run < 2 && clean; run++)
             for (b = 0; b < eb; b++)
-                if (p->g[run].data[i * (size_t)eb + (size_t)b] != poison[run]) {
+                if (g[run].data[i * (size_t)eb + (size_t)b] != poison[run]) {
                     clean = 0;
                     break;
                 }
@@ -563,12 +939,22 @@ static int check_outputs(prep *p, qf_result *r)
             first = i;
     }
     if (unwritten) {
-        where_rc(p, first, at, sizeof at);
+        if (sl == 0)
+            where_rc(p, first, at, sizeof at);
+        else
+            snprintf(at, sizeof at, "[%zu]", first);
         say(r, QF_VERDICT_FAILED, "unwritten: %zu of %zu elements of output %s never written (first at %s)",
-            unwritten, p->out_n, slot, at);
+            unwritten, n, slot, at);
         return -1;
     }
     return 0;
+}
+
+static int check_outputs(prep *p, qf_result *r)
+{
+    if (check_slot(p, r, 0, p->g, p->out_n, p->outf->storage_bits / 8))
+        return -1;
+    return p->out1_n ? check_slot(p, r, 1, p->g1, p->out1_n, p->out1_eb) : 0;
 }
 
 /* ---- Reference, metrics, bound ------------------------------------------- */
@@ -578,6 +964,7 @@ typedef struct checked {
     uint64_t *idx; /* linear output indices */
     double *got, *exact, *rounded, *bound, *absb;
     uint8_t *status;
+    int has_bound; /* second outputs: 0 when no bound applies */
 } checked;
 
 static void checked_free(checked *ck)
@@ -660,7 +1047,8 @@ static int reference_gemm(prep *p, checked *ck, qf_result *r, uint64_t target, u
     qf_gemm_desc d = qf_gemm_desc_default();
     qf_bound_coef coef;
     size_t i;
-    int epilogue = (g->alpha != 1) + (g->beta != 0);
+    /* The dequantization scales are one more rounding in the epilogue. */
+    int epilogue = (g->alpha != 1) + (g->beta != 0) + p->scaled;
     qf_status s;
     d.layout = QF_ROW_MAJOR;
     d.trans_a = g->trans_a ? QF_TRANS : QF_NO_TRANS;
@@ -680,8 +1068,9 @@ static int reference_gemm(prep *p, checked *ck, qf_result *r, uint64_t target, u
     d.stride_a = (ptrdiff_t)(g->m * g->k);
     d.stride_b = (ptrdiff_t)(g->k * g->n);
     d.stride_c = d.stride_d = (ptrdiff_t)(g->m * g->n);
-    d.fa = qf_format_get(p->t->in[0]);
-    d.fb = qf_format_get(p->t->in[1]);
+    /* Scaled operands are decode(code) * scale, binary64 values. */
+    d.fa = p->scaled ? NULL : qf_format_get(p->t->in[0]);
+    d.fb = p->scaled ? NULL : qf_format_get(p->t->in[1]);
     d.ldd = g->n;
     d.threads = 1;
     if (sample_batched(g, target, tile, p->seed, &ck->idx, &ck->n) || checked_alloc(ck, ck->n)) {
@@ -788,7 +1177,8 @@ static int reference_rows(prep *p, checked *ck, qf_result *r, uint64_t target, u
 {
     uint64_t *rows = NULL;
     size_t nr = 0, i, j, C = p->cols;
-    double *x = NULL;
+    double *x = NULL, *up = NULL;
+    int64_t *pos = NULL;
     qf_ref_out ex, ro;
     qf_ref_opts o64 = qf_ref_opts_default(), oo = qf_ref_opts_default();
     qf_status s = QF_OK;
@@ -819,6 +1209,48 @@ static int reference_rows(prep *p, checked *ck, qf_result *r, uint64_t target, u
             if (s == QF_OK)
                 s = qf_ref_softmax(&oo, x, nr, C, sc, &ro);
         }
+    } else if (p->op.op == QF_OP_ACTIVATION) {
+        const qf_op_activation *a = &p->op.u.activation;
+        if (a->glu) {
+            up = malloc((nr * C + 1) * sizeof *up);
+            if (!up) {
+                say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
+                goto done;
+            }
+            for (i = 0; i < nr * C; i++)
+                up[i] = p->inval[1][ck->idx[i]];
+            s = qf_ref_glu(&o64, a->act, x, up, nr * C, &ex);
+            if (s == QF_OK)
+                s = qf_ref_glu(&oo, a->act, x, up, nr * C, &ro);
+        } else {
+            s = qf_ref_activation(&o64, a->act, x, nr * C, &ex);
+            if (s == QF_OK)
+                s = qf_ref_activation(&oo, a->act, x, nr * C, &ro);
+        }
+    } else if (p->op.op == QF_OP_ROPE) {
+        /* Each checked row is one (token, head): a one-head "token" of its
+         * own, at its token's position. */
+        const qf_op_rope *o = &p->op.u.rope;
+        qf_ref_rope_params rp;
+        pos = malloc((nr + 1) * sizeof *pos);
+        if (!pos) {
+            say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
+            goto done;
+        }
+        for (i = 0; i < nr; i++)
+            pos[i] = (o->positions ? o->positions[rows[i] / o->heads] : 0) + o->pos_offset +
+                     (o->positions ? 0 : (int64_t)(rows[i] / o->heads));
+        qf_ref_rope_params_init(&rp);
+        rp.tokens = nr;
+        rp.heads = 1;
+        rp.head_dim = C;
+        rp.rotary_dim = o->rotary_dim;
+        rp.layout = o->layout;
+        rp.theta = o->theta;
+        rp.positions = pos;
+        s = qf_ref_rope(&o64, &rp, x, &ex);
+        if (s == QF_OK)
+            s = qf_ref_rope(&oo, &rp, x, &ro);
     } else {
         qf_ref_norm_params np;
         memset(&np, 0, sizeof np);
@@ -875,8 +1307,279 @@ static int reference_rows(prep *p, checked *ck, qf_result *r, uint64_t target, u
 done:
     free(rows);
     free(x);
+    free(up);
+    free(pos);
     qf_ref_out_free(&ex);
     qf_ref_out_free(&ro);
+    return rc;
+}
+
+/* Every element of an output of n, in order. */
+static int checked_all(checked *ck, size_t n)
+{
+    size_t i;
+    if (checked_alloc(ck, n) || !(ck->idx = malloc((n ? n : 1) * sizeof *ck->idx)))
+        return -1;
+    for (i = 0; i < n; i++)
+        ck->idx[i] = i;
+    return 0;
+}
+
+static void take_ref(checked *ck, const qf_ref_out *ex, const qf_ref_out *ro, qf_result *r)
+{
+    memcpy(ck->exact, ex->value, ck->n * sizeof(double));
+    memcpy(ck->rounded, ro->value, ck->n * sizeof(double));
+    memcpy(ck->status, ro->status, ck->n);
+    r->ref_exact += ro->n_exact;
+    r->ref_rounded += ro->n_rounded;
+    r->ref_undecided += ro->n_undecided;
+    r->ref_undefined += ro->n_undefined;
+}
+
+/* Attention: out (ck) and lse (ck1), every element (the reference works on
+ * whole rows of keys; sampling is not applied).  Bound of out: the claimed
+ * ulp, else qf_bound_attention per query row from the exact scores (not
+ * with a softcap, whose tanh the derivation does not cover: fitness only);
+ * lse: the claimed ulp only. */
+static int reference_attention(prep *p, checked *ck, checked *ck1, qf_result *r)
+{
+    const qf_op_attention *a = &p->op.u.attention;
+    const double *q = p->inval[0], *k = p->inval[1], *v = p->inval[2];
+    const qf_format *fq = qf_format_get(p->t->in[0]), *fk = qf_format_get(p->t->in[1]);
+    qf_ref_attn_params ap;
+    qf_ref_opts o64 = qf_ref_opts_default(), oo = qf_ref_opts_default();
+    qf_ref_out ex, ro, lex, lro;
+    size_t row, j, d = a->head_dim, dv = a->head_dim_v, sk = a->seq_k, group = a->heads / a->kv_heads;
+    double *sc = NULL, *sabs = NULL, scale = a->scale > 0 ? a->scale : 1 / sqrt((double)d);
+    qf_status s = QF_OK;
+    int rc = -1;
+    memset(&ex, 0, sizeof ex);
+    memset(&ro, 0, sizeof ro);
+    memset(&lex, 0, sizeof lex);
+    memset(&lro, 0, sizeof lro);
+    qf_ref_attn_params_init(&ap);
+    ap.batch = a->batch;
+    ap.heads = a->heads;
+    ap.kv_heads = a->kv_heads;
+    ap.seq_q = a->seq_q;
+    ap.seq_k = a->seq_k;
+    ap.head_dim = d;
+    ap.head_dim_v = dv;
+    ap.scale = a->scale;
+    ap.softcap = a->softcap;
+    ap.causal = a->mask == QF_MASK_CAUSAL || a->mask == QF_MASK_CAUSAL_BOTTOM_RIGHT ||
+                (a->mask == QF_MASK_WINDOW && a->causal);
+    ap.align_bottom_right = a->mask == QF_MASK_CAUSAL_BOTTOM_RIGHT;
+    ap.window_left = a->mask == QF_MASK_WINDOW ? a->window_left : -1;
+    ap.window_right = a->mask == QF_MASK_WINDOW && !a->causal ? a->window_right : -1;
+    if (checked_all(ck, p->out_n) || checked_all(ck1, p->out1_n) ||
+        qf_ref_out_alloc(&ex, p->out_n) != QF_OK || qf_ref_out_alloc(&ro, p->out_n) != QF_OK ||
+        qf_ref_out_alloc(&lex, p->out1_n) != QF_OK || qf_ref_out_alloc(&lro, p->out1_n) != QF_OK ||
+        !(sc = malloc((sk + 1) * sizeof *sc)) || !(sabs = malloc((sk + 1) * sizeof *sabs))) {
+        say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
+        goto done;
+    }
+    o64.threads = oo.threads = 1;
+    oo.format = p->outf;
+    s = qf_ref_attention(&o64, &ap, q, k, v, &ex, &lex);
+    ap.lse_format = p->outf1;
+    if (s == QF_OK)
+        s = qf_ref_attention(&oo, &ap, q, k, v, &ro, &lro);
+    if (s != QF_OK) {
+        say(r, QF_VERDICT_MISTRUSTED, "reference failed: %s", qf_status_str(s));
+        goto done;
+    }
+    take_ref(ck, &ex, &ro, r);
+    take_ref(ck1, &lex, &lro, r);
+    for (j = 0; j < ck->n; j++)
+        ck->bound[j] = NAN;
+    for (j = 0; j < ck1->n; j++)
+        ck1->bound[j] = NAN;
+    if (p->t->arith.max_ulp > 0) {
+        qf_bound_ulp(p->outf, p->t->arith.max_ulp, ck->n, ck->exact, ck->bound);
+        qf_bound_ulp(p->outf1, p->t->arith.max_ulp, ck1->n, ck1->exact, ck1->bound);
+        ck1->has_bound = 1;
+        snprintf(r->bound.kind, sizeof r->bound.kind, "ulp");
+        r->bound.claimed_ulp = p->t->arith.max_ulp;
+    } else if (a->softcap == 0) {
+        for (row = 0; row < p->out1_n && s == QF_OK; row++) {
+            size_t b = row / (a->heads * a->seq_q), h = (row / a->seq_q) % a->heads, i = row % a->seq_q;
+            size_t kvb = (b * a->kv_heads + h / group) * sk;
+            long P = (long)i + (ap.align_bottom_right ? (long)sk - (long)a->seq_q : 0);
+            long wl = ap.window_left, wr = ap.causal ? 0 : ap.window_right;
+            for (j = 0; j < sk; j++) {
+                long jj = (long)j;
+                if ((wl < 0 || jj >= P - wl) && (wr < 0 || jj <= P + wr)) {
+                    qf_dot_acc acc, abs;
+                    qf_dot_acc_init(&acc);
+                    qf_dot_acc_init(&abs);
+                    qf_dot_acc_add_dot(&acc, &abs, d, q + row * d, 1, k + (kvb + j) * d, 1, fq, fk);
+                    sc[j] = scale * qf_dot_acc_get_d(&acc, QF_ROUND_RNE);
+                    sabs[j] = scale * qf_dot_acc_get_d(&abs, QF_ROUND_UP);
+                } else {
+                    sc[j] = -INFINITY;
+                    sabs[j] = 0;
+                }
+            }
+            s = qf_bound_attention(&p->t->arith, p->outf, sk, d, dv, sc, sabs, v + kvb * dv, NULL, 0,
+                                   ck->exact + row * dv, ck->bound + row * dv);
+        }
+        snprintf(r->bound.kind, sizeof r->bound.kind, "attention");
+    }
+    if (s != QF_OK) {
+        say(r, QF_VERDICT_MISTRUSTED, "cannot derive the bound from the claim: %s", qf_status_str(s));
+        goto done;
+    }
+    rc = 0;
+done:
+    free(sc);
+    free(sabs);
+    qf_ref_out_free(&ex);
+    qf_ref_out_free(&ro);
+    qf_ref_out_free(&lex);
+    qf_ref_out_free(&lro);
+    return rc;
+}
+
+/* MoE router: weights (ck, every element) and indices.  An index that
+ * differs from the reference's is FAILED unless the reference marked that
+ * slot as a legitimate tie (QF_REF_TIE_SET / QF_REF_TIE_ORDER: keys within
+ * tie_tol = 0, i.e. exactly equal, or not provably ordered).  Weights: the
+ * claimed ulp bound. */
+static int reference_moe(prep *p, checked *ck, qf_result *r)
+{
+    const qf_op_moe_router *m = &p->op.u.moe_router;
+    qf_ref_moe_params mp;
+    qf_ref_opts o64 = qf_ref_opts_default(), oo = qf_ref_opts_default();
+    qf_ref_out ex, ro;
+    int32_t *ri = NULL;
+    uint8_t *ties = NULL;
+    size_t i, n = p->out_n, bad = 0, flips = 0, first = 0;
+    qf_status s;
+    int rc = -1;
+    memset(&ex, 0, sizeof ex);
+    memset(&ro, 0, sizeof ro);
+    qf_ref_moe_params_init(&mp);
+    mp.tokens = m->tokens;
+    mp.experts = m->experts;
+    mp.top_k = m->top_k;
+    mp.score = m->score;
+    mp.renormalize = m->renormalize;
+    mp.route_scale = m->route_scale;
+    if (checked_all(ck, n) || qf_ref_out_alloc(&ex, n) != QF_OK || qf_ref_out_alloc(&ro, n) != QF_OK ||
+        !(ri = malloc((n + 1) * sizeof *ri)) || !(ties = calloc(n + 1, 1))) {
+        say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
+        goto done;
+    }
+    o64.threads = oo.threads = 1;
+    oo.format = p->outf;
+    s = qf_ref_moe_router(&o64, &mp, p->inval[0], ri, &ex, ties);
+    if (s == QF_OK)
+        s = qf_ref_moe_router(&oo, &mp, p->inval[0], ri, &ro, NULL);
+    if (s != QF_OK) {
+        say(r, QF_VERDICT_MISTRUSTED, "reference failed: %s", qf_status_str(s));
+        goto done;
+    }
+    take_ref(ck, &ex, &ro, r);
+    for (i = 0; i < n; i++) {
+        int32_t got;
+        memcpy(&got, p->g1[0].data + 4 * i, 4);
+        if (got == ri[i])
+            continue;
+        if (ties[i]) {
+            flips++;
+            continue;
+        }
+        if (bad++ == 0)
+            first = i;
+    }
+    if (bad) {
+        int32_t got;
+        memcpy(&got, p->g1[0].data + 4 * first, 4);
+        snprintf(
+            p->fail1, sizeof p->fail1,
+            "indices: %zu of %zu differ from the reference with no tie to allow it (first at (%zu, %zu): "
+            "expert %d, the reference selects %d)%s",
+            bad, n, first / m->top_k, first % m->top_k, (int)got, (int)ri[first],
+            flips ? "; legitimate tie flips elsewhere" : "");
+    }
+    for (i = 0; i < n; i++)
+        ck->bound[i] = NAN;
+    if (p->t->arith.max_ulp > 0) {
+        qf_bound_ulp(p->outf, p->t->arith.max_ulp, n, ck->exact, ck->bound);
+        snprintf(r->bound.kind, sizeof r->bound.kind, "ulp");
+        r->bound.claimed_ulp = p->t->arith.max_ulp;
+    }
+    rc = 0;
+done:
+    free(ri);
+    free(ties);
+    qf_ref_out_free(&ex);
+    qf_ref_out_free(&ro);
+    return rc;
+}
+
+/* quantize: an exact expectation.  The block module's element codes,
+ * scale codes and (NVFP4) global scale code are what a correct kernel
+ * writes, so any difference is FAILED, naming the first one.  Metrics
+ * compare the element values (decoded codes, before scaling) with bound 0. */
+static int reference_quantize(prep *p, checked *ck, qf_result *r)
+{
+    const qf_ref_block_params *bp = &p->op.u.quantize.block;
+    qf_ref_opts o = qf_ref_opts_default();
+    qf_ref_out q;
+    qf_ref_block_scales sc;
+    size_t i, n = p->out_n, ns = p->out1_n, bad = 0, first = 0, sbad = 0, sfirst = 0;
+    int eb = p->outf->storage_bits / 8, rc = -1;
+    qf_status s;
+    memset(&q, 0, sizeof q);
+    memset(&sc, 0, sizeof sc);
+    if (checked_all(ck, n) || qf_ref_out_alloc(&q, n) != QF_OK ||
+        !(sc.codes = calloc(ns + 1, sizeof *sc.codes))) {
+        say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
+        goto done;
+    }
+    o.threads = 1;
+    s = qf_ref_block_quantize(&o, bp, p->inval[0], p->rows, p->cols, &q, &sc);
+    if (s != QF_OK) {
+        say(r, QF_VERDICT_MISTRUSTED, "reference failed: %s", qf_status_str(s));
+        goto done;
+    }
+    for (i = 0; i < n; i++) {
+        uint64_t got = load_code(p->g[0].data, eb, i);
+        ck->exact[i] = ck->rounded[i] = qf_format_decode(p->outf, q.code[i]);
+        ck->bound[i] = 0;
+        ck->status[i] = QF_REF_EXACT;
+        if (got != q.code[i] && bad++ == 0)
+            first = i;
+    }
+    r->ref_exact = n;
+    for (i = 0; i < ns; i++)
+        if (load_code(p->g1[0].data, p->out1_eb, i) != sc.codes[i] && sbad++ == 0)
+            sfirst = i;
+    if (bad) {
+        snprintf(
+            p->fail1, sizeof p->fail1,
+            "codes: %zu of %zu element codes differ from the reference (first at (%zu, %zu): got 0x%llx, "
+            "expected 0x%llx)%s",
+            bad, n, first / p->cols, first % p->cols, (unsigned long long)load_code(p->g[0].data, eb, first),
+            (unsigned long long)q.code[first], sbad ? "; scales differ too" : "");
+    } else if (sbad) {
+        snprintf(p->fail1, sizeof p->fail1,
+                 "scales: %zu of %zu scale codes differ from the reference (first at [%zu]: got 0x%llx, "
+                 "expected 0x%llx)",
+                 sbad, ns, sfirst, (unsigned long long)load_code(p->g1[0].data, p->out1_eb, sfirst),
+                 (unsigned long long)sc.codes[sfirst]);
+    } else if (p->out[0].scale.has_global && p->global_code[0] != sc.tensor_scale_code) {
+        snprintf(p->fail1, sizeof p->fail1, "scales: global scale code 0x%08x, expected 0x%08x",
+                 (unsigned)p->global_code[0], (unsigned)sc.tensor_scale_code);
+    }
+    snprintf(r->bound.kind, sizeof r->bound.kind, "exact");
+    r->bound.claimed_ulp = 0;
+    rc = 0;
+done:
+    free(sc.codes);
+    qf_ref_out_free(&q);
     return rc;
 }
 
@@ -899,7 +1602,121 @@ static qf_policy case_policy(const prep *p)
         pol.min_sqnr_db = sp->min_sqnr_db;
     if (sp->set & QF_POLICY_BASELINE)
         pol.baseline_factor = sp->baseline_factor;
+    /* quantize compares codes with an exact expectation: zero codes are
+     * not weak evidence there, so they never make the check doubtful. */
+    if (p->op.op == QF_OP_QUANTIZE)
+        pol.max_zero_frac = 1;
     return pol;
+}
+
+/* The policy's baseline kernel on the same inputs, with the same isolation
+ * (own child process, poisoned and guarded outputs, time limit), compared
+ * with the same reference on the same checked elements.  0 with *bm
+ * filled; -1 with *bv (MISTRUSTED or UNSUPPORTED) and a reason in why:
+ * a baseline that crashes or misbehaves makes the comparison doubtful, it
+ * says nothing about the kernel under test. */
+static int run_baseline(prep *p, const checked *ck, const qf_metrics_input *mi0, child_report *rep,
+                        double timeout_s, qf_metrics *bm, qf_verdict *bv, char *why, size_t why_size)
+{
+    prep b = *p; /* shares the inputs; only the outputs are its own */
+    qf_result *tr = malloc(sizeof *tr);
+    qf_metrics_input mi = *mi0;
+    double *got = NULL;
+    size_t i, bytes = qf_format_array_bytes(p->outf, p->out_n);
+    int eb = p->outf->storage_bits / 8, rc = -1;
+    qf_status s;
+    *bv = QF_VERDICT_MISTRUSTED;
+    memset(b.g, 0, sizeof b.g);
+    memset(b.g1, 0, sizeof b.g1);
+    b.k = p->bk;
+    b.t = p->bt;
+    if (!tr || guarded_alloc(&b.g[0], bytes, poison[0]) || guarded_alloc(&b.g[1], bytes, poison[1]) ||
+        (p->out1_n && (guarded_alloc(&b.g1[0], p->out1_n * (size_t)p->out1_eb, poison[0]) ||
+                       guarded_alloc(&b.g1[1], p->out1_n * (size_t)p->out1_eb, poison[1])))) {
+        errf(why, why_size, "baseline %s: out of memory for its outputs", p->bk->name);
+        goto done;
+    }
+    b.out[0].bytes = b.g[0].bytes;
+    qf_result_init(tr);
+    if (run_child(&b, rep, tr, timeout_s, 0, 0, 0)) {
+        errf(why, why_size, "baseline %s did not run: %s", p->bk->name, tr->reason);
+        goto done;
+    }
+    if (rep->status == QF_EUNSUPPORTED) {
+        *bv = QF_VERDICT_UNSUPPORTED;
+        errf(why, why_size, "unsupported: the baseline %s declined: %s", p->bk->name,
+             rep->msg[0] ? rep->msg : "(no reason)");
+        goto done;
+    }
+    if (rep->status != QF_OK) {
+        errf(why, why_size, "baseline %s returned %s: %s", p->bk->name, qf_status_str((qf_status)rep->status),
+             rep->msg[0] ? rep->msg : "(no message)");
+        goto done;
+    }
+    if (check_outputs(&b, tr)) {
+        errf(why, why_size, "baseline %s: %s", p->bk->name, tr->reason);
+        goto done;
+    }
+    got = malloc((ck->n ? ck->n : 1) * sizeof *got);
+    if (!got) {
+        errf(why, why_size, "baseline %s: out of memory", p->bk->name);
+        goto done;
+    }
+    for (i = 0; i < ck->n; i++)
+        got[i] = qf_format_decode(p->outf, load_code(b.g[0].data, eb, (size_t)ck->idx[i]));
+    /* Its error only: conformance is the baseline's own qualification. */
+    mi.got = got;
+    mi.bound = NULL;
+    s = qf_metrics_compute(&mi, bm, NULL);
+    if (s != QF_OK) {
+        errf(why, why_size, "baseline %s: metrics failed: %s", p->bk->name, qf_status_str(s));
+        goto done;
+    }
+    rc = 0;
+done:
+    free(got);
+    free(tr);
+    guarded_free(&b.g[0]);
+    guarded_free(&b.g[1]);
+    guarded_free(&b.g1[0]);
+    guarded_free(&b.g1[1]);
+    return rc;
+}
+
+/* Metrics and a conformance-only verdict of the second output (attention
+ * lse); the worse of the two verdicts stands, the reason naming the slot. */
+static int second_output(prep *p, checked *ck1, qf_result *r)
+{
+    qf_metrics_input mi;
+    qf_metrics m;
+    qf_policy pol = qf_policy_default(0);
+    qf_verdict_input vi = qf_verdict_input_default();
+    qf_verdict v;
+    char why[QF_RESULT_TEXT_MAX];
+    size_t i;
+    qf_status s;
+    for (i = 0; i < ck1->n; i++)
+        ck1->got[i] = qf_format_decode(p->outf1, load_code(p->g1[0].data, p->out1_eb, (size_t)ck1->idx[i]));
+    memset(&mi, 0, sizeof mi);
+    mi.out = p->outf1;
+    mi.n = ck1->n;
+    mi.got = ck1->got;
+    mi.exact = ck1->exact;
+    mi.rounded = ck1->rounded;
+    mi.bound = ck1->has_bound ? ck1->bound : NULL;
+    mi.status = ck1->status;
+    s = qf_metrics_compute(&mi, &m, NULL);
+    vi.metrics = &m;
+    if (s == QF_OK)
+        s = qf_verdict_decide(&vi, &pol, &v, why, sizeof why);
+    if (s != QF_OK) {
+        say(r, QF_VERDICT_MISTRUSTED, "metrics of output %s failed: %s", qf_op_slot_name(p->op.op, 1, 1),
+            qf_status_str(s));
+        return -1;
+    }
+    if (qf_verdict_severity(v) > qf_verdict_severity(r->verdict))
+        say(r, v, "%s: %.*s", qf_op_slot_name(p->op.op, 1, 1), (int)(sizeof r->reason - 16), why);
+    return 0;
 }
 
 static void evaluate(prep *p, qf_result *r, double timeout_s, int timing, size_t warmup, size_t reps)
@@ -914,7 +1731,12 @@ static void evaluate(prep *p, qf_result *r, double timeout_s, int timing, size_t
     int eb;
     uint64_t target = gr->sampling.max_elements, tile = gr->sampling.tile;
     qf_status s;
+    qf_metrics bmet;
+    qf_verdict bverdict = QF_VERDICT_MISTRUSTED;
+    char bwhy[QF_RESULT_TEXT_MAX] = "";
+    checked ck1;
     memset(&ck, 0, sizeof ck);
+    memset(&ck1, 0, sizeof ck1);
     if (!rep) {
         say(r, QF_VERDICT_MISTRUSTED, "cannot map shared memory: %s", strerror(errno));
         return;
@@ -933,13 +1755,22 @@ static void evaluate(prep *p, qf_result *r, double timeout_s, int timing, size_t
     }
     if (check_outputs(p, r))
         goto done;
+    p->global_code[0] = rep->global_code[0];
+    p->global_code[1] = rep->global_code[1];
     eb = p->outf->storage_bits / 8;
     qf_metrics_bitwise(p->g[0].data, p->g[1].data, p->out_n, (size_t)eb, &ndiff, &first);
+    if (!ndiff && p->out1_n) {
+        qf_metrics_bitwise(p->g1[0].data, p->g1[1].data, p->out1_n, (size_t)p->out1_eb, &ndiff, &first);
+        first += p->out_n; /* past the first output */
+    }
     r->det_checked = 1;
     r->det_equal = ndiff == 0;
     r->det_first_diff = ndiff ? first : 0;
-    if ((p->op.op == QF_OP_GEMM ? reference_gemm(p, &ck, r, target, tile)
-                                : reference_rows(p, &ck, r, target, tile)))
+    if (p->op.op == QF_OP_GEMM         ? reference_gemm(p, &ck, r, target, tile)
+        : p->op.op == QF_OP_ATTENTION  ? reference_attention(p, &ck, &ck1, r)
+        : p->op.op == QF_OP_MOE_ROUTER ? reference_moe(p, &ck, r)
+        : p->op.op == QF_OP_QUANTIZE   ? reference_quantize(p, &ck, r)
+                                       : reference_rows(p, &ck, r, target, tile))
         goto done;
     for (i = 0; i < ck.n; i++)
         ck.got[i] = qf_format_decode(p->outf, load_code(p->g[0].data, eb, (size_t)ck.idx[i]));
@@ -978,11 +1809,27 @@ static void evaluate(prep *p, qf_result *r, double timeout_s, int timing, size_t
     vi.det_checked = 1;
     vi.det_equal = r->det_equal;
     vi.det_first_diff = r->det_first_diff;
+    if (p->bk) {
+        if (run_baseline(p, &ck, &mi, rep, timeout_s, &bmet, &bverdict, bwhy, sizeof bwhy) == 0)
+            vi.baseline = &bmet;
+        else
+            pol.baseline_factor = NAN; /* decide the rest; the baseline's trouble is applied below */
+    }
     s = qf_verdict_decide(&vi, &pol, &r->verdict, r->reason, sizeof r->reason);
     if (s != QF_OK) {
         say(r, QF_VERDICT_MISTRUSTED, "verdict failed: %s", qf_status_str(s));
         goto done;
     }
+    /* A FAILED kernel stays FAILED (certain evidence); a kernel that would
+     * pass cannot, since its fitness against the baseline is unknown. */
+    if (p->bk && !vi.baseline && r->verdict == QF_VERDICT_QUALIFIED)
+        say(r, bverdict, "%s", bwhy);
+    /* The second output: wrong moe indices are FAILED; attention's lse is
+     * judged for conformance on its own, and the worse verdict stands. */
+    if (p->fail1[0]) /* the root cause: the weights of a wrong expert are wrong too */
+        say(r, QF_VERDICT_FAILED, "%s", p->fail1);
+    if (ck1.n && second_output(p, &ck1, r))
+        goto done;
     if (timing && (r->verdict == QF_VERDICT_QUALIFIED || r->verdict == QF_VERDICT_MARGINAL)) {
         /* Correctness first: only a kernel that computes the right thing is
          * worth timing.  The timing run gets its own limit per run. */
@@ -1008,6 +1855,7 @@ static void evaluate(prep *p, qf_result *r, double timeout_s, int timing, size_t
     }
 done:
     checked_free(&ck);
+    checked_free(&ck1);
     munmap(rep, sizeof *rep);
 }
 
@@ -1126,6 +1974,41 @@ static void fill_common(qf_result *r, const qf_suite *suite, const qf_suite_case
         append(r->reproducer, sizeof r->reproducer, o->reproducer_args);
 }
 
+/* The policy's baseline kernel: registered, on this back end, claiming a
+ * tuple for the case's dtypes and the case's shape.  0, or -1 with
+ * UNSUPPORTED and the reason in r (nothing to compare with is not a
+ * verdict on the kernel). */
+static int find_baseline(prep *p, const qf_registry *reg, qf_result *r)
+{
+    const char *name = p->c->group->policy.baseline;
+    char why[256];
+    size_t i;
+    p->bk = name ? qf_registry_find(reg, name) : NULL;
+    if (!p->bk) {
+        say(r, QF_VERDICT_UNSUPPORTED, "unsupported: the policy's baseline kernel '%s' is not registered",
+            name ? name : "(none)");
+        return -1;
+    }
+    if (p->bk->op != p->k->op || (p->bk->backend && strcmp(p->bk->backend, "cpu"))) {
+        say(r, QF_VERDICT_UNSUPPORTED, "unsupported: the baseline %s is not a cpu kernel of op %s", name,
+            qf_op_name(p->k->op));
+        return -1;
+    }
+    for (i = 0; i < p->bk->n_dtypes && !p->bt; i++)
+        if (tuple_matches(p->opname, p->c, &p->bk->dtypes[i]))
+            p->bt = &p->bk->dtypes[i];
+    if (!p->bt) {
+        say(r, QF_VERDICT_UNSUPPORTED, "unsupported: the baseline %s claims no dtype tuple for %s", name,
+            p->c->dtype->label);
+        return -1;
+    }
+    if (qf_kernel_check(p->bk, &p->op, p->bt, why, sizeof why) != QF_OK) {
+        say(r, QF_VERDICT_UNSUPPORTED, "unsupported: the baseline %s: %s", name, why);
+        return -1;
+    }
+    return 0;
+}
+
 static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const pair *pr,
                      const qf_registry *reg, const qf_runner_opts *o, qf_result *r)
 {
@@ -1180,6 +2063,8 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
         say(r, QF_VERDICT_UNSUPPORTED, "unsupported: %s", why);
         goto out;
     }
+    if ((c->group->policy.set & QF_POLICY_BASELINE) && find_baseline(&p, reg, r))
+        goto out;
     if (prepare_inputs(&p, r))
         goto out;
     r->n_elements = p.out_n;

@@ -1493,16 +1493,29 @@ static qf_status parse_names(ctx *c, yaml_node_t *n, const char *field, const ch
     return QF_OK;
 }
 
+/* The first component of the names of the kernels that compute a suite
+ * op: kernels register under the ABI's ops (qf_kernel.h), where
+ * log_softmax is a softmax and glu an activation. */
+static const char *kernel_op_prefix(const char *suite_op)
+{
+    if (!strcmp(suite_op, "log_softmax"))
+        return "softmax";
+    if (!strcmp(suite_op, "glu"))
+        return "activation";
+    return suite_op;
+}
+
 static qf_status parse_kernels(ctx *c, yaml_node_t *n, const char *field, const op_schema *os,
                                qf_suite_group *g)
 {
     char p[PATHSZ];
     if (!n) {
+        const char *kop = kernel_op_prefix(os->name);
         const char **k = arena_alloc(c->A, sizeof *k);
-        char *s = arena_alloc(c->A, strlen(os->name) + 3);
+        char *s = arena_alloc(c->A, strlen(kop) + 3);
         if (!k || !s)
             return oom(c);
-        sprintf(s, "%s.*", os->name);
+        sprintf(s, "%s.*", kop);
         k[0] = s;
         g->kernels = k;
         g->nkernels = 1;
@@ -1510,16 +1523,16 @@ static qf_status parse_kernels(ctx *c, yaml_node_t *n, const char *field, const 
     }
     if (parse_names(c, n, field, "*?", &g->kernels, &g->nkernels))
         return c->st;
-    /* Kernel names start with their op ("gemm.cpu.naive.f32"), so a glob
-     * whose literal first component names another op can never match. */
+    /* Kernel names start with their kernel op ("gemm.cpu.naive.f32"), so a
+     * glob whose literal first component names another op can never match. */
     for (size_t i = 0; i < g->nkernels; i++) {
-        const char *k = g->kernels[i];
+        const char *k = g->kernels[i], *kop = kernel_op_prefix(os->name);
         size_t l = strcspn(k, ".");
-        if (strcspn(k, "*?") >= l && (l != strlen(os->name) || strncmp(k, os->name, l) != 0)) {
+        if (strcspn(k, "*?") >= l && (l != strlen(kop) || strncmp(k, kop, l) != 0)) {
             yaml_node_t *at = n->type == YAML_SEQUENCE_NODE ? seq_at(c, n, i) : n;
             return fail(c, at, n->type == YAML_SEQUENCE_NODE ? pindex(p, sizeof p, field, i) : field,
                         "kernel glob '%s' cannot match a %s kernel (kernel names start with '%s.')", k,
-                        os->name, os->name);
+                        os->name, kop);
         }
     }
     return QF_OK;

@@ -87,6 +87,29 @@ START_TEST(test_inputs_texts)
 }
 END_TEST
 
+/* log_softmax and glu kernels register as softmax and activation kernels
+ * (qf_kernel.h), so their globs start with those ops. */
+START_TEST(test_kernel_op_prefix)
+{
+    const char *y = "groups:\n"
+                    "  - {op: log_softmax, dtypes: f32, shapes: {rows: 1, cols: 2}}\n"
+                    "  - {op: glu, params: {fn: silu}, dtypes: f32, shapes: {rows: 1, cols: 2}}\n"
+                    "  - {op: log_softmax, kernels: [softmax.cpu.*], dtypes: f32, shapes: {rows: 1, cols: 2}}\n";
+    const char *bad = "op: glu\nparams: {fn: silu}\nkernels: [glu.cpu.*]\ndtypes: f32\nshapes: {rows: 1, cols: 2}\n";
+    qf_suite *s = NULL;
+    ck_assert_msg(qf_suite_load_mem(y, strlen(y), "m.yaml", &s, errbuf, sizeof errbuf) == QF_OK, "%s",
+                  errbuf);
+    ck_assert_uint_eq(s->ngroups, 3);
+    ck_assert_str_eq(s->groups[0].kernels[0], "softmax.*");
+    ck_assert_str_eq(s->groups[1].kernels[0], "activation.*");
+    ck_assert_str_eq(s->groups[2].kernels[0], "softmax.cpu.*");
+    qf_suite_free(s);
+    s = NULL;
+    ck_assert_int_eq(qf_suite_load_mem(bad, strlen(bad), "m.yaml", &s, errbuf, sizeof errbuf), QF_EPARSE);
+    ck_assert_msg(strstr(errbuf, "kernel names start with 'activation.'"), "%s", errbuf);
+}
+END_TEST
+
 START_TEST(test_diamond)
 {
     qf_suite *s = load_ok(src_path("tests/suite/data/diamond.yaml"));
@@ -543,6 +566,7 @@ int main(void)
     TCase *tc = tcase_create("load");
     tcase_add_test(tc, test_quick);
     tcase_add_test(tc, test_workloads_file);
+    tcase_add_test(tc, test_kernel_op_prefix);
     tcase_add_test(tc, test_diamond);
     tcase_add_test(tc, test_inputs_texts);
     tcase_add_test(tc, test_full);

@@ -808,6 +808,10 @@ static void child_run(prep *p, child_report *rep, int timing, size_t warmup, siz
                 p->out[0].scale.data = p->g1[run].data;
             else if (p->out1_n)
                 p->out[1].data = p->g1[run].data;
+            /* A kernel that claims the same bits whatever the thread
+             * count gets 2 threads the second time, so the comparison of
+             * the two runs checks that claim too. */
+            call.threads = run == 1 && p->t->arith.deterministic_threads ? 2 : 1;
             s = p->k->run(ctx, &call);
             rep->global_code[run] = p->out[0].scale.global_code;
         }
@@ -1806,8 +1810,14 @@ static void evaluate(prep *p, qf_result *r, double timeout_s, int timing, size_t
     pol = case_policy(p);
     vi.metrics = &r->metrics;
     vi.det_claimed = p->t->arith.deterministic;
-    vi.det_checked = 1;
     vi.det_equal = r->det_equal;
+    /* The two runs used 1 and 2 threads when the kernel claims the same
+     * bits across thread counts (child_run): their comparison is then the
+     * thread-count check. */
+    vi.det_threads_claimed = p->t->arith.deterministic_threads;
+    vi.det_threads_checked = vi.det_threads_claimed;
+    vi.det_threads_equal = r->det_equal;
+    vi.det_checked = !vi.det_threads_checked;
     vi.det_first_diff = r->det_first_diff;
     if (p->bk) {
         if (run_baseline(p, &ck, &mi, rep, timeout_s, &bmet, &bverdict, bwhy, sizeof bwhy) == 0)

@@ -18,7 +18,7 @@
 #include "qf_suite.h"
 #include "qf_test.h"
 
-enum { GOOD, SEGV, ABRT, HANG, OVERRUN, UNWRITTEN, NAN_OUT };
+enum { GOOD, SEGV, ABRT, HANG, OVERRUN, UNWRITTEN, NAN_OUT, THREADS };
 
 static float f32(uint32_t u)
 {
@@ -66,22 +66,30 @@ static qf_status run_gemm(void *ctx, const qf_kernel_call *call)
         d[m * n] = 0;
     if (what == NAN_OUT)
         d[n + 1] = bits(NAN);
+    /* Claims the same bits for any thread count, but its last ulp depends
+     * on it (as a reduction split by thread would). */
+    if (what == THREADS && call->threads > 1)
+        d[0] ^= 1;
     return QF_OK;
 }
 
-static const qf_dtype_tuple *tuple(void)
+static const qf_dtype_tuple *tuple(int threads_claim)
 {
-    static qf_dtype_tuple t[1];
-    t[0].name = "f32";
-    t[0].in[0] = t[0].in[1] = t[0].in[2] = QF_FLOAT32;
-    t[0].out[0] = QF_FLOAT32;
-    t[0].arith = qf_arith_claim_default();
-    return t;
+    static qf_dtype_tuple t[2];
+    int i;
+    for (i = 0; i < 2; i++) {
+        t[i].name = "f32";
+        t[i].in[0] = t[i].in[1] = t[i].in[2] = QF_FLOAT32;
+        t[i].out[0] = QF_FLOAT32;
+        t[i].arith = qf_arith_claim_default();
+        t[i].arith.deterministic_threads = i;
+    }
+    return &t[threads_claim];
 }
 
 static const char *const names[] = {"gemm.test.good", "gemm.test.segv",    "gemm.test.abort",
                                     "gemm.test.hang", "gemm.test.overrun", "gemm.test.unwritten",
-                                    "gemm.test.nan"};
+                                    "gemm.test.nan",  "gemm.test.threads"};
 
 static qf_registry *test_registry(void)
 {
@@ -99,7 +107,7 @@ static qf_registry *test_registry(void)
         k.description = "test kernel";
         k.backend = "cpu";
         k.archs = "cpu";
-        k.dtypes = tuple();
+        k.dtypes = tuple(i == GOOD || i == THREADS);
         k.n_dtypes = 1;
         k.run = run_gemm;
         k.user = (void *)(intptr_t)i;
@@ -146,7 +154,7 @@ START_TEST(bad_kernels_get_verdicts)
     o.jobs = 2;
     o.timeout_s = 2.0;
     ck_assert_msg(qf_runner_run(suite, reg, &o, &sum, err, sizeof err) == QF_OK, "%s", err);
-    ck_assert_uint_eq(sum.n, 7);
+    ck_assert_uint_eq(sum.n, 8);
 
     r = find(&sum, "gemm.test.good");
     ck_assert_msg(r->verdict == QF_VERDICT_QUALIFIED, "good: %s", r->reason);
@@ -175,12 +183,15 @@ START_TEST(bad_kernels_get_verdicts)
     r = find(&sum, "gemm.test.nan");
     ck_assert_msg(r->verdict == QF_VERDICT_FAILED && strstr(r->reason, "NaN") && strstr(r->reason, "(1, 1)"),
                   "nan: %s", r->reason);
-    ck_assert_uint_eq(sum.count[QF_VERDICT_FAILED], 3);
+    r = find(&sum, "gemm.test.threads");
+    ck_assert_msg(r->verdict == QF_VERDICT_FAILED && strstr(r->reason, "thread counts"), "threads: %s",
+                  r->reason);
+    ck_assert_uint_eq(sum.count[QF_VERDICT_FAILED], 4);
     ck_assert_uint_eq(sum.count[QF_VERDICT_CRASHED], 2);
 
     /* Every pair is in the journal. */
     ck_assert_msg(qf_journal_read(journal, &back, &nback, NULL, NULL, err, sizeof err) == QF_OK, "%s", err);
-    ck_assert_uint_eq(nback, 7);
+    ck_assert_uint_eq(nback, 8);
     free(back);
 
     qf_runner_summary_free(&sum);

@@ -134,6 +134,8 @@ typedef struct qf_suite_policy {
     const char *baseline;   /* a kernel name */
     double baseline_factor; /* default 2 */
     double false_failure;   /* probability budget of probabilistic bounds */
+    int baseline_rms;       /* 1: torch._dynamo's RMSE rule instead of max |err| */
+    double baseline_tol;    /* additive tolerance of the RMSE rule (default 0) */
 } qf_suite_policy;
 
 typedef struct qf_suite_sampling {

@@ -1604,8 +1604,11 @@ static qf_policy case_policy(const prep *p)
         pol.max_normwise = sp->max_normwise;
     if (sp->set & QF_POLICY_MIN_SQNR_DB)
         pol.min_sqnr_db = sp->min_sqnr_db;
-    if (sp->set & QF_POLICY_BASELINE)
+    if (sp->set & QF_POLICY_BASELINE) {
         pol.baseline_factor = sp->baseline_factor;
+        pol.baseline_metric = sp->baseline_rms ? QF_BASELINE_RMS : QF_BASELINE_MAX_ABS;
+        pol.baseline_tol = sp->baseline_tol;
+    }
     /* quantize compares codes with an exact expectation: zero codes are
      * not weak evidence there, so they never make the check doubtful. */
     if (p->op.op == QF_OP_QUANTIZE)

@@ -1423,13 +1423,15 @@ static qf_status parse_sampling(ctx *c, yaml_node_t *n, const char *field, qf_su
 static qf_status parse_policy(ctx *c, yaml_node_t *n, const char *field, qf_suite_policy *pol)
 {
     static const char *const keys[] = {"max_ulp",  "max_normwise",    "max_componentwise", "min_sqnr_db",
-                                       "baseline", "baseline_factor", "false_failure"};
+                                       "baseline", "baseline_factor", "false_failure",     "baseline_metric",
+                                       "baseline_tol"};
+    static const char *const metrics[] = {"max_abs", "rms", NULL};
     char p[PATHSZ];
     memset(pol, 0, sizeof *pol);
     pol->baseline_factor = 2;
     if (!n)
         return QF_OK;
-    if (check_map(c, n, field, keys, 7))
+    if (check_map(c, n, field, keys, 9))
         return c->st;
     static const struct {
         const char *key;
@@ -1446,6 +1448,7 @@ static qf_status parse_policy(ctx *c, yaml_node_t *n, const char *field, qf_suit
         {"min_sqnr_db", QF_POLICY_MIN_SQNR_DB, {-1000, 1000, 0, 0}, offsetof(qf_suite_policy, min_sqnr_db)},
         {"baseline_factor", QF_POLICY_BASELINE, {0, 1e6, 1, 0}, offsetof(qf_suite_policy, baseline_factor)},
         {"false_failure", QF_POLICY_FALSE_FAILURE, {0, 1, 1, 1}, offsetof(qf_suite_policy, false_failure)},
+        {"baseline_tol", 0, {0, 1e30, 0, 0}, offsetof(qf_suite_policy, baseline_tol)},
     };
     for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++) {
         yaml_node_t *v = map_get(c, n, reals[i].key);
@@ -1456,7 +1459,25 @@ static qf_status parse_policy(ctx *c, yaml_node_t *n, const char *field, qf_suit
             return c->st;
         pol->set |= reals[i].bit;
     }
+    yaml_node_t *bm = map_get(c, n, "baseline_metric");
+    if (bm) {
+        const char *sv = NULL;
+        size_t i;
+        if (scalar_text(c, bm, pjoin(p, sizeof p, field, "baseline_metric"), &sv))
+            return c->st;
+        for (i = 0; metrics[i] && strcmp(sv, metrics[i]); i++)
+            ;
+        if (!metrics[i])
+            return fail(c, bm, pjoin(p, sizeof p, field, "baseline_metric"),
+                        "unknown value '%s' (valid: max_abs, rms)", sv);
+        pol->baseline_rms = i == 1;
+    }
     yaml_node_t *b = map_get(c, n, "baseline");
+    if (!b && (bm || map_get(c, n, "baseline_tol"))) {
+        yaml_node_t *at = bm ? bm : map_get(c, n, "baseline_tol");
+        return fail(c, at, pjoin(p, sizeof p, field, bm ? "baseline_metric" : "baseline_tol"),
+                    "'%s' needs 'baseline' (the kernel to compare with)", bm ? "baseline_metric" : "baseline_tol");
+    }
     if (b) {
         if (parse_name(c, b, pjoin(p, sizeof p, field, "baseline"), NULL, &pol->baseline))
             return c->st;

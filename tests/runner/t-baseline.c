@@ -118,6 +118,12 @@ START_TEST(baseline_policy)
           "    dtypes: [{a: float16, b: float16, acc: float16, out: float16}]\n"
           "    shapes: {M: [8], N: [12], K: [256]}\n"
           "    policy: {baseline: gemm.test.acc32, baseline_factor: 2}\n"
+          "  - name: rms\n"
+          "    op: gemm\n"
+          "    kernels: [gemm.test.acc64, gemm.test.acc16]\n"
+          "    dtypes: [{a: float16, b: float16, acc: float16, out: float16}]\n"
+          "    shapes: {M: [8], N: [12], K: [256]}\n"
+          "    policy: {baseline: gemm.test.acc32, baseline_factor: 2, baseline_metric: rms}\n"
           "  - name: crash\n"
           "    op: gemm\n"
           "    kernels: [gemm.test.acc64, gemm.test.acc16]\n"
@@ -136,7 +142,7 @@ START_TEST(baseline_policy)
     o.jobs = 2;
     o.timeout_s = 10.0;
     ck_assert_msg(qf_runner_run(suite, reg, &o, &sum, err, sizeof err) == QF_OK, "%s", err);
-    ck_assert_uint_eq(sum.n, 6);
+    ck_assert_uint_eq(sum.n, 8);
 
     r = find(&sum, "vs32", "gemm.test.acc64");
     ck_assert_msg(r->verdict == QF_VERDICT_QUALIFIED, "acc64: %s %s", qf_verdict_name(r->verdict), r->reason);
@@ -144,6 +150,14 @@ START_TEST(baseline_policy)
     ck_assert_msg(r->verdict == QF_VERDICT_QUALIFIED, "acc32: %s %s", qf_verdict_name(r->verdict), r->reason);
     r = find(&sum, "vs32", "gemm.test.acc16");
     ck_assert_msg(r->verdict == QF_VERDICT_MARGINAL && strstr(r->reason, "baseline"), "acc16: %s %s",
+                  qf_verdict_name(r->verdict), r->reason);
+
+    /* torch._dynamo's rule: RMSE <= 2 x the baseline's RMSE (+ tol 0). */
+    r = find(&sum, "rms", "gemm.test.acc64");
+    ck_assert_msg(r->verdict == QF_VERDICT_QUALIFIED, "rms acc64: %s %s", qf_verdict_name(r->verdict),
+                  r->reason);
+    r = find(&sum, "rms", "gemm.test.acc16");
+    ck_assert_msg(r->verdict == QF_VERDICT_MARGINAL && strstr(r->reason, "baseline"), "rms acc16: %s %s",
                   qf_verdict_name(r->verdict), r->reason);
 
     /* A baseline that crashes: the comparison is doubtful, not the kernel. */

@@ -89,6 +89,30 @@ END_TEST
 
 /* log_softmax and glu kernels register as softmax and activation kernels
  * (qf_kernel.h), so their globs start with those ops. */
+START_TEST(test_baseline_policy)
+{
+    const char *y = "op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\n"
+                    "policy: {baseline: gemm.cpu.naive.f32, baseline_factor: 3, baseline_metric: rms,\n"
+                    "         baseline_tol: 1.0e-6}\n";
+    const char *bad = "op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\npolicy: {baseline_metric: rms}\n";
+    const char *bad2 = "op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\n"
+                       "policy: {baseline: gemm.x, baseline_metric: l2}\n";
+    qf_suite *s = NULL;
+    ck_assert_msg(qf_suite_load_mem(y, strlen(y), "m.yaml", &s, errbuf, sizeof errbuf) == QF_OK, "%s",
+                  errbuf);
+    ck_assert_int_eq(s->groups[0].policy.baseline_rms, 1);
+    ck_assert(s->groups[0].policy.baseline_tol == 1.0e-6);
+    ck_assert(s->groups[0].policy.baseline_factor == 3);
+    qf_suite_free(s);
+    s = NULL;
+    ck_assert_int_eq(qf_suite_load_mem(bad, strlen(bad), "m.yaml", &s, errbuf, sizeof errbuf), QF_EPARSE);
+    ck_assert_msg(strstr(errbuf, "field 'policy.baseline_metric': 'baseline_metric' needs 'baseline'"), "%s",
+                  errbuf);
+    ck_assert_int_eq(qf_suite_load_mem(bad2, strlen(bad2), "m.yaml", &s, errbuf, sizeof errbuf), QF_EPARSE);
+    ck_assert_msg(strstr(errbuf, "unknown value 'l2' (valid: max_abs, rms)"), "%s", errbuf);
+}
+END_TEST
+
 START_TEST(test_kernel_op_prefix)
 {
     const char *y = "groups:\n"
@@ -566,6 +590,7 @@ int main(void)
     TCase *tc = tcase_create("load");
     tcase_add_test(tc, test_quick);
     tcase_add_test(tc, test_workloads_file);
+    tcase_add_test(tc, test_baseline_policy);
     tcase_add_test(tc, test_kernel_op_prefix);
     tcase_add_test(tc, test_diamond);
     tcase_add_test(tc, test_inputs_texts);

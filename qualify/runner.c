@@ -1616,6 +1616,34 @@ static qf_policy case_policy(const prep *p)
     return pol;
 }
 
+/* The suite's max_componentwise policy (docs/suites.md): the largest
+ * |c^_i - c_i| / (|A||B|)_i for gemm (the magnitude term of the exact
+ * engine, rounded up), / |c_i| for the other ops, over the checked,
+ * decided elements.  A conformant kernel above it is MARGINAL. */
+static void componentwise_policy(const prep *p, const checked *ck, qf_result *r)
+{
+    double worst = 0, lim = p->c->group->policy.max_componentwise;
+    size_t i, at = 0;
+    for (i = 0; i < ck->n; i++) {
+        double err, den, cw;
+        if (p->op.op != QF_OP_GEMM && ck->status &&
+            (ck->status[i] == QF_REF_UNDECIDED || ck->status[i] == QF_REF_UNDEFINED))
+            continue;
+        if (!isfinite(ck->got[i]) || !isfinite(ck->exact[i]))
+            continue;
+        err = fabs(ck->got[i] - ck->exact[i]);
+        den = p->op.op == QF_OP_GEMM ? ck->absb[i] : fabs(ck->exact[i]);
+        cw = err == 0 ? 0 : den > 0 ? err / den : INFINITY;
+        if (cw > worst) {
+            worst = cw;
+            at = i;
+        }
+    }
+    if (worst > lim)
+        say(r, QF_VERDICT_MARGINAL, "componentwise error %.4g > policy max_componentwise %.4g (checked element %zu)",
+            worst, lim, at);
+}
+
 /* The policy's baseline kernel on the same inputs, with the same isolation
  * (own child process, poisoned and guarded outputs, time limit), compared
  * with the same reference on the same checked elements.  0 with *bm
@@ -1837,6 +1865,8 @@ static void evaluate(prep *p, qf_result *r, double timeout_s, int timing, size_t
      * pass cannot, since its fitness against the baseline is unknown. */
     if (p->bk && !vi.baseline && r->verdict == QF_VERDICT_QUALIFIED)
         say(r, bverdict, "%s", bwhy);
+    if (r->verdict == QF_VERDICT_QUALIFIED && (p->c->group->policy.set & QF_POLICY_MAX_COMPONENTWISE))
+        componentwise_policy(p, &ck, r);
     /* The second output: wrong moe indices are FAILED; attention's lse is
      * judged for conformance on its own, and the worse verdict stands. */
     if (p->fail1[0]) /* the root cause: the weights of a wrong expert are wrong too */

@@ -1,0 +1,79 @@
+/* t-policy.c: the componentwise fitness policy (docs/suites.md:
+ * max_componentwise) turns a conformant kernel MARGINAL when
+ * |c^_i - c_i| / (|A||B|)_i (gemm) or / |c_i| (other ops) exceeds it, and
+ * leaves it QUALIFIED under a realistic threshold.  Built-in kernels. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "qf_kernel.h"
+#include "qf_result.h"
+#include "qf_runner.h"
+#include "qf_suite.h"
+#include "qf_test.h"
+
+static const qf_result *find(const qf_runner_summary *s, const char *group)
+{
+    size_t i;
+    for (i = 0; i < s->n; i++)
+        if (!strncmp(s->results[i].case_id, group, strlen(group)))
+            return &s->results[i];
+    ck_abort_msg("no result for group %s", group);
+    return NULL;
+}
+
+START_TEST(componentwise)
+{
+    char path[128], err[512];
+    FILE *f;
+    qf_suite *suite = NULL;
+    qf_registry *reg = NULL;
+    qf_runner_opts o = qf_runner_opts_default();
+    qf_runner_summary sum;
+    const qf_result *r;
+    snprintf(path, sizeof path, "/tmp/qf-t-policy-%d.yaml", (int)getpid());
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("suite: policy\n"
+          "groups:\n"
+          "  - {name: tight, op: gemm, kernels: [gemm.cpu.naive.f32], dtypes: [float32],\n"
+          "     shapes: {M: [8], N: [8], K: [64]}, policy: {max_componentwise: 1.0e-12}}\n"
+          "  - {name: loose, op: gemm, kernels: [gemm.cpu.naive.f32], dtypes: [float32],\n"
+          "     shapes: {M: [8], N: [8], K: [64]}, policy: {max_componentwise: 1.0e-5}}\n"
+          "  - {name: sm, op: softmax, kernels: [softmax.cpu.f32], dtypes: [float32],\n"
+          "     shapes: {rows: [4], cols: [100]}, policy: {max_componentwise: 1.0e-9}}\n",
+          f);
+    fclose(f);
+    ck_assert_msg(qf_suite_load(path, &suite, err, sizeof err) == QF_OK, "%s", err);
+    ck_assert_int_eq(qf_registry_create(&reg), QF_OK);
+    ck_assert_int_eq(qf_registry_add_builtins(reg), QF_OK);
+    o.timeout_s = 30.0;
+    ck_assert_msg(qf_runner_run(suite, reg, &o, &sum, err, sizeof err) == QF_OK, "%s", err);
+    ck_assert_uint_eq(sum.n, 3);
+    /* float32 sequential sums of 64 products: about 2^-24 .. 2^-20 of
+     * |A||B|, far above 1e-12, far below 1e-5 */
+    r = find(&sum, "tight:");
+    ck_assert_msg(r->verdict == QF_VERDICT_MARGINAL && strstr(r->reason, "max_componentwise"), "%s %s",
+                  qf_verdict_name(r->verdict), r->reason);
+    r = find(&sum, "loose:");
+    ck_assert_msg(r->verdict == QF_VERDICT_QUALIFIED, "%s %s", qf_verdict_name(r->verdict), r->reason);
+    r = find(&sum, "sm:");
+    ck_assert_msg(r->verdict == QF_VERDICT_MARGINAL && strstr(r->reason, "componentwise"), "%s %s",
+                  qf_verdict_name(r->verdict), r->reason);
+    qf_runner_summary_free(&sum);
+    qf_suite_free(suite);
+    qf_registry_free(reg);
+    remove(path);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("runner/policy");
+    TCase *tc = tcase_create("policy");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, componentwise);
+    suite_add_tcase(s, tc);
+    return qf_test_run(s);
+}

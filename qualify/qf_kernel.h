@@ -3,7 +3,7 @@
  * A kernel is a qf_kernel record: a name, the op it computes, what it
  * claims (dtype tuples, each with the arithmetic it claims; shape
  * constraints; architecture requirements; bitwise determinism) and a run
- * function.  Built-in kernels (kernels/cpu, kernels/models) and kernels
+ * function.  Built-in kernels (kernels/cpu, kernels/models and kernels/bad) and kernels
  * from plugins (shared objects loaded at run time) register into the same
  * qf_registry.  docs/kernels.md explains the ABI and how to write a plugin.
  *
@@ -383,7 +383,7 @@ void qf_registry_free(qf_registry *r);
  * struct_size (QF_EUNSUPPORTED), a NULL or malformed name, run or dtypes,
  * an op or kind out of range, a name already registered (QF_EINVAL). */
 qf_status qf_registry_add(qf_registry *r, const qf_kernel *k);
-/* Register the built-in kernels (kernels/cpu, kernels/models). */
+/* Register the built-in kernels (kernels/cpu, kernels/models and kernels/bad). */
 qf_status qf_registry_add_builtins(qf_registry *r);
 /* dlopen a plugin and call its QF_PLUGIN_ENTRY; QF_EIO when it cannot be
  * loaded or lacks the symbol, the entry's status when it fails.  Kernels

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "_registry.h"
+#include "bad/qf_bad.h"
 #include "qf_kernel.h"
 #include "qf_model.h"
 
@@ -765,6 +766,13 @@ qf_status qf_registry_add_builtins(qf_registry *r)
     }
     /* kernels/models: CPU models of matrix-unit arithmetic (qf_model.h). */
     t = qf_kernels_models(&n);
+    for (i = 0; i < n; i++) {
+        qf_status s = qf_registry_add(r, &t[i]);
+        if (s != QF_OK)
+            return s;
+    }
+    /* kernels/bad: known-bad kernels that prove detection (qf_bad.h). */
+    t = qf_kernels_bad(&n);
     for (i = 0; i < n; i++) {
         qf_status s = qf_registry_add(r, &t[i]);
         if (s != QF_OK)

@@ -80,5 +80,27 @@ qf_status _qf_cpu_softmax_f32_run(void *ctx, const qf_kernel_call *call);
 qf_status _qf_cpu_rmsnorm_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
                                    char *why, size_t why_size);
 qf_status _qf_cpu_rmsnorm_f32_run(void *ctx, const qf_kernel_call *call);
+/* gemm_fast.c: the candidate GEMMs; kernel->user holds the algorithm. */
+qf_status _qf_cpu_gemm_fast_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
+                                     char *why, size_t why_size);
+qf_status _qf_cpu_gemm_fast_run(void *ctx, const qf_kernel_call *call);
+/* attention.c */
+qf_status _qf_cpu_attention_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
+                                     char *why, size_t why_size);
+qf_status _qf_cpu_attention_naive_run(void *ctx, const qf_kernel_call *call);
+/* layernorm.c (its supports callback is rmsnorm's: weight_offset 0, eps) */
+qf_status _qf_cpu_layernorm_twopass_run(void *ctx, const qf_kernel_call *call);
+/* activation.c */
+qf_status _qf_cpu_activation_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
+                                      char *why, size_t why_size);
+qf_status _qf_cpu_activation_run(void *ctx, const qf_kernel_call *call);
+/* moe_router.c */
+qf_status _qf_cpu_moe_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype, char *why,
+                               size_t why_size);
+qf_status _qf_cpu_moe_run(void *ctx, const qf_kernel_call *call);
+/* softmax_online.c */
+qf_status _qf_cpu_softmax_online_supports(const qf_kernel *k, const qf_op_desc *op,
+                                          const qf_dtype_tuple *dtype, char *why, size_t why_size);
+qf_status _qf_cpu_softmax_online_run(void *ctx, const qf_kernel_call *call);
 
 #endif

@@ -5,6 +5,7 @@
  * docs/kernels.md lists them.  More kernels come with kernels/models.
  */
 #include <stddef.h>
+#include <stdint.h>
 
 #include "_cpu.h"
 #include "qf_kernel.h"
@@ -20,6 +21,36 @@
         .elem_ulp = 0, .deterministic = 1, .deterministic_threads = 1                                        \
     }
 
+/* The candidate GEMMs (gemm_fast.c): 16 interleaved float32 lanes added
+ * in order at the end = split-K with 16 partials (docs/bounds.md). */
+#define CLAIM_F32_SPLITK(S)                                                                                  \
+    {                                                                                                        \
+        .acc_format = QF_FLOAT32, .acc_frac_bits = 0, .block_fma = 1, .acc_round = QF_ROUND_RNE,             \
+        .align_truncates = 0, .guard_bits = 0, .promote_interval = 0, .promote_format = QF_FLOAT32,          \
+        .sum_order = QF_SUM_SPLITK, .split_k = S, .out_round = QF_ROUND_RNE, .max_ulp = 0,                   \
+        .elem_ulp = 0, .deterministic = 1, .deterministic_threads = 1                                        \
+    }
+/* float16 accumulator, one rounding per fp16 FMA, sequential. */
+#define CLAIM_F16_SEQ                                                                                        \
+    {                                                                                                        \
+        .acc_format = QF_FLOAT16, .acc_frac_bits = 0, .block_fma = 1, .acc_round = QF_ROUND_RNE,             \
+        .align_truncates = 0, .guard_bits = 0, .promote_interval = 0, .promote_format = QF_FLOAT32,          \
+        .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .max_ulp = 0,               \
+        .elem_ulp = 0, .deterministic = 1, .deterministic_threads = 1                                        \
+    }
+
+/* Algorithms of gemm_fast.c, passed in kernel->user (its gf_algo). */
+#define GF_BLOCKED ((void *)(intptr_t)0)
+#define GF_TF32    ((void *)(intptr_t)1)
+#define GF_FP8     ((void *)(intptr_t)2)
+#define GF_SPLITK4 ((void *)(intptr_t)3)
+#define GF_F16ACC  ((void *)(intptr_t)4)
+
+#define FP8_TUPLE(NAME, FA, FB, FO)                                                                          \
+    { .name = NAME, .in = { FA, FB, FO }, .out = { FO },                                                     \
+      .in_scale = { QF_SCALE_TENSOR, QF_SCALE_TENSOR, QF_SCALE_NONE },                                       \
+      .in_scale_format = { QF_FLOAT32, QF_FLOAT32, QF_FLOAT32 }, .arith = CLAIM_F32_SPLITK(16) }
+
 /* clang-format off */
 static const qf_dtype_tuple gemm_f32[] = {
     { .name = "f32",  .in = { QF_FLOAT32,  QF_FLOAT32,  QF_FLOAT32 },  .out = { QF_FLOAT32 },  .arith = CLAIM_F32_SEQ },
@@ -33,12 +64,72 @@ static const qf_dtype_tuple softmax_f32[] = {
 static const qf_dtype_tuple rmsnorm_f32[] = {
     { .name = "f32",  .in = { QF_FLOAT32,  QF_FLOAT32,  QF_FLOAT32 },  .out = { QF_FLOAT32 },  .arith = CLAIM_F32_SEQ },
 };
+static const qf_dtype_tuple gemm_blocked_f32[] = {
+    { .name = "f32",      .in = { QF_FLOAT32, QF_FLOAT32, QF_FLOAT32 }, .out = { QF_FLOAT32 }, .arith = CLAIM_F32_SPLITK(16) },
+};
+static const qf_dtype_tuple gemm_f16_f32acc[] = {
+    { .name = "f16",      .in = { QF_FLOAT16, QF_FLOAT16, QF_FLOAT16 }, .out = { QF_FLOAT16 }, .arith = CLAIM_F32_SPLITK(16) },
+    { .name = "f16_f32",  .in = { QF_FLOAT16, QF_FLOAT16, QF_FLOAT32 }, .out = { QF_FLOAT32 }, .arith = CLAIM_F32_SPLITK(16) },
+};
+static const qf_dtype_tuple gemm_tf32[] = {
+    { .name = "tf32",     .in = { QF_TF32,    QF_TF32,    QF_FLOAT32 }, .out = { QF_FLOAT32 }, .arith = CLAIM_F32_SPLITK(16) },
+};
+static const qf_dtype_tuple gemm_splitk4_f32[] = {
+    { .name = "f32",      .in = { QF_FLOAT32, QF_FLOAT32, QF_FLOAT32 }, .out = { QF_FLOAT32 }, .arith = CLAIM_F32_SPLITK(4) },
+};
+static const qf_dtype_tuple gemm_f16acc[] = {
+    { .name = "f16",      .in = { QF_FLOAT16, QF_FLOAT16, QF_FLOAT16 }, .out = { QF_FLOAT16 }, .arith = CLAIM_F16_SEQ },
+};
+static const qf_dtype_tuple gemm_fp8[] = {
+    FP8_TUPLE("e4m3_e4m3_bf16",   QF_FLOAT8_E4M3FN,   QF_FLOAT8_E4M3FN,   QF_BFLOAT16),
+    FP8_TUPLE("e4m3_e4m3_f32",    QF_FLOAT8_E4M3FN,   QF_FLOAT8_E4M3FN,   QF_FLOAT32),
+    FP8_TUPLE("e5m2_e5m2_bf16",   QF_FLOAT8_E5M2,     QF_FLOAT8_E5M2,     QF_BFLOAT16),
+    FP8_TUPLE("e4m3_e5m2_bf16",   QF_FLOAT8_E4M3FN,   QF_FLOAT8_E5M2,     QF_BFLOAT16),
+    FP8_TUPLE("e5m2_e4m3_bf16",   QF_FLOAT8_E5M2,     QF_FLOAT8_E4M3FN,   QF_BFLOAT16),
+    FP8_TUPLE("e4m3fnuz_bf16",    QF_FLOAT8_E4M3FNUZ, QF_FLOAT8_E4M3FNUZ, QF_BFLOAT16),
+    FP8_TUPLE("e5m2fnuz_bf16",    QF_FLOAT8_E5M2FNUZ, QF_FLOAT8_E5M2FNUZ, QF_BFLOAT16),
+    FP8_TUPLE("e4m3fnuz_f32",     QF_FLOAT8_E4M3FNUZ, QF_FLOAT8_E4M3FNUZ, QF_FLOAT32),
+};
+static const qf_dtype_tuple attention_naive[] = {
+    { .name = "f32",      .in = { QF_FLOAT32,  QF_FLOAT32,  QF_FLOAT32 },  .out = { QF_FLOAT32,  QF_FLOAT32 }, .arith = CLAIM_F32_SEQ },
+    { .name = "bf16",     .in = { QF_BFLOAT16, QF_BFLOAT16, QF_BFLOAT16 }, .out = { QF_BFLOAT16, QF_FLOAT32 }, .arith = CLAIM_F32_SEQ },
+};
+static const qf_dtype_tuple layernorm_f32[] = {
+    { .name = "f32",      .in = { QF_FLOAT32,  QF_FLOAT32,  QF_FLOAT32 },  .out = { QF_FLOAT32 },  .arith = CLAIM_F32_SEQ },
+};
+/* Online softmax: a measured max_ulp (softmax_online.c says why). */
+static const qf_dtype_tuple softmax_online_f32[] = {
+    { .name = "f32",      .in = { QF_FLOAT32 }, .out = { QF_FLOAT32 },
+      .arith = { .acc_format = QF_FLOAT32, .block_fma = 1, .acc_round = QF_ROUND_RNE, .promote_format = QF_FLOAT32,
+                 .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .max_ulp = 256,
+                 .deterministic = 1, .deterministic_threads = 1 } },
+};
+/* Activations: a measured max_ulp (activation.c says why). */
+static const qf_dtype_tuple activation_f32[] = {
+    { .name = "f32",      .in = { QF_FLOAT32, QF_FLOAT32 }, .out = { QF_FLOAT32 },
+      .arith = { .acc_format = QF_FLOAT32, .block_fma = 1, .acc_round = QF_ROUND_RNE, .promote_format = QF_FLOAT32,
+                 .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .max_ulp = 64,
+                 .deterministic = 1, .deterministic_threads = 1 } },
+};
+/* MoE router weights: a measured max_ulp (moe_router.c says why). */
+static const qf_dtype_tuple moe_f32[] = {
+    { .name = "f32",      .in = { QF_FLOAT32, QF_FLOAT32 }, .out = { QF_FLOAT32, QF_FLOAT32 },
+      .arith = { .acc_format = QF_FLOAT32, .block_fma = 1, .acc_round = QF_ROUND_RNE, .promote_format = QF_FLOAT32,
+                 .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .max_ulp = 256,
+                 .deterministic = 1, .deterministic_threads = 1 } },
+};
 
 #define KERNEL(NAME, OP, KIND, DESC, DTYPES, RUN, SUPPORTS)                                  \
     { .abi_version = QF_KERNEL_ABI_VERSION, .struct_size = sizeof(qf_kernel), .name = NAME, \
       .op = OP, .kind = KIND, .description = DESC, .backend = "cpu", .archs = "cpu",        \
       .simulates = NULL, .dtypes = DTYPES, .n_dtypes = sizeof DTYPES / sizeof DTYPES[0],     \
       .run = RUN, .supports = SUPPORTS }
+#define KERNEL_U(NAME, DESC, DTYPES, ALGO)                                                  \
+    { .abi_version = QF_KERNEL_ABI_VERSION, .struct_size = sizeof(qf_kernel), .name = NAME, \
+      .op = QF_OP_GEMM, .kind = QF_KERNEL_OPTIMIZED, .description = DESC, .backend = "cpu", \
+      .archs = "cpu", .simulates = NULL, .dtypes = DTYPES,                                  \
+      .n_dtypes = sizeof DTYPES / sizeof DTYPES[0], .run = _qf_cpu_gemm_fast_run,           \
+      .supports = _qf_cpu_gemm_fast_supports, .user = ALGO }
 
 static const qf_kernel cpu_kernels[] = {
     KERNEL("gemm.cpu.naive.f32",   QF_OP_GEMM,    QF_KERNEL_REFERENCE,
@@ -53,6 +144,39 @@ static const qf_kernel cpu_kernels[] = {
     KERNEL("rmsnorm.cpu.f32",      QF_OP_RMSNORM, QF_KERNEL_REFERENCE,
            "float32 RMSNorm: sequential sum of squares, 1/sqrtf, x * r * w + b",
            rmsnorm_f32, _qf_cpu_rmsnorm_f32_run, _qf_cpu_rmsnorm_supports),
+    KERNEL_U("gemm.cpu.blocked.f32",
+             "float32, cache-blocked, 16 interleaved float32 lanes added in order (split-K 16)",
+             gemm_blocked_f32, GF_BLOCKED),
+    KERNEL_U("gemm.cpu.f16_f32acc",
+             "float16 in, exact products, 16 interleaved float32 lanes (split-K 16), float16/float32 out",
+             gemm_f16_f32acc, GF_BLOCKED),
+    KERNEL_U("gemm.cpu.f16acc",
+             "float16 in, float16 accumulator (one fp16 FMA rounding per step, sequential)",
+             gemm_f16acc, GF_F16ACC),
+    KERNEL_U("gemm.cpu.splitk4.f32",
+             "float32, split-K: 4 contiguous K slices, float32 partials, summed in order",
+             gemm_splitk4_f32, GF_SPLITK4),
+    KERNEL_U("gemm.cpu.tf32",
+             "tf32 in (rounded nearest ties-away), exact products, 16 float32 lanes (split-K 16)",
+             gemm_tf32, GF_TF32),
+    KERNEL_U("gemm.cpu.fp8",
+             "FP8 in with per-tensor float32 scales, exact products, 16 float32 lanes, scales in one rounding",
+             gemm_fp8, GF_FP8),
+    KERNEL("attention.cpu.naive.f32", QF_OP_ATTENTION, QF_KERNEL_OPTIMIZED,
+           "float32 scores materialized, max-subtracted expf, O = (P V) / l, sequential float32 sums; GQA, causal",
+           attention_naive, _qf_cpu_attention_naive_run, _qf_cpu_attention_supports),
+    KERNEL("layernorm.cpu.twopass.f32", QF_OP_LAYERNORM, QF_KERNEL_OPTIMIZED,
+           "float32 two-pass LayerNorm: sequential mean, sequential sum of (x - mu)^2, 1/sqrtf, d * r * w + b",
+           layernorm_f32, _qf_cpu_layernorm_twopass_run, _qf_cpu_rmsnorm_supports),
+    KERNEL("softmax.cpu.online.f32", QF_OP_SOFTMAX, QF_KERNEL_OPTIMIZED,
+           "float32 online softmax: running max and rescaled sum in one pass, then expf / l",
+           softmax_online_f32, _qf_cpu_softmax_online_run, _qf_cpu_softmax_online_supports),
+    KERNEL("activation.cpu.f32", QF_OP_ACTIVATION, QF_KERNEL_OPTIMIZED,
+           "float32 gelu (erfc form, tanh as sigmoid), silu, sigmoid, relu; GLU: act(gate) * up",
+           activation_f32, _qf_cpu_activation_run, _qf_cpu_activation_supports),
+    KERNEL("moe_router.cpu.softmax_topk", QF_OP_MOE_ROUTER, QF_KERNEL_OPTIMIZED,
+           "float32 router: top-k on the logits, expf(l - max), softmax or renormalized weights",
+           moe_f32, _qf_cpu_moe_run, _qf_cpu_moe_supports),
 };
 /* clang-format on */
 

@@ -127,7 +127,16 @@ START_TEST(test_kernels_json)
     ck_assert_int_eq(r.rc, 0);
     arr = json_loads(r.out, 0, &e);
     ck_assert_ptr_nonnull(arr);
-    ck_assert_uint_eq(json_array_size(arr), 1);
+    /* softmax.cpu.f32, softmax.cpu.online.f32 and softmax.bad.nomax (kernels/bad). */
+    ck_assert_uint_eq(json_array_size(arr), 3);
+    json_decref(arr);
+    done(&r);
+    r = run("kernels --json --kind known-bad");
+    ck_assert_int_eq(r.rc, 0);
+    arr = json_loads(r.out, 0, &e);
+    ck_assert_ptr_nonnull(arr);
+    /* kernels/bad: the 12 known-bad kernels (docs/kernels.md). */
+    ck_assert_uint_eq(json_array_size(arr), 12);
     json_decref(arr);
     done(&r);
 }
@@ -140,7 +149,8 @@ START_TEST(test_plugin)
     run_result r;
     if (!plugin || !*plugin)
         return; /* the example plugin is not built: covered by kernels/plugin's skip */
-    snprintf(args, sizeof args, "kernels --plugin '%s' --kind optimized --json", plugin);
+    /* 'gemm.user.*': the built-in optimized CPU candidates aside */
+    snprintf(args, sizeof args, "kernels --plugin '%s' --kind optimized --json 'gemm.user.*'", plugin);
     r = run(args);
     ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
     {

@@ -1,0 +1,105 @@
+/* table.c: the known-bad kernels and the (false) claims they make.
+ *
+ * Every kernel here claims the arithmetic a correct kernel of its kind
+ * would have (the same claims as kernels/cpu: a float32 sequential
+ * accumulator, nearest even, bitwise deterministic) and breaks it in one
+ * documented way (the comment at the top of each source file says which
+ * and where it shows).  shapes/detection.yaml runs each inside and outside
+ * the region where its defect shows; tests/kernels/t-bad checks that
+ * qualify catches every one and passes every one where it is right.
+ */
+#include <stddef.h>
+
+#include "_bad.h"
+#include "qf_bad.h"
+
+/* The claim of a correct float32 kernel (kernels/cpu/table.c). */
+#define CLAIM_F32_SEQ                                                                                        \
+    {                                                                                                        \
+        .acc_format = QF_FLOAT32, .acc_frac_bits = 0, .block_fma = 1, .acc_round = QF_ROUND_RNE,             \
+        .align_truncates = 0, .guard_bits = 0, .promote_interval = 0, .promote_format = QF_FLOAT32,          \
+        .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .max_ulp = 0,               \
+        .elem_ulp = 0, .deterministic = 1, .deterministic_threads = 1                                        \
+    }
+
+#define F32  QF_FLOAT32
+#define F16  QF_FLOAT16
+#define E4M3 QF_FLOAT8_E4M3FN
+#define E2M1 QF_FLOAT4_E2M1FN
+
+/* clang-format off */
+static const qf_dtype_tuple gemm_f16[]  = {
+    { .name = "f16_f32acc",    .in = { F16,  F16,  F16 },      .out = { F16 },      .arith = CLAIM_F32_SEQ },
+};
+static const qf_dtype_tuple gemm_f32[]  = {
+    { .name = "f32",           .in = { F32,  F32,  F32 },      .out = { F32 },      .arith = CLAIM_F32_SEQ },
+};
+static const qf_dtype_tuple gemm_e4m3[] = {
+    { .name = "e4m3_e4m3_f32", .in = { E4M3, E4M3, F32 },      .out = { F32 },      .arith = CLAIM_F32_SEQ },
+};
+static const qf_dtype_tuple row_f32[]   = {
+    { .name = "f32",           .in = { F32,  F32,  F32 },      .out = { F32 },      .arith = CLAIM_F32_SEQ },
+};
+static const qf_dtype_tuple attn_f32[]  = {
+    { .name = "f32",           .in = { F32,  F32,  F32, F32 }, .out = { F32, F32 }, .arith = CLAIM_F32_SEQ },
+};
+static const qf_dtype_tuple quant_mx[]  = {
+    { .name = "f32_e4m3",      .in = { F32 },                  .out = { E4M3 },     .arith = CLAIM_F32_SEQ },
+    { .name = "f32_e2m1",      .in = { F32 },                  .out = { E2M1 },     .arith = CLAIM_F32_SEQ },
+};
+static const qf_dtype_tuple quant_e4m3[] = {
+    { .name = "f32_e4m3",      .in = { F32 },                  .out = { E4M3 },     .arith = CLAIM_F32_SEQ },
+};
+
+#define KERNEL(NAME, OP, DESC, DTYPES, RUN, SUPPORTS)                                        \
+    { .abi_version = QF_KERNEL_ABI_VERSION, .struct_size = sizeof(qf_kernel), .name = NAME, \
+      .op = OP, .kind = QF_KERNEL_KNOWN_BAD, .description = DESC, .backend = "cpu",         \
+      .archs = "cpu", .simulates = NULL, .dtypes = DTYPES,                                  \
+      .n_dtypes = sizeof DTYPES / sizeof DTYPES[0], .run = RUN, .supports = SUPPORTS }
+
+static const qf_kernel bad_kernels[] = {
+    KERNEL("gemm.bad.f16acc",                QF_OP_GEMM,
+           "known-bad: float16 accumulation claimed as float32 (shows for K > 1)",
+           gemm_f16,   _qf_bad_gemm_f16acc_run,          _qf_bad_gemm_supports),
+    KERNEL("gemm.bad.tile64",                QF_OP_GEMM,
+           "known-bad: the edge M-tile drops the last product of K (shows when M % 64 != 0)",
+           gemm_f32,   _qf_bad_gemm_tile64_run,          _qf_bad_gemm_supports),
+    KERNEL("gemm.bad.h100_fp8_as_f32",       QF_OP_GEMM,
+           "known-bad: H100 FP8 model without promotion claimed as float32 accumulation (shows at large K)",
+           gemm_e4m3,  _qf_bad_gemm_fp8_as_f32_run,      _qf_bad_gemm_supports),
+    KERNEL("gemm.bad.racy_order",            QF_OP_GEMM,
+           "known-bad: summation order varies run to run, claimed bitwise deterministic (shows for K >= 3)",
+           gemm_f32,   _qf_bad_gemm_racy_run,            _qf_bad_gemm_supports),
+    KERNEL("gemm.bad.overrun",               QF_OP_GEMM,
+           "known-bad: writes one element past its output (shows for odd N)",
+           gemm_f32,   _qf_bad_gemm_overrun_run,         _qf_bad_gemm_supports),
+    KERNEL("gemm.bad.unwritten",             QF_OP_GEMM,
+           "known-bad: leaves the last N % 8 columns unwritten (shows when N % 8 != 0)",
+           gemm_f32,   _qf_bad_gemm_unwritten_run,       _qf_bad_gemm_supports),
+    KERNEL("softmax.bad.nomax",              QF_OP_SOFTMAX,
+           "known-bad: softmax without max subtraction (expf overflows for entries above ~88)",
+           row_f32,    _qf_bad_softmax_nomax_run,        _qf_bad_softmax_supports),
+    KERNEL("layernorm.bad.onepass",          QF_OP_LAYERNORM,
+           "known-bad: one-pass variance E[x^2] - E[x]^2 (cancellation when |mean| >> std)",
+           row_f32,    _qf_bad_layernorm_onepass_run,    _qf_bad_norm_supports),
+    KERNEL("rmsnorm.bad.no_eps",             QF_OP_RMSNORM,
+           "known-bad: RMSNorm that ignores eps (shows when eps is not negligible against mean x^2)",
+           row_f32,    _qf_bad_rmsnorm_no_eps_run,       _qf_bad_norm_supports),
+    KERNEL("attention.bad.drop_tail",        QF_OP_ATTENTION,
+           "known-bad: drops the last KV tile of 64 (shows when seq_k % 64 != 0)",
+           attn_f32,   _qf_bad_attention_drop_tail_run,  _qf_bad_attention_supports),
+    KERNEL("quantize.bad.mx_scale_off",      QF_OP_QUANTIZE,
+           "known-bad: MX scale one binade high in blocks whose amax is just below a power of two",
+           quant_mx,   _qf_bad_quantize_mx_scale_off_run, _qf_bad_quantize_supports),
+    KERNEL("quantize.bad.e4m3_nan_overflow", QF_OP_QUANTIZE,
+           "known-bad: e4m3 encoder turns overflow into NaN while claiming to saturate",
+           quant_e4m3, _qf_bad_quantize_e4m3_nan_run,    _qf_bad_quantize_supports),
+};
+/* clang-format on */
+
+const qf_kernel *qf_kernels_bad(size_t *n)
+{
+    if (n)
+        *n = sizeof bad_kernels / sizeof bad_kernels[0];
+    return bad_kernels;
+}

@@ -1,0 +1,89 @@
+/* layernorm.c: CPU candidate LayerNorm kernel.
+ *
+ *   layernorm.cpu.twopass.f32   float32 x, weight, bias and y; per row of n:
+ *                                 S  = sum_j x_j, sequential float32
+ *                                 mu = S / n            (one rounding)
+ *                                 d_j = x_j - mu        (rounded)
+ *                                 Q  = sum_j d_j * d_j, sequential float32
+ *                                 v  = float32(Q / n + eps)  (Q / n rounded,
+ *                                      then + the binary64 eps rounded once)
+ *                                 r  = 1.0f / sqrtf(v)
+ *                                 y_j = (d_j * r) * w_j + b_j  (each rounded)
+ * This is the two-pass model qf_bound_norm derives its bound from (center =
+ * 1: n - 1 additions and the division for the mean, the centred values
+ * rounded once, n roundings of the sum of squares, one for / n, one for +
+ * eps, the reciprocal square root within elem_ulp = 2 ulps -- correctly
+ * rounded sqrtf then a division: at most 1.5 ulps --, then * r, * w, + b).
+ * Claim: the default float32 arithmetic.  weight_offset must be 0 and n at
+ * most 2^24 (n exact in float32).  Deterministic.
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include "_cpu.h"
+#include "qf_kernel.h"
+
+static qf_status check_vec(const qf_kernel_call *call, const qf_tensor *t, const char *slot, int64_t cols)
+{
+    if (!t->data)
+        return QF_OK;
+    if (t->format != QF_FLOAT32 || t->index_bits || t->packed || t->scale.kind != QF_SCALE_NONE ||
+        t->ndim != 1 || t->shape[0] != cols)
+        return _qf_cpu_fail(call, QF_EINVAL, "tensor %s must be float32 [%lld]", slot, (long long)cols);
+    return QF_OK;
+}
+
+qf_status _qf_cpu_layernorm_twopass_run(void *ctx, const qf_kernel_call *call)
+{
+    const qf_op_norm *o;
+    const qf_tensor *X, *W, *B, *Y;
+    int64_t rows, cols, r;
+    qf_status s;
+    (void)ctx;
+    if (!call->op || call->op->op != QF_OP_LAYERNORM || !call->dtype)
+        return _qf_cpu_fail(call, QF_EINVAL, "not a layernorm call");
+    o = &call->op->u.norm;
+    if (o->weight_offset != 0 || !(o->eps >= 0) || !isfinite(o->eps))
+        return _qf_cpu_fail(call, QF_EUNSUPPORTED, "weight_offset != 0 or a bad eps");
+    X = &call->in[0];
+    W = &call->in[1];
+    B = &call->in[2];
+    Y = &call->out[0];
+    rows = (int64_t)o->rows;
+    cols = (int64_t)o->cols;
+    if (cols > (1 << 24))
+        return _qf_cpu_fail(call, QF_EUNSUPPORTED, "cols above 2^24");
+    if ((s = _qf_cpu_check2(call, X, "x", QF_FLOAT32, -1, rows, cols)) != QF_OK ||
+        (s = _qf_cpu_check2(call, Y, "y", QF_FLOAT32, -1, rows, cols)) != QF_OK ||
+        (s = check_vec(call, W, "weight", cols)) != QF_OK || (s = check_vec(call, B, "bias", cols)) != QF_OK)
+        return s;
+    if (X->ndim != 2 || Y->ndim != 2)
+        return _qf_cpu_fail(call, QF_EINVAL, "layernorm tensors must be 2-d [rows][cols]");
+    for (r = 0; r < rows; r++) {
+        const uint32_t *x = X->data, *w = W->data, *b = B->data;
+        uint32_t *y = Y->data;
+        float sum = 0.0f, mu, q = 0.0f, v, rs;
+        int64_t j;
+        for (j = 0; j < cols; j++)
+            sum = sum + _qf_f32_of_bits(x[_qf_cpu_off(X, 0, r, j)]);
+        mu = sum / (float)cols;
+        for (j = 0; j < cols; j++) {
+            float d = _qf_f32_of_bits(x[_qf_cpu_off(X, 0, r, j)]) - mu;
+            float sq = d * d;
+            q = q + sq;
+        }
+        v = q / (float)cols;
+        v = (float)((double)v + o->eps);
+        rs = 1.0f / sqrtf(v);
+        for (j = 0; j < cols; j++) {
+            float d = _qf_f32_of_bits(x[_qf_cpu_off(X, 0, r, j)]) - mu;
+            float t = d * rs;
+            if (w)
+                t = t * _qf_f32_of_bits(w[j * W->stride[0]]);
+            if (b)
+                t = t + _qf_f32_of_bits(b[j * B->stride[0]]);
+            y[_qf_cpu_off(Y, 0, r, j)] = _qf_bits_of_f32(t);
+        }
+    }
+    return QF_OK;
+}

@@ -13,55 +13,22 @@
 
 #include "qf_format.h"
 #include "qf_kernel.h"
+#include "qf_cli_test.h"
 #include "qf_test.h"
 
 static const char *bin;
 
-typedef struct run_result {
-    int rc;
-    char *out; /* stdout only */
-    char *err; /* stderr only */
-} run_result;
+typedef qf_cli_result run_result;
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
-/* Run "qualify list ARGS", stdout and stderr kept apart in temp files. */
+/* Run "qualify list ARGS", stdout and stderr kept apart. */
 static run_result run(const char *args)
 {
-    run_result r = {-1, NULL, NULL};
-    char cmd[8192], out[64], err[64];
-    int st;
-    snprintf(out, sizeof out, "/tmp/qf-t-list-%d.out", (int)getpid());
-    snprintf(err, sizeof err, "/tmp/qf-t-list-%d.err", (int)getpid());
-    snprintf(cmd, sizeof cmd, "'%s' list %s >%s 2>%s", bin, args, out, err);
-    st = system(cmd);
-    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    remove(out);
-    remove(err);
-    return r;
+    return qf_cli_run(bin, "list", args);
 }
 
 static void done(run_result *r)
 {
-    free(r->out);
-    free(r->err);
+    qf_cli_result_free(r);
 }
 
 START_TEST(test_kernels_text)

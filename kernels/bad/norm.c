@@ -43,38 +43,25 @@ qf_status _qf_bad_norm_supports(const qf_kernel *k, const qf_op_desc *op, const 
     return QF_OK;
 }
 
-static qf_status check_vec(const qf_kernel_call *call, const qf_tensor *t, const char *slot, int64_t cols)
-{
-    if (!t->data)
-        return QF_OK;
-    if (t->format != QF_FLOAT32 || t->index_bits || t->packed || t->scale.kind != QF_SCALE_NONE ||
-        t->ndim != 1 || t->shape[0] != cols)
-        return _qf_cpu_fail(call, QF_EINVAL, "tensor %s must be float32 [%lld]", slot, (long long)cols);
-    return QF_OK;
-}
-
 static qf_status norm_run(int center, const qf_kernel_call *call)
 {
+    _qf_cpu_norm_args a;
     const qf_op_norm *o;
     const qf_tensor *X, *W, *B, *Y;
     int64_t rows, cols, r, j;
     char why[128];
     qf_status s;
-    if (!call->op || call->op->op != (center ? QF_OP_LAYERNORM : QF_OP_RMSNORM) || !call->dtype)
-        return _qf_cpu_fail(call, QF_EINVAL, "not a %s call", center ? "layernorm" : "rmsnorm");
+    if ((s = _qf_cpu_norm_args_get(call, center ? QF_OP_LAYERNORM : QF_OP_RMSNORM, &a)) != QF_OK)
+        return s;
     if ((s = _qf_bad_norm_supports(call->kernel, call->op, call->dtype, why, sizeof why)) != QF_OK)
         return _qf_cpu_fail(call, s, "%s", why);
-    o = &call->op->u.norm;
-    X = &call->in[0];
-    W = &call->in[1];
-    B = &call->in[2];
-    Y = &call->out[0];
-    rows = (int64_t)o->rows;
-    cols = (int64_t)o->cols;
-    if ((s = _qf_cpu_check2(call, X, "x", QF_FLOAT32, -1, rows, cols)) != QF_OK ||
-        (s = _qf_cpu_check2(call, Y, "y", QF_FLOAT32, -1, rows, cols)) != QF_OK ||
-        (s = check_vec(call, W, "weight", cols)) != QF_OK || (s = check_vec(call, B, "bias", cols)) != QF_OK)
-        return s;
+    o = a.o;
+    X = a.x;
+    W = a.w;
+    B = a.b;
+    Y = a.y;
+    rows = a.rows;
+    cols = a.cols;
     for (r = 0; r < rows; r++) {
         const uint32_t *x = X->data, *w = W->data, *b = B->data;
         uint32_t *y = Y->data;

@@ -69,6 +69,16 @@ static inline uint32_t _qf_bits_of_f32(float f)
     return u;
 }
 
+/* The unpacked, checked arguments of a norm call (rmsnorm and layernorm
+ * kernels, good and known-bad): x and y float32 [rows][cols], weight and
+ * bias absent or float32 [cols], weight_offset 0, a finite eps >= 0. */
+typedef struct _qf_cpu_norm_args {
+    const qf_op_norm *o;
+    const qf_tensor *x, *w, *b, *y;
+    int64_t rows, cols;
+} _qf_cpu_norm_args;
+qf_status _qf_cpu_norm_args_get(const qf_kernel_call *call, qf_op op, _qf_cpu_norm_args *a);
+
 /* The run and supports functions of the built-in kernels (table.c). */
 qf_status _qf_cpu_gemm_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
                                 char *why, size_t why_size);

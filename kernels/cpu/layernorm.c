@@ -23,42 +23,23 @@
 #include "_cpu.h"
 #include "qf_kernel.h"
 
-static qf_status check_vec(const qf_kernel_call *call, const qf_tensor *t, const char *slot, int64_t cols)
-{
-    if (!t->data)
-        return QF_OK;
-    if (t->format != QF_FLOAT32 || t->index_bits || t->packed || t->scale.kind != QF_SCALE_NONE ||
-        t->ndim != 1 || t->shape[0] != cols)
-        return _qf_cpu_fail(call, QF_EINVAL, "tensor %s must be float32 [%lld]", slot, (long long)cols);
-    return QF_OK;
-}
-
 qf_status _qf_cpu_layernorm_twopass_run(void *ctx, const qf_kernel_call *call)
 {
+    _qf_cpu_norm_args a;
     const qf_op_norm *o;
     const qf_tensor *X, *W, *B, *Y;
     int64_t rows, cols, r;
     qf_status s;
     (void)ctx;
-    if (!call->op || call->op->op != QF_OP_LAYERNORM || !call->dtype)
-        return _qf_cpu_fail(call, QF_EINVAL, "not a layernorm call");
-    o = &call->op->u.norm;
-    if (o->weight_offset != 0 || !(o->eps >= 0) || !isfinite(o->eps))
-        return _qf_cpu_fail(call, QF_EUNSUPPORTED, "weight_offset != 0 or a bad eps");
-    X = &call->in[0];
-    W = &call->in[1];
-    B = &call->in[2];
-    Y = &call->out[0];
-    rows = (int64_t)o->rows;
-    cols = (int64_t)o->cols;
-    if (cols > (1 << 24))
-        return _qf_cpu_fail(call, QF_EUNSUPPORTED, "cols above 2^24");
-    if ((s = _qf_cpu_check2(call, X, "x", QF_FLOAT32, -1, rows, cols)) != QF_OK ||
-        (s = _qf_cpu_check2(call, Y, "y", QF_FLOAT32, -1, rows, cols)) != QF_OK ||
-        (s = check_vec(call, W, "weight", cols)) != QF_OK || (s = check_vec(call, B, "bias", cols)) != QF_OK)
+    if ((s = _qf_cpu_norm_args_get(call, QF_OP_LAYERNORM, &a)) != QF_OK)
         return s;
-    if (X->ndim != 2 || Y->ndim != 2)
-        return _qf_cpu_fail(call, QF_EINVAL, "layernorm tensors must be 2-d [rows][cols]");
+    o = a.o;
+    X = a.x;
+    W = a.w;
+    B = a.b;
+    Y = a.y;
+    rows = a.rows;
+    cols = a.cols;
     for (r = 0; r < rows; r++) {
         const uint32_t *x = X->data, *w = W->data, *b = B->data;
         uint32_t *y = Y->data;

@@ -45,32 +45,51 @@ static qf_status check_vec(const qf_kernel_call *call, const qf_tensor *t, const
     return QF_OK;
 }
 
+qf_status _qf_cpu_norm_args_get(const qf_kernel_call *call, qf_op op, _qf_cpu_norm_args *a)
+{
+    const char *name = op == QF_OP_LAYERNORM ? "layernorm" : "rmsnorm";
+    qf_status s;
+    if (!call->op || call->op->op != op || !call->dtype)
+        return _qf_cpu_fail(call, QF_EINVAL, "not a %s call", name);
+    a->o = &call->op->u.norm;
+    if (a->o->weight_offset != 0 || !(a->o->eps >= 0) || !isfinite(a->o->eps))
+        return _qf_cpu_fail(call, QF_EUNSUPPORTED, "weight_offset != 0 or a bad eps");
+    a->x = &call->in[0];
+    a->w = &call->in[1];
+    a->b = &call->in[2];
+    a->y = &call->out[0];
+    a->rows = (int64_t)a->o->rows;
+    a->cols = (int64_t)a->o->cols;
+    /* float32 sums of more terms than 2^24 lose whole units of the count */
+    if (a->cols > (1 << 24))
+        return _qf_cpu_fail(call, QF_EUNSUPPORTED, "cols above 2^24");
+    if ((s = _qf_cpu_check2(call, a->x, "x", QF_FLOAT32, -1, a->rows, a->cols)) != QF_OK ||
+        (s = _qf_cpu_check2(call, a->y, "y", QF_FLOAT32, -1, a->rows, a->cols)) != QF_OK ||
+        (s = check_vec(call, a->w, "weight", a->cols)) != QF_OK ||
+        (s = check_vec(call, a->b, "bias", a->cols)) != QF_OK)
+        return s;
+    if (a->x->ndim != 2 || a->y->ndim != 2)
+        return _qf_cpu_fail(call, QF_EINVAL, "%s tensors must be 2-d [rows][cols]", name);
+    return QF_OK;
+}
+
 qf_status _qf_cpu_rmsnorm_f32_run(void *ctx, const qf_kernel_call *call)
 {
+    _qf_cpu_norm_args a;
     const qf_op_norm *o;
     const qf_tensor *X, *W, *B, *Y;
     int64_t rows, cols, r;
     qf_status s;
     (void)ctx;
-    if (!call->op || call->op->op != QF_OP_RMSNORM || !call->dtype)
-        return _qf_cpu_fail(call, QF_EINVAL, "not an rmsnorm call");
-    o = &call->op->u.norm;
-    if (o->weight_offset != 0 || !(o->eps >= 0) || !isfinite(o->eps))
-        return _qf_cpu_fail(call, QF_EUNSUPPORTED, "weight_offset != 0 or a bad eps");
-    X = &call->in[0];
-    W = &call->in[1];
-    B = &call->in[2];
-    Y = &call->out[0];
-    rows = (int64_t)o->rows;
-    cols = (int64_t)o->cols;
-    if (cols > (1 << 24))
-        return _qf_cpu_fail(call, QF_EUNSUPPORTED, "cols above 2^24");
-    if ((s = _qf_cpu_check2(call, X, "x", QF_FLOAT32, -1, rows, cols)) != QF_OK ||
-        (s = _qf_cpu_check2(call, Y, "y", QF_FLOAT32, -1, rows, cols)) != QF_OK ||
-        (s = check_vec(call, W, "weight", cols)) != QF_OK || (s = check_vec(call, B, "bias", cols)) != QF_OK)
+    if ((s = _qf_cpu_norm_args_get(call, QF_OP_RMSNORM, &a)) != QF_OK)
         return s;
-    if (X->ndim != 2 || Y->ndim != 2)
-        return _qf_cpu_fail(call, QF_EINVAL, "rmsnorm tensors must be 2-d [rows][cols]");
+    o = a.o;
+    X = a.x;
+    W = a.w;
+    B = a.b;
+    Y = a.y;
+    rows = a.rows;
+    cols = a.cols;
     for (r = 0; r < rows; r++) {
         const uint32_t *x = X->data, *w = W->data, *b = B->data;
         uint32_t *y = Y->data;

@@ -36,6 +36,9 @@ qf_arith_claim qf_arith_claim_default(void)
     c.elem_ulp = 0;
     c.deterministic = 1;
     c.deterministic_threads = 0;
+    c.attn_kv_tile = 0;
+    c.attn_p_format = QF_FLOAT64;
+    c.var_algo = QF_VAR_TWO_PASS;
     return c;
 }
 
@@ -67,7 +70,24 @@ qf_status qf_arith_claim_check(const qf_arith_claim *c)
         return QF_EINVAL;
     if (c->sum_order == QF_SUM_SPLITK && c->split_k < 1)
         return QF_EINVAL;
+    if (!float_format_ok(c->attn_p_format))
+        return QF_EFORMAT;
+    if (c->attn_kv_tile < 0 || ((int)c->var_algo != QF_VAR_TWO_PASS && (int)c->var_algo != QF_VAR_WELFORD))
+        return QF_EINVAL;
     return QF_OK;
+}
+
+const qf_format *qf_arith_claim_p_format(const qf_arith_claim *c)
+{
+    const qf_format *a, *p;
+    if (!c || !float_format_ok(c->attn_p_format) || !float_format_ok(c->acc_format))
+        return NULL;
+    a = qf_format_get(c->acc_format);
+    p = qf_format_get(c->attn_p_format);
+    if (p->man_bits >= (c->acc_frac_bits > 0 ? c->acc_frac_bits : a->man_bits) && p->emin <= a->emin &&
+        p->emax >= a->emax)
+        return NULL;
+    return p;
 }
 
 static int acc_frac(const qf_arith_claim *c)
@@ -326,6 +346,42 @@ qf_status qf_bound_softmax(const qf_arith_claim *claim, const qf_format *out, si
     return QF_OK;
 }
 
+/* Welford's update, k = 1 .. n (docs/bounds.md "LayerNorm with Welford's
+ * algorithm"):  delta = x_k - M;  M += delta / k;  M2 += delta (x_k - M).
+ * Propagates a_k >= |M^_k - M_k| and b_k >= |M2^_k - M2_k| along the exact
+ * values (binary64; their own evaluation error, at most 2^-53 sum|x| in
+ * the mean, is added to a_k).  Returns a_n and b_n, enlarged by the safety
+ * factor. */
+static void welford_errors(const nl_ctx *c, size_t n, const double *x, double *a_out, double *b_out)
+{
+    double sum = 0, sabs = 0, m_prev = 0, a = 0, b = 0, m2 = 0, dd = (1 + c->rho) * (1 + c->u) - 1;
+    size_t k;
+    for (k = 1; k <= n; k++) {
+        double xk = x[k - 1], dk = (double)k, mk, delta, dl, r, an, e, ee, t;
+        sum += xk;
+        sabs += fabs(xk);
+        mk = sum / dk;
+        delta = xk - m_prev;
+        /* delta^ = fl(x - M^): |delta^ - delta| <= dl. */
+        dl = a + c->u * (fabs(delta) + a);
+        /* M^_k = fl(M^ + fl(delta^ / k)): the old error shrinks by 1 - 1/k
+         * (delta^ carries -alpha), plus the rounding terms r / k and the
+         * addition's (accumulator) rounding. */
+        r = (fabs(delta) + a) * ((1 + c->u) * (1 + dd) - 1);
+        an = (a * (1 - 1 / dk) + r / dk) * (1 + c->ue) + c->ue * fabs(mk) + 0x1p-52 * sabs;
+        /* e^ = fl(x - M^_k), t^ = fl(delta^ e^), M2^ = fl(M2^ + t^). */
+        e = xk - mk;
+        ee = an + c->u * (fabs(e) + an);
+        t = fabs(delta) * ee + fabs(e) * dl + dl * ee + c->u * (fabs(delta) + dl) * (fabs(e) + ee);
+        m2 += fabs(delta * e); /* M2_k (delta e >= 0 exactly) */
+        b = b + t + c->ue * (m2 + b + t);
+        a = an;
+        m_prev = mk;
+    }
+    *a_out = a * QF_BOUND_SAFETY;
+    *b_out = b * QF_BOUND_SAFETY;
+}
+
 qf_status qf_bound_norm(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
                         const double *w, const double *b, double eps, int center, const double *exact,
                         double *bound)
@@ -363,12 +419,22 @@ qf_status qf_bound_norm(const qf_arith_claim *claim, const qf_format *out, size_
         d2 += d * d;
         e2 += e * e;
     }
-    d2 = sqrt(d2);
-    e2 = sqrt(e2) * QF_BOUND_SAFETY;
-    v = d2 * d2 / dn + eps;
-    v_hi = ((d2 + e2) * (d2 + e2) * (1 + g) * (1 + c.ue) / dn + eps) * (1 + c.ue);
-    lo = d2 > e2 ? d2 - e2 : 0;
-    v_lo = (lo * lo * (1 - g) * (1 - c.ue) / dn + eps) * (1 - c.ue);
+    v = d2 / dn + eps;
+    if (center && claim->var_algo == QF_VAR_WELFORD) {
+        /* Welford: the mean's and M2's errors from the update recurrence
+         * (docs/bounds.md "LayerNorm with Welford's algorithm"). */
+        double b_m2, dd = (1 + c.rho) * (1 + c.u) - 1;
+        welford_errors(&c, n, x, &e_mu, &b_m2);
+        lo = d2 > b_m2 ? d2 - b_m2 : 0;
+        v_hi = ((d2 + b_m2) * (1 + dd) / dn + eps) * (1 + c.ue);
+        v_lo = (lo * (1 - dd) / dn + eps) * (1 - c.ue);
+    } else {
+        d2 = sqrt(d2);
+        e2 = sqrt(e2) * QF_BOUND_SAFETY;
+        v_hi = ((d2 + e2) * (d2 + e2) * (1 + g) * (1 + c.ue) / dn + eps) * (1 + c.ue);
+        lo = d2 > e2 ? d2 - e2 : 0;
+        v_lo = (lo * lo * (1 - g) * (1 - c.ue) / dn + eps) * (1 - c.ue);
+    }
     if (!(v_lo > 0) || !(v > 0)) {
         for (i = 0; i < n; i++)
             bound[i] = INFINITY;
@@ -481,6 +547,74 @@ qf_status qf_bound_attention(const qf_arith_claim *claim, const qf_format *out, 
         }
         err = (a + o * eps_s) / (1 - eps_s) * (1 + dd) + dd * o;
         bound[t] = nl_finish(&c, err, exact[t]);
+    }
+    return QF_OK;
+}
+
+/* Error of one computed cos or sin against the exact value at the exact
+ * angle: the angle's error da (|f'| <= 1, and never more than 2), plus the
+ * function's own elem_ulp ulps at the computed angle. */
+static double trig_err(const nl_ctx *c, double eu, double exact_val, double da)
+{
+    double d = da < 2 ? da : 2, mag = fabs(exact_val) + d;
+    return d + c->rho * (mag < 1 ? mag : 1) + eu * c->sub;
+}
+
+qf_status qf_bound_rope(const qf_arith_claim *claim, const qf_format *out, size_t head_dim, size_t rotary_dim,
+                        int half_layout, double theta, double pos, const double *x, const double *exact,
+                        double *bound)
+{
+    nl_ctx c;
+    size_t rd = rotary_dim ? rotary_dim : head_dim, half, i;
+    const qf_format *cf;
+    double eu, u_th, u_pos, lt, dd;
+    if (bad_args(claim, head_dim, x, exact, bound) || rd % 2 || rd > head_dim || !isfinite(theta) ||
+        !(theta > 0) || !isfinite(pos))
+        return QF_EINVAL;
+    if (claim->max_ulp > 0) {
+        qf_bound_ulp(out, claim->max_ulp, head_dim, exact, bound);
+        return QF_OK;
+    }
+    nl_setup(claim, out, &c);
+    cf = qf_format_get(claim->acc_format);
+    eu = claim->elem_ulp > 0 ? claim->elem_ulp : 2.0;
+    half = rd / 2;
+    /* theta and pos rounded into the compute format (0 when exact). */
+    u_th = qf_format_decode(cf, qf_format_encode(cf, theta, QF_ROUND_RNE, 0, 0, 0)) == theta ? 0 : c.u;
+    u_pos = qf_format_decode(cf, qf_format_encode(cf, pos, QF_ROUND_RNE, 0, 0, 0)) == pos ? 0 : c.u;
+    lt = fabs(log(theta));
+    dd = (1 + c.rho) * (1 + c.u) - 1; /* a reciprocal (or a division) */
+    for (i = rd; i < head_dim; i++)
+        bound[i] = isfinite(exact[i]) ? nl_finish(&c, 0, exact[i]) : INFINITY;
+    for (i = 0; i < half; i++) {
+        size_t ia = half_layout ? i : 2 * i, ib = half_layout ? i + half : 2 * i + 1;
+        double e = 2.0 * (double)i / (double)rd, xa = fabs(x[ia]), xb = fabs(x[ib]);
+        double ep, ef, ea, ang, da, cs, sn, ec, es, ra, rb;
+        if (!isfinite(x[ia]) || !isfinite(x[ib]) || !isfinite(exact[ia]) || !isfinite(exact[ib])) {
+            bound[ia] = bound[ib] = isfinite(exact[ia]) && isfinite(exact[ib]) ? 0 : INFINITY;
+            continue;
+        }
+        /* theta^e: the exponent's rounding (u e, times |ln theta|), theta's
+         * rounding ((1 + u_th)^e), the power's elem_ulp. */
+        ep = i == 0 ? 0 : (1 + c.rho) * exp(c.u * e * lt + e * (1 + c.u) * log1p(u_th)) - 1;
+        /* inv_freq = 1 / theta^e (or theta^-e directly: covered). */
+        ef = (1 + ep / (1 - ep)) * (1 + (i == 0 ? 0 : dd)) - 1;
+        /* angle = pos * inv_freq, one rounding, pos possibly rounded. */
+        ea = (1 + ef) * (1 + u_pos) * (1 + c.u) - 1;
+        ang = pos * pow(theta, -e);
+        da = fabs(ang) * ea;
+        cs = cos(ang);
+        sn = sin(ang);
+        ec = trig_err(&c, eu, cs, da);
+        es = trig_err(&c, eu, sn, da);
+        /* y_a = x_a c - x_b s, y_b = x_a s + x_b c: two products and the
+         * sum, each rounded (an FMA only removes roundings). */
+        ra = xa * ec + xb * es + c.u * (xa * (fabs(cs) + ec) + xb * (fabs(sn) + es));
+        rb = xa * es + xb * ec + c.u * (xa * (fabs(sn) + es) + xb * (fabs(cs) + ec));
+        ra = ra + c.u * (fabs(exact[ia]) + ra);
+        rb = rb + c.u * (fabs(exact[ib]) + rb);
+        bound[ia] = nl_finish(&c, ra * QF_BOUND_SAFETY, exact[ia]);
+        bound[ib] = nl_finish(&c, rb * QF_BOUND_SAFETY, exact[ib]);
     }
     return QF_OK;
 }

@@ -64,6 +64,10 @@ static json_t *arith_json(const qf_arith_claim *a)
     json_object_set_new(o, "elem_ulp", json_real(a->elem_ulp));
     json_object_set_new(o, "deterministic", json_boolean(a->deterministic));
     json_object_set_new(o, "deterministic_threads", json_boolean(a->deterministic_threads));
+    json_object_set_new(o, "attn_kv_tile", json_integer(a->attn_kv_tile));
+    json_object_set_new(o, "attn_p_format",
+                        qf_arith_claim_p_format(a) ? fmt_json(a->attn_p_format) : json_string("none"));
+    json_object_set_new(o, "var_algo", json_string(a->var_algo == QF_VAR_WELFORD ? "welford" : "two_pass"));
     return o;
 }
 

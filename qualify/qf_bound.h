@@ -47,6 +47,14 @@ typedef enum qf_sum_order {
     QF_SUM_SPLITK          /* split_k sequential partials, then summed sequentially */
 } qf_sum_order;
 
+/* How a LayerNorm computes its variance: the bound depends on it (two-pass
+ * and Welford's update propagate the mean's error differently;
+ * docs/bounds.md "LayerNorm with Welford's algorithm"). */
+typedef enum qf_var_algo {
+    QF_VAR_TWO_PASS = 0, /* mean, then sum of (x - mean)^2 */
+    QF_VAR_WELFORD       /* Welford's running mean and M2 (one pass, sequential) */
+} qf_var_algo;
+
 /* The arithmetic a kernel claims.  Build one with qf_arith_claim_default()
  * and override fields: a zeroed struct is NOT a sensible claim (format id 0
  * is float64). */
@@ -113,17 +121,37 @@ typedef struct qf_arith_claim {
      * and across thread counts / launch configurations. */
     int deterministic;
     int deterministic_threads;
+
+    /* Appended in ABI 2 (a zeroed tail is the ABI 1 meaning).
+     * Flash-style attention: keys per tile of the online softmax (its
+     * running max and sum are rescaled once per tile); 0 = one pass over
+     * all keys.  attn_p_format: the format P is rounded to before P V
+     * (FlashAttention-2/3 round to the input type); a format that holds
+     * every compute-format value (float64, the default and what a zeroed
+     * field says, or acc_format itself) means "none": P stays in the
+     * compute format. */
+    int attn_kv_tile;
+    qf_format_id attn_p_format;
+    /* LayerNorm's variance algorithm (the bound models it). */
+    qf_var_algo var_algo;
 } qf_arith_claim;
 
 /* float32 accumulator, block 1, RNE, exact alignment, no promotion,
  * sequential, RNE output, max_ulp 0, elem_ulp 0 (= 2), deterministic 1,
- * deterministic_threads 0. */
+ * deterministic_threads 0, attn_kv_tile 0, attn_p_format float64 (none),
+ * var_algo two-pass. */
 qf_arith_claim qf_arith_claim_default(void);
 
 /* QF_EINVAL / QF_EFORMAT when a field is out of its domain (block_fma < 1,
  * unknown format, acc_frac_bits > 52, split_k < 1 with QF_SUM_SPLITK,
- * negative max_ulp ...). */
+ * negative max_ulp, attn_kv_tile < 0, attn_p_format not a float format,
+ * unknown var_algo ...). */
 qf_status qf_arith_claim_check(const qf_arith_claim *c);
+
+/* The format P is rounded to before P V, as qf_bound_attention takes it:
+ * NULL when the claim's attn_p_format holds every value of the compute
+ * format (P not rounded). */
+const qf_format *qf_arith_claim_p_format(const qf_arith_claim *c);
 
 /* Unit roundoff of the claimed accumulator: 2^-(frac_bits + 1). */
 double qf_bound_acc_u(const qf_arith_claim *c);
@@ -192,6 +220,18 @@ qf_status qf_bound_norm(const qf_arith_claim *claim, const qf_format *out, size_
 qf_status qf_bound_attention(const qf_arith_claim *claim, const qf_format *out, size_t n_kv, size_t d_qk,
                              size_t d_v, const double *s, const double *s_abs, const double *v,
                              const qf_format *p_format, size_t kv_tile, const double *exact, double *bound);
+
+/* RoPE, one head at one position (docs/bounds.md "RoPE"): x and exact
+ * [head_dim]; the first rotary_dim (even; 0 = head_dim) components rotate
+ * in pairs, (2i, 2i+1) when half_layout = 0, (i, i + rotary_dim/2) when 1,
+ * the rest are copies.  Models a kernel that computes inv_freq_i =
+ * theta^(-2i/rotary_dim) (exponent, power and reciprocal in the compute
+ * format), angle = pos * inv_freq_i (one rounding, pos rounded when not
+ * representable), cos and sin within elem_ulp, then two products and a
+ * sum: so the bound grows with |pos|.  QF_EINVAL for bad arguments. */
+qf_status qf_bound_rope(const qf_arith_claim *claim, const qf_format *out, size_t head_dim, size_t rotary_dim,
+                        int half_layout, double theta, double pos, const double *x, const double *exact,
+                        double *bound);
 
 /* The bound implied by a claimed ulp bound: max_ulp * ulp(exact[i]) of out. */
 void qf_bound_ulp(const qf_format *out, double max_ulp, size_t n, const double *exact, double *bound);

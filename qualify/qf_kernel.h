@@ -48,7 +48,7 @@
 extern "C" {
 #endif
 
-#define QF_KERNEL_ABI_VERSION 1u
+#define QF_KERNEL_ABI_VERSION 2u
 
 typedef struct qf_device qf_device; /* qf_backend.h */
 

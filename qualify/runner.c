@@ -1302,6 +1302,13 @@ static int reference_rows(prep *p, checked *ck, qf_result *r, uint64_t target, u
             s = qf_bound_norm(&p->t->arith, p->outf, C, x + i * C, p->inval[1], p->inval[2], p->op.u.norm.eps,
                               p->op.op == QF_OP_LAYERNORM, ck->exact + i * C, ck->bound + i * C);
         snprintf(r->bound.kind, sizeof r->bound.kind, "norm");
+    } else if (p->op.op == QF_OP_ROPE) {
+        /* Derived from the float32 angle computation (docs/bounds.md "RoPE"). */
+        const qf_op_rope *o = &p->op.u.rope;
+        for (i = 0; i < nr && s == QF_OK; i++)
+            s = qf_bound_rope(&p->t->arith, p->outf, C, o->rotary_dim, o->layout == QF_REF_ROPE_HALF, o->theta,
+                              (double)pos[i], x + i * C, ck->exact + i * C, ck->bound + i * C);
+        snprintf(r->bound.kind, sizeof r->bound.kind, "rope");
     }
     if (s != QF_OK) {
         say(r, QF_VERDICT_MISTRUSTED, "cannot derive the bound from the claim: %s", qf_status_str(s));
@@ -1425,7 +1432,9 @@ static int reference_attention(prep *p, checked *ck, checked *ck1, qf_result *r)
                     sabs[j] = 0;
                 }
             }
-            s = qf_bound_attention(&p->t->arith, p->outf, sk, d, dv, sc, sabs, v + kvb * dv, NULL, 0,
+            /* The claim's KV tile and P format (flash kernels). */
+            s = qf_bound_attention(&p->t->arith, p->outf, sk, d, dv, sc, sabs, v + kvb * dv,
+                                   qf_arith_claim_p_format(&p->t->arith), (size_t)p->t->arith.attn_kv_tile,
                                    ck->exact + row * dv, ck->bound + row * dv);
         }
         snprintf(r->bound.kind, sizeof r->bound.kind, "attention");

@@ -61,4 +61,9 @@ qf_status _qf_bad_quantize_supports(const qf_kernel *k, const qf_op_desc *op, co
 qf_status _qf_bad_quantize_mx_scale_off_run(void *ctx, const qf_kernel_call *call);
 qf_status _qf_bad_quantize_e4m3_nan_run(void *ctx, const qf_kernel_call *call);
 
+/* flash_rope.c: configurations of the shared CPU kernels with a defect */
+extern const _qf_cpu_flash_cfg _qf_bad_flash_norescale_cfg;
+extern const _qf_cpu_flash_cfg _qf_bad_flash_bf16p_cfg;
+extern const _qf_cpu_rope_cfg _qf_bad_rope_f16_angle_cfg;
+
 #endif

@@ -50,6 +50,23 @@ static const qf_dtype_tuple quant_mx[]  = {
 static const qf_dtype_tuple quant_e4m3[] = {
     { .name = "f32_e4m3",      .in = { F32 },                  .out = { E4M3 },     .arith = CLAIM_F32_SEQ },
 };
+/* What a correct flash kernel with float32 P claims (kernels/cpu). */
+static const qf_dtype_tuple flash_f32[] = {
+    { .name = "f32",           .in = { F32,  F32,  F32, F32 }, .out = { F32, F32 },
+      .arith = { .acc_format = F32, .block_fma = 1, .acc_round = QF_ROUND_RNE, .promote_format = F32,
+                 .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .deterministic = 1,
+                 .deterministic_threads = 1, .attn_kv_tile = 16, .attn_p_format = QF_FLOAT64 } },
+};
+static const qf_dtype_tuple rope_f32[] = {
+    { .name = "f32",           .in = { F32 },                  .out = { F32 },      .arith = CLAIM_F32_SEQ },
+};
+
+#define KERNEL_CFG(NAME, OP, DESC, DTYPES, RUN, SUPPORTS, CFG)                               \
+    { .abi_version = QF_KERNEL_ABI_VERSION, .struct_size = sizeof(qf_kernel), .name = NAME, \
+      .op = OP, .kind = QF_KERNEL_KNOWN_BAD, .description = DESC, .backend = "cpu",         \
+      .archs = "cpu", .simulates = NULL, .dtypes = DTYPES,                                  \
+      .n_dtypes = sizeof DTYPES / sizeof DTYPES[0], .run = RUN, .supports = SUPPORTS,       \
+      .user = (void *)(CFG) }
 
 #define KERNEL(NAME, OP, DESC, DTYPES, RUN, SUPPORTS)                                        \
     { .abi_version = QF_KERNEL_ABI_VERSION, .struct_size = sizeof(qf_kernel), .name = NAME, \
@@ -94,6 +111,15 @@ static const qf_kernel bad_kernels[] = {
     KERNEL("quantize.bad.e4m3_nan_overflow", QF_OP_QUANTIZE,
            "known-bad: e4m3 encoder turns overflow into NaN while claiming to saturate",
            quant_e4m3, _qf_bad_quantize_e4m3_nan_run,    _qf_bad_quantize_supports),
+    KERNEL_CFG("attention.bad.flash_norescale", QF_OP_ATTENTION,
+               "known-bad: flash attention that does not rescale its running sum (shows when seq_k > 16)",
+               flash_f32, _qf_cpu_attention_flash_run, _qf_cpu_attention_supports, &_qf_bad_flash_norescale_cfg),
+    KERNEL_CFG("attention.bad.flash_bf16p_as_f32", QF_OP_ATTENTION,
+               "known-bad: flash attention rounding P to bfloat16 while claiming float32 P (shows for seq_k > 1)",
+               flash_f32, _qf_cpu_attention_flash_run, _qf_cpu_attention_supports, &_qf_bad_flash_bf16p_cfg),
+    KERNEL_CFG("rope.bad.f16_angle",             QF_OP_ROPE,
+               "known-bad: RoPE with the angle rounded to float16 (shows at positions > 0)",
+               rope_f32,  _qf_cpu_rope_run,            _qf_cpu_rope_supports,      &_qf_bad_rope_f16_angle_cfg),
 };
 /* clang-format on */
 

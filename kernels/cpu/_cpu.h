@@ -98,6 +98,46 @@ qf_status _qf_cpu_gemm_fast_run(void *ctx, const qf_kernel_call *call);
 qf_status _qf_cpu_attention_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
                                      char *why, size_t why_size);
 qf_status _qf_cpu_attention_naive_run(void *ctx, const qf_kernel_call *call);
+/* Shared by the attention kernels ("BHSD" 4-d, lse 3-d): the checked
+ * arguments of a call (masks none / causal / causal bottom-right, no mask
+ * tensor), the last kept key of query row i, one score float32(float32(q .
+ * k_j) * sc) (sequential float32 dot, products rounded), the output row
+ * o / l and lse = m + logf(l); element loads and stores (codes of any
+ * float format of at most 32 bits; stores round to nearest even). */
+typedef struct _qf_cpu_attn_args {
+    const qf_op_attention *a;
+    const qf_tensor *q, *k, *v, *o, *lse;
+    int64_t B, H, HK, SQ, SK, D, DV, group;
+    float sc; /* the scale rounded to float32 */
+} _qf_cpu_attn_args;
+qf_status _qf_cpu_attn_args_get(const qf_kernel_call *call, _qf_cpu_attn_args *x);
+int64_t _qf_cpu_attn_last(const _qf_cpu_attn_args *x, int64_t i);
+float _qf_cpu_attn_score(const _qf_cpu_attn_args *x, int64_t b, int64_t h, int64_t i, int64_t j);
+void _qf_cpu_attn_finish(const _qf_cpu_attn_args *x, int64_t b, int64_t h, int64_t i, const float *o, float m,
+                         float l);
+float _qf_cpu_attn_ld(const qf_tensor *t, int64_t off);
+void _qf_cpu_attn_st(const qf_tensor *t, int64_t off, float v);
+int64_t _qf_cpu_attn_off(const qf_tensor *t, int64_t a, int64_t b, int64_t c, int64_t d);
+
+/* attention_flash.c: the flash-style forward, parametrized so that the
+ * known-bad variants (kernels/bad/attention_flash.c) share it. */
+typedef struct _qf_cpu_flash_cfg {
+    int kv_tile;             /* keys per tile */
+    qf_format_id p_format;   /* P rounded to this before P V; QF_FLOAT32: not rounded */
+    int defect_no_rescale_l; /* known-bad: the running sum is not rescaled */
+} _qf_cpu_flash_cfg;
+qf_status _qf_cpu_attention_flash(const qf_kernel_call *call, const _qf_cpu_flash_cfg *cfg);
+/* kernel->user: a const _qf_cpu_flash_cfg * */
+qf_status _qf_cpu_attention_flash_run(void *ctx, const qf_kernel_call *call);
+/* layernorm_welford.c */
+qf_status _qf_cpu_layernorm_welford_run(void *ctx, const qf_kernel_call *call);
+/* rope.c: kernel->user: a const _qf_cpu_rope_cfg * */
+typedef struct _qf_cpu_rope_cfg {
+    int defect_f16_angle; /* known-bad: the angle rounded to float16 */
+} _qf_cpu_rope_cfg;
+qf_status _qf_cpu_rope_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
+                                char *why, size_t why_size);
+qf_status _qf_cpu_rope_run(void *ctx, const qf_kernel_call *call);
 /* layernorm.c (its supports callback is rmsnorm's: weight_offset 0, eps) */
 qf_status _qf_cpu_layernorm_twopass_run(void *ctx, const qf_kernel_call *call);
 /* activation.c */

@@ -63,8 +63,8 @@ qf_status _qf_cpu_attention_supports(const qf_kernel *k, const qf_op_desc *op, c
     return QF_OK;
 }
 
-static qf_status check4(const qf_kernel_call *call, const qf_tensor *t, const char *slot, qf_format_id f,
-                        int nd, const int64_t *shape)
+static qf_status _qf_cpu_attn_check(const qf_kernel_call *call, const qf_tensor *t, const char *slot,
+                                    qf_format_id f, int nd, const int64_t *shape)
 {
     int i;
     if (!t->data)
@@ -79,7 +79,7 @@ static qf_status check4(const qf_kernel_call *call, const qf_tensor *t, const ch
     return QF_OK;
 }
 
-static float ld(const qf_tensor *t, int64_t off)
+float _qf_cpu_attn_ld(const qf_tensor *t, int64_t off)
 {
     const qf_format *f = qf_format_get(t->format);
     uint64_t c = f->storage_bits == 32   ? ((const uint32_t *)t->data)[off]
@@ -88,7 +88,7 @@ static float ld(const qf_tensor *t, int64_t off)
     return (float)qf_format_decode(f, c);
 }
 
-static void st(const qf_tensor *t, int64_t off, float v)
+void _qf_cpu_attn_st(const qf_tensor *t, int64_t off, float v)
 {
     const qf_format *f = qf_format_get(t->format);
     uint64_t c = qf_format_encode(f, (double)v, QF_ROUND_RNE, 0, 0, 0);
@@ -100,77 +100,107 @@ static void st(const qf_tensor *t, int64_t off, float v)
         ((uint8_t *)t->data)[off] = (uint8_t)c;
 }
 
-static int64_t off4(const qf_tensor *t, int64_t a, int64_t b, int64_t c, int64_t d)
+int64_t _qf_cpu_attn_off(const qf_tensor *t, int64_t a, int64_t b, int64_t c, int64_t d)
 {
     return a * t->stride[0] + b * t->stride[1] + c * t->stride[2] + d * t->stride[3];
 }
 
-qf_status _qf_cpu_attention_naive_run(void *ctx, const qf_kernel_call *call)
+qf_status _qf_cpu_attn_args_get(const qf_kernel_call *call, _qf_cpu_attn_args *x)
 {
-    const qf_op_attention *a;
     const qf_dtype_tuple *t = call->dtype;
-    const qf_tensor *Q, *K, *V, *O, *L;
-    int64_t B, H, HK, SQ, SK, D, DV, b, h, i, j, c, group;
-    float sc, *s = NULL, *o = NULL;
-    qf_status st_;
-    (void)ctx;
+    const qf_op_attention *a;
+    qf_status st;
+    char why[128];
     if (!call->op || call->op->op != QF_OP_ATTENTION || !t)
         return _qf_cpu_fail(call, QF_EINVAL, "not an attention call");
-    a = &call->op->u.attention;
-    {
-        char why[128];
-        if (_qf_cpu_attention_supports(call->kernel, call->op, t, why, sizeof why) != QF_OK)
-            return _qf_cpu_fail(call, QF_EUNSUPPORTED, "%s", why);
-    }
+    a = x->a = &call->op->u.attention;
+    if (_qf_cpu_attention_supports(call->kernel, call->op, t, why, sizeof why) != QF_OK)
+        return _qf_cpu_fail(call, QF_EUNSUPPORTED, "%s", why);
     if (call->in[3].data)
         return _qf_cpu_fail(call, QF_EUNSUPPORTED, "a mask tensor is not supported");
-    B = (int64_t)a->batch;
-    H = (int64_t)a->heads;
-    HK = (int64_t)a->kv_heads;
-    SQ = (int64_t)a->seq_q;
-    SK = (int64_t)a->seq_k;
-    D = (int64_t)a->head_dim;
-    DV = a->head_dim_v ? (int64_t)a->head_dim_v : D;
-    group = H / HK;
-    Q = &call->in[0];
-    K = &call->in[1];
-    V = &call->in[2];
-    O = &call->out[0];
-    L = &call->out[1];
+    x->B = (int64_t)a->batch;
+    x->H = (int64_t)a->heads;
+    x->HK = (int64_t)a->kv_heads;
+    x->SQ = (int64_t)a->seq_q;
+    x->SK = (int64_t)a->seq_k;
+    x->D = (int64_t)a->head_dim;
+    x->DV = a->head_dim_v ? (int64_t)a->head_dim_v : x->D;
+    x->group = x->H / x->HK;
+    x->q = &call->in[0];
+    x->k = &call->in[1];
+    x->v = &call->in[2];
+    x->o = &call->out[0];
+    x->lse = &call->out[1];
     {
-        int64_t sq[4] = {B, H, SQ, D}, sk[4] = {B, HK, SK, D}, sv[4] = {B, HK, SK, DV}, so[4] = {B, H, SQ, DV};
-        if ((st_ = check4(call, Q, "q", t->in[0], 4, sq)) != QF_OK ||
-            (st_ = check4(call, K, "k", t->in[1], 4, sk)) != QF_OK ||
-            (st_ = check4(call, V, "v", t->in[2], 4, sv)) != QF_OK ||
-            (st_ = check4(call, O, "out", t->out[0], 4, so)) != QF_OK ||
-            (L->data && (st_ = check4(call, L, "lse", t->out[1], 3, so)) != QF_OK))
-            return st_;
+        int64_t sq[4] = {x->B, x->H, x->SQ, x->D}, sk[4] = {x->B, x->HK, x->SK, x->D},
+                sv[4] = {x->B, x->HK, x->SK, x->DV}, so[4] = {x->B, x->H, x->SQ, x->DV};
+        if ((st = _qf_cpu_attn_check(call, x->q, "q", t->in[0], 4, sq)) != QF_OK ||
+            (st = _qf_cpu_attn_check(call, x->k, "k", t->in[1], 4, sk)) != QF_OK ||
+            (st = _qf_cpu_attn_check(call, x->v, "v", t->in[2], 4, sv)) != QF_OK ||
+            (st = _qf_cpu_attn_check(call, x->o, "out", t->out[0], 4, so)) != QF_OK ||
+            (x->lse->data && (st = _qf_cpu_attn_check(call, x->lse, "lse", t->out[1], 3, so)) != QF_OK))
+            return st;
     }
-    sc = (float)(a->scale > 0 ? a->scale : 1 / sqrt((double)D));
-    s = malloc((size_t)SK * sizeof *s);
-    o = malloc((size_t)DV * sizeof *o);
+    x->sc = (float)(a->scale > 0 ? a->scale : 1 / sqrt((double)x->D));
+    return QF_OK;
+}
+
+int64_t _qf_cpu_attn_last(const _qf_cpu_attn_args *x, int64_t i)
+{
+    if (x->a->mask == QF_MASK_CAUSAL)
+        return i < x->SK - 1 ? i : x->SK - 1;
+    if (x->a->mask == QF_MASK_CAUSAL_BOTTOM_RIGHT)
+        return i + (x->SK - x->SQ);
+    return x->SK - 1;
+}
+
+float _qf_cpu_attn_score(const _qf_cpu_attn_args *x, int64_t b, int64_t h, int64_t i, int64_t j)
+{
+    float acc = 0.0f;
+    int64_t c, hk = h / x->group;
+    for (c = 0; c < x->D; c++) {
+        float p = _qf_cpu_attn_ld(x->q, _qf_cpu_attn_off(x->q, b, h, i, c)) *
+                  _qf_cpu_attn_ld(x->k, _qf_cpu_attn_off(x->k, b, hk, j, c));
+        acc = acc + p;
+    }
+    return acc * x->sc;
+}
+
+void _qf_cpu_attn_finish(const _qf_cpu_attn_args *x, int64_t b, int64_t h, int64_t i, const float *o, float m,
+                         float l)
+{
+    int64_t c;
+    for (c = 0; c < x->DV; c++)
+        _qf_cpu_attn_st(x->o, _qf_cpu_attn_off(x->o, b, h, i, c), o[c] / l);
+    if (x->lse->data)
+        _qf_cpu_attn_st(x->lse, b * x->lse->stride[0] + h * x->lse->stride[1] + i * x->lse->stride[2],
+                        m + logf(l));
+}
+
+qf_status _qf_cpu_attention_naive_run(void *ctx, const qf_kernel_call *call)
+{
+    _qf_cpu_attn_args x;
+    int64_t b, h, i, j, c;
+    float *s = NULL, *o = NULL;
+    qf_status st;
+    (void)ctx;
+    if ((st = _qf_cpu_attn_args_get(call, &x)) != QF_OK)
+        return st;
+    s = malloc((size_t)x.SK * sizeof *s);
+    o = malloc((size_t)x.DV * sizeof *o);
     if (!s || !o) {
         free(s);
         free(o);
         return _qf_cpu_fail(call, QF_ENOMEM, "out of memory for the scores");
     }
-    for (b = 0; b < B; b++)
-        for (h = 0; h < H; h++)
-            for (i = 0; i < SQ; i++) {
-                int64_t hk = h / group, last = SK - 1;
+    for (b = 0; b < x.B; b++)
+        for (h = 0; h < x.H; h++)
+            for (i = 0; i < x.SQ; i++) {
+                int64_t hk = h / x.group, last = _qf_cpu_attn_last(&x, i);
                 float m = -INFINITY, l = 0.0f;
-                if (a->mask == QF_MASK_CAUSAL)
-                    last = i < SK - 1 ? i : SK - 1;
-                else if (a->mask == QF_MASK_CAUSAL_BOTTOM_RIGHT)
-                    last = i + (SK - SQ);
                 /* S = sc * Q K^T, materialized for the row. */
                 for (j = 0; j <= last; j++) {
-                    float acc = 0.0f;
-                    for (c = 0; c < D; c++) {
-                        float p = ld(Q, off4(Q, b, h, i, c)) * ld(K, off4(K, b, hk, j, c));
-                        acc = acc + p;
-                    }
-                    s[j] = acc * sc;
+                    s[j] = _qf_cpu_attn_score(&x, b, h, i, j);
                     if (s[j] != s[j])
                         m = NAN; /* and stays NaN: NaN > x is false */
                     else if (s[j] > m)
@@ -181,17 +211,14 @@ qf_status _qf_cpu_attention_naive_run(void *ctx, const qf_kernel_call *call)
                     s[j] = expf(s[j] - m);
                     l = l + s[j];
                 }
-                for (c = 0; c < DV; c++)
+                for (c = 0; c < x.DV; c++)
                     o[c] = 0.0f;
                 for (j = 0; j <= last; j++)
-                    for (c = 0; c < DV; c++) {
-                        float p = s[j] * ld(V, off4(V, b, hk, j, c));
+                    for (c = 0; c < x.DV; c++) {
+                        float p = s[j] * _qf_cpu_attn_ld(x.v, _qf_cpu_attn_off(x.v, b, hk, j, c));
                         o[c] = o[c] + p;
                     }
-                for (c = 0; c < DV; c++)
-                    st(O, off4(O, b, h, i, c), o[c] / l);
-                if (L->data)
-                    st(L, b * L->stride[0] + h * L->stride[1] + i * L->stride[2], m + logf(l));
+                _qf_cpu_attn_finish(&x, b, h, i, o, m, l);
             }
     free(s);
     free(o);

@@ -118,6 +118,45 @@ static const qf_dtype_tuple moe_f32[] = {
                  .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .max_ulp = 256,
                  .deterministic = 1, .deterministic_threads = 1 } },
 };
+/* Flash attention (attention_flash.c): the float32 claim plus the KV tile
+ * of its online softmax and the format P is rounded to before P V. */
+#define CLAIM_FLASH(TILE, PF)                                                                                \
+    {                                                                                                        \
+        .acc_format = QF_FLOAT32, .acc_frac_bits = 0, .block_fma = 1, .acc_round = QF_ROUND_RNE,             \
+        .align_truncates = 0, .guard_bits = 0, .promote_interval = 0, .promote_format = QF_FLOAT32,          \
+        .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .max_ulp = 0,               \
+        .elem_ulp = 0, .deterministic = 1, .deterministic_threads = 1, .attn_kv_tile = TILE,                 \
+        .attn_p_format = PF, .var_algo = QF_VAR_TWO_PASS                                                     \
+    }
+static const qf_dtype_tuple attention_flash[] = {
+    { .name = "f32",      .in = { QF_FLOAT32,  QF_FLOAT32,  QF_FLOAT32 },  .out = { QF_FLOAT32,  QF_FLOAT32 }, .arith = CLAIM_FLASH(16, QF_FLOAT64) },
+    { .name = "bf16",     .in = { QF_BFLOAT16, QF_BFLOAT16, QF_BFLOAT16 }, .out = { QF_BFLOAT16, QF_FLOAT32 }, .arith = CLAIM_FLASH(16, QF_FLOAT64) },
+};
+static const qf_dtype_tuple attention_flash_bf16p[] = {
+    { .name = "bf16",     .in = { QF_BFLOAT16, QF_BFLOAT16, QF_BFLOAT16 }, .out = { QF_BFLOAT16, QF_FLOAT32 }, .arith = CLAIM_FLASH(16, QF_BFLOAT16) },
+    { .name = "bf16_f32", .in = { QF_BFLOAT16, QF_BFLOAT16, QF_BFLOAT16 }, .out = { QF_FLOAT32,  QF_FLOAT32 }, .arith = CLAIM_FLASH(16, QF_BFLOAT16) },
+};
+static const _qf_cpu_flash_cfg flash_f32_cfg = { .kv_tile = 16, .p_format = QF_FLOAT32 };
+static const _qf_cpu_flash_cfg flash_bf16p_cfg = { .kv_tile = 16, .p_format = QF_BFLOAT16 };
+/* LayerNorm with Welford's variance: the float32 claim, var_algo Welford. */
+static const qf_dtype_tuple layernorm_welford_f32[] = {
+    { .name = "f32",      .in = { QF_FLOAT32,  QF_FLOAT32,  QF_FLOAT32 },  .out = { QF_FLOAT32 },
+      .arith = { .acc_format = QF_FLOAT32, .block_fma = 1, .acc_round = QF_ROUND_RNE, .promote_format = QF_FLOAT32,
+                 .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .deterministic = 1,
+                 .deterministic_threads = 1, .attn_p_format = QF_FLOAT64, .var_algo = QF_VAR_WELFORD } },
+};
+/* RoPE: the float32 claim; the bound is derived (qf_bound_rope). */
+static const qf_dtype_tuple rope_f32[] = {
+    { .name = "f32",      .in = { QF_FLOAT32 }, .out = { QF_FLOAT32 }, .arith = CLAIM_F32_SEQ },
+};
+static const _qf_cpu_rope_cfg rope_cfg = { .defect_f16_angle = 0 };
+
+#define KERNEL_CFG(NAME, OP, DESC, DTYPES, RUN, SUPPORTS, CFG)                                  \
+    { .abi_version = QF_KERNEL_ABI_VERSION, .struct_size = sizeof(qf_kernel), .name = NAME,    \
+      .op = OP, .kind = QF_KERNEL_OPTIMIZED, .description = DESC, .backend = "cpu",            \
+      .archs = "cpu", .simulates = NULL, .dtypes = DTYPES,                                     \
+      .n_dtypes = sizeof DTYPES / sizeof DTYPES[0], .run = RUN, .supports = SUPPORTS,          \
+      .user = (void *)(CFG) }
 
 #define KERNEL(NAME, OP, KIND, DESC, DTYPES, RUN, SUPPORTS)                                  \
     { .abi_version = QF_KERNEL_ABI_VERSION, .struct_size = sizeof(qf_kernel), .name = NAME, \
@@ -177,6 +216,18 @@ static const qf_kernel cpu_kernels[] = {
     KERNEL("moe_router.cpu.softmax_topk", QF_OP_MOE_ROUTER, QF_KERNEL_OPTIMIZED,
            "float32 router: top-k on the logits, expf(l - max), softmax or renormalized weights",
            moe_f32, _qf_cpu_moe_run, _qf_cpu_moe_supports),
+    KERNEL_CFG("attention.cpu.flash.f32", QF_OP_ATTENTION,
+               "flash-style: KV tiles of 16, online softmax with float32 running max and sum rescaled per tile; GQA, causal",
+               attention_flash, _qf_cpu_attention_flash_run, _qf_cpu_attention_supports, &flash_f32_cfg),
+    KERNEL_CFG("attention.cpu.flash_bf16p", QF_OP_ATTENTION,
+               "flash-style, bfloat16 in, P rounded to bfloat16 before P V (FlashAttention-2/3); tiles of 16",
+               attention_flash_bf16p, _qf_cpu_attention_flash_run, _qf_cpu_attention_supports, &flash_bf16p_cfg),
+    KERNEL("layernorm.cpu.welford.f32", QF_OP_LAYERNORM, QF_KERNEL_OPTIMIZED,
+           "float32 LayerNorm, Welford's one-pass running mean and M2, 1/sqrtf, d * r * w + b",
+           layernorm_welford_f32, _qf_cpu_layernorm_welford_run, _qf_cpu_rmsnorm_supports),
+    KERNEL_CFG("rope.cpu.f32", QF_OP_ROPE,
+               "float32 RoPE, interleaved or half layout: float32 inv_freq and angle, cosf / sinf, rotate",
+               rope_f32, _qf_cpu_rope_run, _qf_cpu_rope_supports, &rope_cfg),
 };
 /* clang-format on */
 

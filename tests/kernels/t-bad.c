@@ -46,6 +46,9 @@ static const struct {
     {"attention.bad.drop_tail",        "outside the bound derived from the claim"},
     {"quantize.bad.mx_scale_off",      "scales differ"},
     {"quantize.bad.e4m3_nan_overflow", "got 0x7f, expected 0x7e"},
+    {"attention.bad.flash_norescale",  "outside the bound derived from the claim"},
+    {"attention.bad.flash_bf16p_as_f32", "outside the bound derived from the claim"},
+    {"rope.bad.f16_angle",             "outside the bound derived from the claim"},
 };
 
 static int failing(qf_verdict v)

@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "qf_bound.h"
+#include "qf_ref.h"
 
 qf_arith_claim qf_arith_claim_default(void)
 {
@@ -615,6 +616,104 @@ qf_status qf_bound_rope(const qf_arith_claim *claim, const qf_format *out, size_
         rb = rb + c.u * (fabs(exact[ib]) + rb);
         bound[ia] = nl_finish(&c, ra * QF_BOUND_SAFETY, exact[ia]);
         bound[ib] = nl_finish(&c, rb * QF_BOUND_SAFETY, exact[ib]);
+    }
+    return QF_OK;
+}
+
+/* Relative error of a constant rounded into the compute format. */
+static double const_u(const nl_ctx *c, double k)
+{
+    const qf_format *f = qf_format_get(QF_FLOAT32);
+    (void)c;
+    return fabs(qf_format_decode(f, qf_format_encode(f, k, QF_ROUND_RNE, 0, 0, 0)) - k) / fabs(k);
+}
+
+/* sigmoid(a^) computed from expf(-|a^|): error against sigmoid(a), with
+ * |a^ - a| <= da.  (ln sigmoid)' = 1 - sigmoid in (0, 1), so the argument
+ * moves it by a factor within exp(+-da); the evaluation: expf (rho, or an
+ * absolute elem_ulp subnormal steps), 1 + e (u, relative error of the sum
+ * at most rho / 2 from e <= 1), the division (delta_d), and the result's
+ * own underflow (one subnormal step). */
+static double sigmoid_err(const nl_ctx *c, double eu, double a, double da)
+{
+    double s = 1 / (1 + exp(-a)), dd = (1 + c->rho) * (1 + c->u) - 1;
+    double k = (1 + c->rho) * (1 + c->rho) * (1 + c->u) * (1 + dd) / ((1 - c->rho) * (1 - c->u)) - 1;
+    return s * (exp(da) * (1 + k) - 1) + (eu + 1) * c->sub;
+}
+
+qf_status qf_bound_activation(const qf_arith_claim *claim, const qf_format *out, int act, int glu, size_t n,
+                              const double *x, const double *up, const double *exact, double *bound)
+{
+    nl_ctx c;
+    size_t i;
+    double eu, u2, k_isq2, k_c1, k_c2;
+    if (bad_args(claim, n, x, exact, bound) || (glu && !up) || act < 0 || act >= (int)QF_REF_ACT_COUNT)
+        return QF_EINVAL;
+    if (claim->max_ulp > 0) {
+        qf_bound_ulp(out, claim->max_ulp, n, exact, bound);
+        return QF_OK;
+    }
+    nl_setup(claim, out, &c);
+    eu = claim->elem_ulp > 0 ? claim->elem_ulp : 2.0;
+    u2 = (1 + c.u) * (1 + c.u) - 1;
+    /* The kernel's constants, rounded to float32. */
+    k_isq2 = const_u(&c, 0.70710678118654752440);
+    k_c1 = const_u(&c, 0.79788456080286535588); /* sqrt(2 / pi) */
+    k_c2 = const_u(&c, 0.044715);
+    for (i = 0; i < n; i++) {
+        double xi = x[i], ax = fabs(xi), v, e; /* v: exact act(x), e: its error bound */
+        if (!isfinite(xi) || !isfinite(exact[i]) || (glu && !isfinite(up[i]))) {
+            bound[i] = isfinite(exact[i]) ? 0 : INFINITY;
+            continue;
+        }
+        switch (act) {
+        case QF_REF_ACT_RELU:
+            v = xi > 0 ? xi : 0;
+            e = 0;
+            break;
+        case QF_REF_ACT_SIGMOID:
+            v = 1 / (1 + exp(-xi));
+            e = sigmoid_err(&c, eu, xi, 0);
+            break;
+        case QF_REF_ACT_SILU: {
+            double s = 1 / (1 + exp(-xi)), es = sigmoid_err(&c, eu, xi, 0);
+            v = xi * s;
+            e = ax * es + c.u * (fabs(v) + ax * es) + c.sub;
+            break;
+        }
+        case QF_REF_ACT_GELU_ERF: {
+            /* t = fl(-x fl(1/sqrt 2)), h = 0.5 x (exact but for underflow),
+             * y = fl(h erfcf(t)). */
+            double t = -xi * 0.70710678118654752440, dt = fabs(t) * ((1 + k_isq2) * (1 + c.u) - 1);
+            double s0 = fabs(t) > dt ? fabs(t) - dt : 0, ec, r = erfc(t), h = 0.5 * ax;
+            ec = dt * 1.1283791670955126 * exp(-s0 * s0); /* |erfc'| = 2/sqrt(pi) exp(-s^2) */
+            ec = ec + c.rho * (r + ec) + eu * c.sub;
+            v = 0.5 * xi * r;
+            e = h * ec + c.u * (fabs(v) + h * ec) + 2 * c.sub; /* + h's own underflow */
+            break;
+        }
+        case QF_REF_ACT_GELU_TANH: {
+            /* x3 = fl(fl(x x) x), in = fl(x + fl(c2 x3)), a = 2 fl(c1 in),
+             * y = fl(x sigmoid(a)); x and c2 x^3 have the same sign. */
+            double x3 = ax * ax * ax, c2x3 = 0.044715 * x3, in = ax + c2x3;
+            double e1 = (1 + u2) * (1 + k_c2) * (1 + c.u) - 1, ein = c2x3 * e1 * (1 + c.u) + c.u * in;
+            double a = 2 * 0.79788456080286535588 * (xi + 0.044715 * xi * xi * xi), da, s, es;
+            da = 2 * 0.79788456080286535588 *
+                 (ein * (1 + k_c1) * (1 + c.u) + in * ((1 + k_c1) * (1 + c.u) - 1));
+            da += 8 * c.sub; /* underflow in x^3 and the products */
+            s = 1 / (1 + exp(-a));
+            es = sigmoid_err(&c, eu, a, da);
+            v = xi * s;
+            e = ax * es + c.u * (fabs(v) + ax * es) + c.sub;
+            break;
+        }
+        default: return QF_EINVAL;
+        }
+        if (glu) {
+            double au = fabs(up[i]);
+            e = au * e + c.u * (fabs(v) * au + au * e) + c.sub;
+        }
+        bound[i] = nl_finish(&c, e * QF_BOUND_SAFETY, exact[i]);
     }
     return QF_OK;
 }

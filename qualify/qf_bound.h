@@ -233,6 +233,15 @@ qf_status qf_bound_rope(const qf_arith_claim *claim, const qf_format *out, size_
                         int half_layout, double theta, double pos, const double *x, const double *exact,
                         double *bound);
 
+/* Elementwise activations (docs/bounds.md "Activations"): y_i = act(x_i),
+ * or act(x_i) * up[i] when glu (up NULL otherwise).  act is a qf_ref_act
+ * (qf_ref.h): gelu_erf, gelu_tanh, silu, sigmoid, relu.  Models the
+ * cancellation-free forms (sigmoid from expf(-|x|), gelu through erfc,
+ * 1 + tanh u as 2 sigmoid 2u) with float32 constants, expf / erfcf within
+ * elem_ulp.  QF_EINVAL for bad arguments or an unknown act. */
+qf_status qf_bound_activation(const qf_arith_claim *claim, const qf_format *out, int act, int glu, size_t n,
+                              const double *x, const double *up, const double *exact, double *bound);
+
 /* The bound implied by a claimed ulp bound: max_ulp * ulp(exact[i]) of out. */
 void qf_bound_ulp(const qf_format *out, double max_ulp, size_t n, const double *exact, double *bound);
 

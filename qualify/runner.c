@@ -1302,6 +1302,11 @@ static int reference_rows(prep *p, checked *ck, qf_result *r, uint64_t target, u
             s = qf_bound_norm(&p->t->arith, p->outf, C, x + i * C, p->inval[1], p->inval[2], p->op.u.norm.eps,
                               p->op.op == QF_OP_LAYERNORM, ck->exact + i * C, ck->bound + i * C);
         snprintf(r->bound.kind, sizeof r->bound.kind, "norm");
+    } else if (p->op.op == QF_OP_ACTIVATION) {
+        /* Derived for the cancellation-free forms (docs/bounds.md "Activations"). */
+        s = qf_bound_activation(&p->t->arith, p->outf, (int)p->op.u.activation.act, p->op.u.activation.glu,
+                                nr * C, x, up, ck->exact, ck->bound);
+        snprintf(r->bound.kind, sizeof r->bound.kind, "activation");
     } else if (p->op.op == QF_OP_ROPE) {
         /* Derived from the float32 angle computation (docs/bounds.md "RoPE"). */
         const qf_op_rope *o = &p->op.u.rope;

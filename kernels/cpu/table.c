@@ -104,12 +104,13 @@ static const qf_dtype_tuple softmax_online_f32[] = {
                  .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .max_ulp = 256,
                  .deterministic = 1, .deterministic_threads = 1 } },
 };
-/* Activations: a measured max_ulp (activation.c says why). */
+/* Activations: the derived bound (qf_bound_activation) with elem_ulp 4
+ * for glibc's erfcf (activation.c says why). */
 static const qf_dtype_tuple activation_f32[] = {
     { .name = "f32",      .in = { QF_FLOAT32, QF_FLOAT32 }, .out = { QF_FLOAT32 },
       .arith = { .acc_format = QF_FLOAT32, .block_fma = 1, .acc_round = QF_ROUND_RNE, .promote_format = QF_FLOAT32,
-                 .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .max_ulp = 64,
-                 .deterministic = 1, .deterministic_threads = 1 } },
+                 .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .max_ulp = 0,
+                 .elem_ulp = 4, .deterministic = 1, .deterministic_threads = 1 } },
 };
 /* MoE router weights: a measured max_ulp (moe_router.c says why). */
 static const qf_dtype_tuple moe_f32[] = {

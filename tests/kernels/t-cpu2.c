@@ -10,9 +10,9 @@
  *   - inside the bound qf_bound.h derives from the tuple's claim, against
  *     the exact GEMM (qf_gemm);
  *   - bitwise reproducible, with 1 and with 4 threads.
- * attention.cpu.naive.f32, softmax.cpu.online.f32 and
- * layernorm.cpu.twopass.f32, moe_router.cpu.softmax_topk and
- * activation.cpu.f32 bit for bit
+ * attention.cpu.naive.f32 and flash.f32, softmax.cpu.online.f32,
+ * layernorm.cpu.twopass.f32 and welford.f32, moe_router.cpu.softmax_topk,
+ * activation.cpu.f32 and rope.cpu.f32 bit for bit
  * against models of their steps.
  * Then the suite shapes/kernels.yaml runs through the CLI (QF_QUALIFY_BIN)
  * and every case must be QUALIFIED or MARGINAL.
@@ -380,6 +380,9 @@ START_TEST(test_gemm_declines)
 }
 END_TEST
 
+static void attention_check_tiled(const char *name, int64_t tile, int64_t B, int64_t H, int64_t HK, int64_t SQ,
+                                  int64_t SK, int64_t D, int causal, uint64_t seed);
+
 /* attention.cpu.naive.f32 against a model of its claimed steps (float32
  * operations formed in binary64 and rounded once; expf / logf are the
  * kernel's elementary functions, whose accuracy the claim's elem_ulp
@@ -387,13 +390,22 @@ END_TEST
 static void attention_check(int64_t B, int64_t H, int64_t HK, int64_t SQ, int64_t SK, int64_t D, int causal,
                             uint64_t seed)
 {
-    const qf_kernel *k = qf_registry_find(reg, "attention.cpu.naive.f32");
+    attention_check_tiled("attention.cpu.naive.f32", 0, B, H, HK, SQ, SK, D, causal, seed);
+}
+
+/* tile > 0: attention.cpu.flash.f32's online softmax over KV tiles (the
+ * running max and sum rescaled by expf(m_old - m_new) per tile, the tile's
+ * sums from 0), the same score and output steps. */
+static void attention_check_tiled(const char *name, int64_t tile, int64_t B, int64_t H, int64_t HK, int64_t SQ,
+                                  int64_t SK, int64_t D, int causal, uint64_t seed)
+{
+    const qf_kernel *k = qf_registry_find(reg, name);
     const qf_format *f32 = qf_format_get(QF_FLOAT32);
     size_t nq = (size_t)(B * H * SQ * D), nk = (size_t)(B * HK * SK * D), no = (size_t)(B * H * SQ);
     double *q = calloc(nq, 8), *kk = calloc(nk, 8), *v = calloc(nk, 8);
     void *cq = gen(f32, nq, seed, 0, q), *ck = gen(f32, nk, seed + 1, 0, kk), *cv = gen(f32, nk, seed + 2, 0, v);
     uint32_t *o = calloc(no * (size_t)D, 4), *lse = calloc(no, 4);
-    float *sj = calloc((size_t)SK, 4), sc = (float)(1 / sqrt((double)D));
+    float *sj = calloc((size_t)SK, 4), *ot = calloc((size_t)D, 4), sc = (float)(1 / sqrt((double)D));
     qf_tensor in[4], out[2];
     qf_op_desc op;
     char msg[256];
@@ -434,17 +446,43 @@ static void attention_check(int64_t B, int64_t H, int64_t HK, int64_t SQ, int64_
                     for (c = 0; c < D; c++)
                         acc = r32((double)acc + (double)r32(qr[c] * kr[c]));
                     sj[j] = r32((double)acc * sc);
-                    m = sj[j] > m ? sj[j] : m;
+                    if (!tile)
+                        m = sj[j] > m ? sj[j] : m;
                 }
-                for (j = 0; j <= last; j++) {
-                    sj[j] = expf(r32((double)sj[j] - m));
-                    l = r32((double)l + sj[j]);
+                if (tile) {
+                    int64_t j0, j1;
+                    for (c = 0; c < D; c++)
+                        ot[c] = 0;
+                    for (j0 = 0; j0 <= last; j0 += tile) {
+                        float mt = m, alpha, rs = 0;
+                        j1 = j0 + tile <= last + 1 ? j0 + tile : last + 1;
+                        for (j = j0; j < j1; j++)
+                            mt = sj[j] > mt ? sj[j] : mt;
+                        alpha = m == -INFINITY ? 0.0f : expf(r32((double)m - mt));
+                        m = mt;
+                        for (j = j0; j < j1; j++) {
+                            sj[j] = expf(r32((double)sj[j] - m));
+                            rs = r32((double)rs + sj[j]);
+                        }
+                        l = r32((double)r32((double)l * alpha) + rs);
+                        for (c = 0; c < D; c++) {
+                            float pv = 0;
+                            for (j = j0; j < j1; j++)
+                                pv = r32((double)pv + (double)r32(sj[j] * v[((b * HK + hk) * SK + j) * D + c]));
+                            ot[c] = r32((double)r32((double)ot[c] * alpha) + pv);
+                        }
+                    }
+                } else {
+                    for (j = 0; j <= last; j++) {
+                        sj[j] = expf(r32((double)sj[j] - m));
+                        l = r32((double)l + sj[j]);
+                    }
                 }
                 for (c = 0; c < D; c++) {
                     float acc = 0, want;
-                    for (j = 0; j <= last; j++)
+                    for (j = 0; j <= last && !tile; j++)
                         acc = r32((double)acc + (double)r32(sj[j] * v[((b * HK + hk) * SK + j) * D + c]));
-                    want = r32((double)acc / l);
+                    want = r32((double)(tile ? ot[c] : acc) / l);
                     ck_assert_msg(o[orow + (size_t)c] == (uint32_t)qf_format_encode(f32, want, QF_ROUND_RNE, 0, 0, 0),
                                   "attention seed %llu b%lld h%lld i%lld c%lld: kernel differs from the model",
                                   (unsigned long long)seed, (long long)b, (long long)h, (long long)i, (long long)c);
@@ -462,6 +500,7 @@ static void attention_check(int64_t B, int64_t H, int64_t HK, int64_t SQ, int64_
     free(o);
     free(lse);
     free(sj);
+    free(ot);
 }
 
 START_TEST(test_attention_model)
@@ -469,6 +508,10 @@ START_TEST(test_attention_model)
     attention_check(1, 2, 2, 3, 5, 4, 0, qf_test_seed());
     attention_check(2, 4, 2, 7, 9, 8, 1, qf_test_seed() + 1);
     attention_check(1, 4, 1, 6, 6, 16, 1, qf_test_seed() + 2);
+    /* flash, tiles of 16: one tile, a tail, causal rows past one tile */
+    attention_check_tiled("attention.cpu.flash.f32", 16, 1, 2, 2, 3, 5, 4, 0, qf_test_seed() + 3);
+    attention_check_tiled("attention.cpu.flash.f32", 16, 2, 4, 2, 7, 37, 8, 0, qf_test_seed() + 4);
+    attention_check_tiled("attention.cpu.flash.f32", 16, 1, 4, 1, 40, 40, 16, 1, qf_test_seed() + 5);
 }
 END_TEST
 
@@ -515,13 +558,22 @@ static void rowop_check(const char *name, int64_t rows, int64_t cols, uint64_t s
     for (r = 0; r < rows; r++) {
         const double *xr = x + r * cols;
         if (is_ln) {
-            float sum = 0, mu, q = 0, v, rs;
-            for (j = 0; j < cols; j++)
-                sum = r32((double)sum + xr[j]);
-            mu = r32((double)sum / (double)cols);
-            for (j = 0; j < cols; j++) {
-                float d = r32(xr[j] - mu);
-                q = r32((double)q + (double)r32((double)d * d));
+            float sum = 0, mu = 0, q = 0, v, rs;
+            if (strstr(name, "welford")) {
+                /* delta = x - M; M += delta / k; M2 += delta (x - M) */
+                for (j = 0; j < cols; j++) {
+                    float delta = r32(xr[j] - mu);
+                    mu = r32((double)mu + (double)r32((double)delta / (double)(j + 1)));
+                    q = r32((double)q + (double)r32((double)delta * (double)r32(xr[j] - mu)));
+                }
+            } else {
+                for (j = 0; j < cols; j++)
+                    sum = r32((double)sum + xr[j]);
+                mu = r32((double)sum / (double)cols);
+                for (j = 0; j < cols; j++) {
+                    float d = r32(xr[j] - mu);
+                    q = r32((double)q + (double)r32((double)d * d));
+                }
             }
             v = r32(r32((double)q / (double)cols) + 1e-5);
             rs = r32(1.0 / (double)sqrtf(v));
@@ -561,12 +613,76 @@ static void rowop_check(const char *name, int64_t rows, int64_t cols, uint64_t s
     free(y);
 }
 
+/* rope.cpu.f32 against a model of its claimed steps (float32 operations
+ * formed in binary64 and rounded once; powf, cosf, sinf are the kernel's
+ * elementary functions), both layouts, partial rotary_dim, bitwise. */
+static void rope_check(qf_ref_rope_layout layout, int64_t rd, int64_t pos0, uint64_t seed)
+{
+    const qf_kernel *k = qf_registry_find(reg, "rope.cpu.f32");
+    const qf_format *f32 = qf_format_get(QF_FLOAT32);
+    enum { T = 3, H = 2, D = 16 };
+    double x[T * H * D];
+    void *cx = gen(f32, T * H * D, seed, 0, x);
+    uint32_t y[T * H * D];
+    int64_t shape[3] = {T, H, D}, t, h, i, half = rd / 2;
+    qf_tensor in[1], out[1];
+    qf_op_desc op;
+    char msg[256];
+    ck_assert(k != NULL);
+    memset(in, 0, sizeof in);
+    memset(&op, 0, sizeof op);
+    op.op = QF_OP_ROPE;
+    op.u.rope.tokens = T;
+    op.u.rope.heads = H;
+    op.u.rope.head_dim = D;
+    op.u.rope.rotary_dim = (size_t)rd;
+    op.u.rope.layout = layout;
+    op.u.rope.theta = 10000;
+    op.u.rope.pos_offset = pos0;
+    ck_assert_int_eq(qf_tensor_init(&in[0], QF_FLOAT32, 3, shape), QF_OK);
+    ck_assert_int_eq(qf_tensor_init(&out[0], QF_FLOAT32, 3, shape), QF_OK);
+    in[0].data = cx;
+    out[0].data = y;
+    ck_assert_msg(run(k, &k->dtypes[0], &op, in, out, 1, msg, sizeof msg) == QF_OK, "%s", msg);
+    for (t = 0; t < T; t++)
+        for (h = 0; h < H; h++) {
+            const double *xr = x + (t * H + h) * D;
+            const uint32_t *yr = y + (t * H + h) * D;
+            for (i = rd; i < D; i++)
+                ck_assert(yr[i] == (uint32_t)qf_format_encode(f32, xr[i], QF_ROUND_RNE, 0, 0, 0));
+            for (i = 0; i < half; i++) {
+                int64_t ia = layout == QF_REF_ROPE_HALF ? i : 2 * i;
+                int64_t ib = layout == QF_REF_ROPE_HALF ? i + half : 2 * i + 1;
+                float e = r32((double)(2 * i) / (double)rd), inv = r32(1.0 / (double)powf(10000.0f, e));
+                float ang = r32((double)(pos0 + t) * inv), c = cosf(ang), sn = sinf(ang);
+                float ya = r32((double)r32(xr[ia] * c) - (double)r32(xr[ib] * sn));
+                float yb = r32((double)r32(xr[ia] * sn) + (double)r32(xr[ib] * c));
+                ck_assert_msg(yr[ia] == (uint32_t)qf_format_encode(f32, ya, QF_ROUND_RNE, 0, 0, 0) &&
+                                  yr[ib] == (uint32_t)qf_format_encode(f32, yb, QF_ROUND_RNE, 0, 0, 0),
+                              "rope seed %llu token %lld head %lld pair %lld: kernel differs from the model",
+                              (unsigned long long)seed, (long long)t, (long long)h, (long long)i);
+            }
+        }
+    free(cx);
+}
+
+START_TEST(test_rope_model)
+{
+    rope_check(QF_REF_ROPE_INTERLEAVED, 16, 0, qf_test_seed());
+    rope_check(QF_REF_ROPE_HALF, 16, 99998, qf_test_seed() + 1);
+    rope_check(QF_REF_ROPE_HALF, 8, 4097, qf_test_seed() + 2);
+    rope_check(QF_REF_ROPE_INTERLEAVED, 10, 7, qf_test_seed() + 3);
+}
+END_TEST
+
 START_TEST(test_rowops_model)
 {
     rowop_check("softmax.cpu.online.f32", 3, 1, qf_test_seed());
     rowop_check("softmax.cpu.online.f32", 4, 300, qf_test_seed() + 1);
     rowop_check("layernorm.cpu.twopass.f32", 3, 1, qf_test_seed() + 2);
     rowop_check("layernorm.cpu.twopass.f32", 4, 129, qf_test_seed() + 3);
+    rowop_check("layernorm.cpu.welford.f32", 3, 1, qf_test_seed() + 4);
+    rowop_check("layernorm.cpu.welford.f32", 4, 129, qf_test_seed() + 5);
 }
 END_TEST
 
@@ -772,6 +888,7 @@ int main(void)
     tcase_add_test(tc, test_gemm_declines);
     tcase_add_test(tc, test_attention_model);
     tcase_add_test(tc, test_rowops_model);
+    tcase_add_test(tc, test_rope_model);
     tcase_add_test(tc, test_moe_model);
     tcase_add_test(tc, test_activation_model);
     tcase_add_test(tc, test_suite_cli);

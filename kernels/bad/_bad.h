@@ -65,5 +65,6 @@ qf_status _qf_bad_quantize_e4m3_nan_run(void *ctx, const qf_kernel_call *call);
 extern const _qf_cpu_flash_cfg _qf_bad_flash_norescale_cfg;
 extern const _qf_cpu_flash_cfg _qf_bad_flash_bf16p_cfg;
 extern const _qf_cpu_rope_cfg _qf_bad_rope_f16_angle_cfg;
+extern const _qf_cpu_welford_cfg _qf_bad_welford_sq_cfg;
 
 #endif

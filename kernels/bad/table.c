@@ -57,6 +57,12 @@ static const qf_dtype_tuple flash_f32[] = {
                  .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .deterministic = 1,
                  .deterministic_threads = 1, .attn_kv_tile = 16, .attn_p_format = QF_FLOAT64 } },
 };
+static const qf_dtype_tuple welford_f32[] = {
+    { .name = "f32",           .in = { F32,  F32,  F32 },      .out = { F32 },
+      .arith = { .acc_format = F32, .block_fma = 1, .acc_round = QF_ROUND_RNE, .promote_format = F32,
+                 .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .deterministic = 1,
+                 .deterministic_threads = 1, .attn_p_format = QF_FLOAT64, .var_algo = QF_VAR_WELFORD } },
+};
 static const qf_dtype_tuple rope_f32[] = {
     { .name = "f32",           .in = { F32 },                  .out = { F32 },      .arith = CLAIM_F32_SEQ },
 };
@@ -120,6 +126,9 @@ static const qf_kernel bad_kernels[] = {
     KERNEL_CFG("rope.bad.f16_angle",             QF_OP_ROPE,
                "known-bad: RoPE with the angle rounded to float16 (shows at positions > 0)",
                rope_f32,  _qf_cpu_rope_run,            _qf_cpu_rope_supports,      &_qf_bad_rope_f16_angle_cfg),
+    KERNEL_CFG("layernorm.bad.welford_sq",       QF_OP_LAYERNORM,
+               "known-bad: Welford LayerNorm adding delta^2 to M2 (no (k-1)/k factor; shows for cols > 1)",
+               welford_f32, _qf_cpu_layernorm_welford_run, _qf_cpu_rmsnorm_supports, &_qf_bad_welford_sq_cfg),
 };
 /* clang-format on */
 

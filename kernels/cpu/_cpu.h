@@ -129,7 +129,10 @@ typedef struct _qf_cpu_flash_cfg {
 qf_status _qf_cpu_attention_flash(const qf_kernel_call *call, const _qf_cpu_flash_cfg *cfg);
 /* kernel->user: a const _qf_cpu_flash_cfg * */
 qf_status _qf_cpu_attention_flash_run(void *ctx, const qf_kernel_call *call);
-/* layernorm_welford.c */
+/* layernorm_welford.c: ctx NULL, or a const _qf_cpu_welford_cfg * */
+typedef struct _qf_cpu_welford_cfg {
+    int defect_no_factor; /* known-bad: M2 += delta * delta */
+} _qf_cpu_welford_cfg;
 qf_status _qf_cpu_layernorm_welford_run(void *ctx, const qf_kernel_call *call);
 /* rope.c: kernel->user: a const _qf_cpu_rope_cfg * */
 typedef struct _qf_cpu_rope_cfg {

@@ -15,6 +15,11 @@
  * Welford's algorithm": the mean's error and M2's error propagated through
  * the update).  weight_offset must be 0 and n at most 2^24 (k exact in
  * float32).  Deterministic.
+ *
+ * The known-bad variant layernorm.bad.welford_sq (kernels/bad) adds
+ * delta * delta to M2 instead of delta * (x_k - M_new), forgetting the
+ * factor (k - 1) / k: M2 too large by about sum_k delta_k^2 / k
+ * (cfg->defect_no_factor; kernel->user, NULL for the correct kernel).
  */
 #include <math.h>
 #include <stdint.h>
@@ -24,10 +29,10 @@
 
 qf_status _qf_cpu_layernorm_welford_run(void *ctx, const qf_kernel_call *call)
 {
+    const _qf_cpu_welford_cfg *cfg = ctx;
     _qf_cpu_norm_args a;
     int64_t r;
     qf_status s;
-    (void)ctx;
     if ((s = _qf_cpu_norm_args_get(call, QF_OP_LAYERNORM, &a)) != QF_OK)
         return s;
     for (r = 0; r < a.rows; r++) {
@@ -39,7 +44,7 @@ qf_status _qf_cpu_layernorm_welford_run(void *ctx, const qf_kernel_call *call)
             float xk = _qf_f32_of_bits(x[_qf_cpu_off(a.x, 0, r, j)]);
             float delta = xk - mean, step = delta / (float)(j + 1), d2;
             mean = mean + step;
-            d2 = xk - mean;
+            d2 = cfg && cfg->defect_no_factor ? delta : xk - mean;
             d2 = delta * d2;
             m2 = m2 + d2;
         }

@@ -94,16 +94,18 @@ qf_status _qf_cpu_attention_flash(const qf_kernel_call *call, const _qf_cpu_flas
                     /* Rescale factor of what came before (m = -inf: nothing). */
                     alpha = m == -INFINITY ? 0.0f : expf(m - mt);
                     m = mt;
+                    /* l sums the float32 terms; P V takes them rounded to P's
+                     * format (once per tile). */
                     for (j = 0; j < n; j++) {
-                        s[j] = expf(s[j] - m);
-                        rowsum = rowsum + s[j];
+                        float p = expf(s[j] - m);
+                        rowsum = rowsum + p;
+                        s[j] = round_p(pf, p);
                     }
                     l = (cfg->defect_no_rescale_l ? l : l * alpha) + rowsum;
                     for (c = 0; c < x.DV; c++) {
                         float pv = 0.0f;
                         for (j = 0; j < n; j++) {
-                            float p = round_p(pf, s[j]) *
-                                      _qf_cpu_attn_ld(x.v, _qf_cpu_attn_off(x.v, b, hk, j0 + j, c));
+                            float p = s[j] * _qf_cpu_attn_ld(x.v, _qf_cpu_attn_off(x.v, b, hk, j0 + j, c));
                             pv = pv + p;
                         }
                         o[c] = o[c] * alpha + pv;

@@ -1995,7 +1995,12 @@ static void fill_common(qf_result *r, const qf_suite *suite, const qf_suite_case
     r->nparams = i;
     snprintf(r->input, sizeof r->input, "%s", c->input->label ? c->input->label : c->input->name);
     r->seed = c->seed;
-    snprintf(r->arch, sizeof r->arch, "%s", o->arch ? o->arch : "cpu");
+    /* A model kernel runs on the CPU but stands for the matrix unit it
+     * models: its results are labelled "sim:<arch>" (docs/enable.md). */
+    if (pr->k->simulates && strncmp(o->arch ? o->arch : "cpu", "sim:", 4))
+        snprintf(r->arch, sizeof r->arch, "sim:%s", pr->k->simulates);
+    else
+        snprintf(r->arch, sizeof r->arch, "%s", o->arch ? o->arch : "cpu");
     gmtime_r(&now, &tm);
     strftime(r->started, sizeof r->started, "%Y-%m-%dT%H:%M:%SZ", &tm);
     /* The reproducer: the same suite, this case, this kernel. */

@@ -198,9 +198,9 @@ int qf_guard_open_json(const char *path, qf_guard **out, char *err, size_t err_s
                     path);
     }
     if (json_integer_value(json_object_get(root, "version")) != 1) {
+        json_int_t v = json_integer_value(json_object_get(root, "version"));
         json_decref(root);
-        return errf(err, err_size, "%s: enablement table version %" JSON_INTEGER_FORMAT " is not 1", path,
-                    json_integer_value(json_object_get(root, "version")));
+        return errf(err, err_size, "%s: enablement table version %" JSON_INTEGER_FORMAT " is not 1", path, v);
     }
     g = calloc(1, sizeof *g);
     if (!g || !(g->entries = calloc(json_array_size(entries) + 1, sizeof *g->entries))) {

@@ -84,6 +84,13 @@ START_TEST(test_evidence)
                   "results.json lacks the sim:/cpu architecture labels");
     free(md);
 
+    /* ... and the report says so (MARGINAL sm_90 cases are failures with --strict) */
+    snprintf(cmd, sizeof cmd, "--strict '%s/good/results.json'", tmp);
+    r = qf_cli_run(bin, "show", cmd);
+    ck_assert_msg(r.rc == 1 && strstr(r.out, "arch: sim:sm_90 (simulated on the CPU)"), "show --strict: %d %s",
+                  r.rc, r.out);
+    qf_cli_result_free(&r);
+
     /* ---- qualify enable */
     snprintf(cmd, sizeof cmd, "'%s/good/results.json' -o '%s/en' --name evidence_table", tmp, tmp);
     r = qf_cli_run(bin, "enable", cmd);

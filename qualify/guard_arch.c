@@ -6,6 +6,7 @@
  * the runtime when it is installed and answers "cpu" when it is not. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,17 +68,28 @@ static int hip_arch(char *buf, size_t size)
 }
 #endif
 
-void qf_guard_detect_arch(char *buf, size_t size)
+/* Asking a runtime costs a dlopen and its initialization (HIP: about half
+ * a second): once per process. */
+static char detected[64];
+static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
+
+static void detect(void)
 {
 #if defined(QF_HAVE_CUDA)
-    if (cuda_arch(buf, size))
+    if (cuda_arch(detected, sizeof detected))
         return;
 #endif
 #if defined(QF_HAVE_HIP)
-    if (hip_arch(buf, size))
+    if (hip_arch(detected, sizeof detected))
         return;
 #endif
-    snprintf(buf, size, "cpu");
+    snprintf(detected, sizeof detected, "cpu");
+}
+
+void qf_guard_detect_arch(char *buf, size_t size)
+{
+    pthread_once(&detect_once, detect);
+    snprintf(buf, size, "%s", detected);
 }
 
 static void cpuinfo_field(const char *key, char *buf, size_t size)

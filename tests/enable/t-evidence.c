@@ -212,6 +212,34 @@ START_TEST(test_evidence)
     ck_assert_msg(r.rc == 0 && strstr(r.out, "no regressions"), "diff self rc %d: %s", r.rc, r.out);
     qf_cli_result_free(&r);
 
+    /* ---- bad input: exit 2, the file named, nothing on stdout */
+    {
+        FILE *f;
+        snprintf(path, sizeof path, "%s/corrupt.json", tmp);
+        f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs("{\"schema_version\": 1, \"cases\": [{\"kernel\": 3}]}", f);
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "'%s/good/results.json' '%s' -o '%s/en2'", tmp, path, tmp);
+        r = qf_cli_run(bin, "enable", cmd);
+        ck_assert_msg(r.rc == 2 && strstr(r.err, path) && !r.out[0], "enable corrupt: %d %s", r.rc, r.err);
+        qf_cli_result_free(&r);
+        snprintf(cmd, sizeof cmd, "'%s/good/results.json'", tmp);
+        r = qf_cli_run(bin, "enable", cmd);
+        ck_assert_msg(r.rc == 2 && strstr(r.err, "-o DIR"), "enable without -o: %d %s", r.rc, r.err);
+        qf_cli_result_free(&r);
+        /* a results file is not a table */
+        snprintf(cmd, sizeof cmd, "'%s/good/results.json' --kernel k --dtype d --shape M=1", tmp);
+        r = qf_cli_run(bin, "guard", cmd);
+        ck_assert_msg(r.rc == 2 && strstr(r.err, "not an enablement table"), "guard on results: %d %s", r.rc,
+                      r.err);
+        qf_cli_result_free(&r);
+        snprintf(cmd, sizeof cmd, "'%s' --kernel k --dtype d --shape M=x", table);
+        r = qf_cli_run(bin, "guard", cmd);
+        ck_assert_msg(r.rc == 2 && strstr(r.err, "--shape"), "guard bad shape: %d %s", r.rc, r.err);
+        qf_cli_result_free(&r);
+    }
+
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     (void)system(cmd);
 }

@@ -7,6 +7,7 @@
 
 #include "_enable.h"
 #include "qf_diff.h"
+#include "qf_enable.h"
 #include "qf_report.h"
 #include "qf_verdict.h"
 
@@ -104,6 +105,69 @@ static void header(FILE *f, const char *title, size_t count)
     if (f && count)
         fprintf(f, "\n### %s (%zu)\n\n| kernel | arch | case | base | new | detail |\n|---|---|---|---|---|---|\n",
                 title, count);
+}
+
+/* The qualified regions of every entry (qf_enable.h) into buf, joined. */
+static void regions_text(const qf_enable_entry *e, char *buf, size_t size)
+{
+    size_t i, n = 0;
+    char one[512];
+    buf[0] = '\0';
+    for (i = 0; e && i < e->nregions && n < size; i++) {
+        int w;
+        if (e->regions[i].failed)
+            continue;
+        qf_enable_region_text(e, &e->regions[i], one, sizeof one);
+        w = snprintf(buf + n, size - n, "%s%s", n ? "; " : "", one);
+        if (w > 0)
+            n += (size_t)w;
+    }
+    if (!buf[0])
+        snprintf(buf, size, "none");
+}
+
+/* When shapes were lost, the enablement regions before and after (the
+ * rule of docs/enable.md) of each entry whose regions changed. */
+static void region_changes(FILE *f, const qf_result *base, size_t nb, const qf_result *cur, size_t nn)
+{
+    qf_enable_table tb, tn;
+    size_t i, j;
+    char rb[2048], rn[2048];
+    qf_enable_init(&tb);
+    qf_enable_init(&tn);
+    if (qf_enable_add(&tb, base, nb, NULL, "base", NULL, 0) || qf_enable_add(&tn, cur, nn, NULL, "new", NULL, 0) ||
+        qf_enable_finish(&tb) || qf_enable_finish(&tn)) {
+        qf_enable_free(&tb);
+        qf_enable_free(&tn);
+        return;
+    }
+    fputs("\nQualified regions before and after (docs/enable.md):\n\n"
+          "| kernel | arch | dtype | base | new |\n|---|---|---|---|---|\n",
+          f);
+    for (i = 0; i < tb.nentries; i++) {
+        const qf_enable_entry *e = &tb.entries[i], *x = NULL;
+        for (j = 0; j < tn.nentries && !x; j++)
+            if (!strcmp(tn.entries[j].arch, e->arch) && !strcmp(tn.entries[j].kernel, e->kernel) &&
+                !strcmp(tn.entries[j].dtype, e->dtype))
+                x = &tn.entries[j];
+        regions_text(e, rb, sizeof rb);
+        regions_text(x, rn, sizeof rn);
+        if (!strcmp(rb, rn))
+            continue;
+        fputs("| `", f);
+        cell(f, e->kernel);
+        fputs("` | ", f);
+        cell(f, e->arch);
+        fputs(" | ", f);
+        cell(f, e->dtype);
+        fputs(" | ", f);
+        cell(f, rb);
+        fputs(" | ", f);
+        cell(f, rn);
+        fputs(" |\n", f);
+    }
+    qf_enable_free(&tb);
+    qf_enable_free(&tn);
 }
 
 qf_status qf_diff_markdown(FILE *out, const qf_result *base, size_t nb, const qf_result *cur, size_t nn,
@@ -214,6 +278,8 @@ qf_status qf_diff_markdown(FILE *out, const qf_result *base, size_t nb, const qf
                      any_n ? "no longer QUALIFIED in every case" : "no longer swept");
             row(f, &base[i], match_of_base[i], detail);
         }
+        if (f && c.shapes_lost)
+            region_changes(f, base, nb, cur, nn);
         /* Slowdowns: both timed; the threshold is widened by the larger
          * of the two measured spreads ((max - min) / median). */
         header(f, "Slowdowns", c.slowdowns);

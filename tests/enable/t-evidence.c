@@ -4,7 +4,8 @@
  * sim:gfx942: the CPU models of matrix units) -> `qualify enable` -> guard
  * decisions (CLI, JSON table and the compiled-in C table) that match the
  * table for shapes inside, at the border of and outside the swept region;
- * then the test plugin's kernel changed to lose precision makes
+ * then the example project's kernel changed to lose precision
+ * (examples/sweep-project/demo_gemm.c built with DEMO_BROKEN) makes
  * `qualify diff` exit 1 and name it.  Suite: tests/enable/evidence.yaml. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -26,13 +27,14 @@ static void sh(const char *cmd)
     ck_assert_msg(st == 0, "command failed (%d): %s", st, cmd);
 }
 
-/* Build the test plugin (good or lossy) with cc into tmp. */
+/* Build examples/sweep-project's kernel (good, or with its precision bug)
+ * with cc into tmp: the same kernel name before and after a change. */
 static void build_plugin(const char *variant, const char *define)
 {
     char cmd[8192];
     snprintf(cmd, sizeof cmd,
              "cc -std=c11 -O1 -shared -fPIC %s -I'%s/qualify' -I'%s/precision' -I'%s/refs' -I'%s/kernels' "
-             "-I'%s/kernels/models' -I'%s/generated' '%s/tests/enable/plugin_drift.c' -o '%s/drift-%s.so'",
+             "-I'%s/kernels/models' -I'%s/generated' '%s/examples/sweep-project/demo_gemm.c' -o '%s/drift-%s.so'",
              define, src, src, src, src, src, bdir, src, tmp, variant);
     sh(cmd);
 }
@@ -72,7 +74,7 @@ START_TEST(test_evidence)
     char *md;
 
     build_plugin("good", "");
-    build_plugin("lossy", "-DQF_DRIFT_LOSSY");
+    build_plugin("lossy", "-DDEMO_BROKEN");
     sweep("good");
     sweep("lossy");
 
@@ -202,7 +204,10 @@ START_TEST(test_evidence)
     ck_assert_ptr_nonnull(strstr(r.out, "## qualify diff: REGRESSED"));
     ck_assert_ptr_nonnull(strstr(r.out, "### New failures"));
     ck_assert_ptr_nonnull(strstr(r.out, "### Error growth"));
-    ck_assert_ptr_nonnull(strstr(r.out, "`gemm.test.drift.f32`"));
+    ck_assert_ptr_nonnull(strstr(r.out, "`gemm.demo.halves.f32`"));
+    /* the enablement region it had is gone */
+    ck_assert_ptr_nonnull(strstr(r.out, "| `gemm.demo.halves.f32` | cpu | f32.f32.f32.f32 | M in [1, 16], N = 16, "
+                                        "K in [16, 256] % 16, batch = 1 | none |"));
     /* nothing else regressed: the other kernels are unchanged */
     ck_assert_ptr_null(strstr(r.out, "`gemm.model."));
     qf_cli_result_free(&r);

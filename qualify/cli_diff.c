@@ -11,23 +11,22 @@
 #include "qf_diff.h"
 #include "qf_report.h"
 
-static const char *help_text =
-    "usage: qualify diff BASE.json NEW.json [options]\n"
-    "\n"
-    "Compare two sweeps (results.json or journals) case by case, matched by\n"
-    "architecture, kernel and case id, and print a Markdown report fit for a\n"
-    "pull-request comment: new failures, verdicts that got worse, error\n"
-    "growth, qualified shapes lost, slowdowns (when both were run with\n"
-    "--time), and verdicts that got better.\n"
-    "\n"
-    "  --ulp-factor F   error growth when NEW max ulp > F x BASE (default 2)\n"
-    "  --ulp-floor U    ... and exceeds BASE by more than U ulp (default 0.5)\n"
-    "  --slowdown S     slowdown when NEW median > BASE median x (1 + S +\n"
-    "                   the larger measured spread) (default 0.10)\n"
-    "  -h, --help       this text\n"
-    "\n"
-    "Exit codes: 0 nothing regressed; 1 something regressed; 2 bad usage, or\n"
-    "a file that is unreadable, corrupt or not a report (named).\n";
+static const char *help_text = "usage: qualify diff BASE.json NEW.json [options]\n"
+                               "\n"
+                               "Compare two sweeps (results.json or journals) case by case, matched by\n"
+                               "architecture, kernel and case id, and print a Markdown report fit for a\n"
+                               "pull-request comment: new failures, verdicts that got worse, error\n"
+                               "growth, qualified shapes lost, slowdowns (when both were run with\n"
+                               "--time), and verdicts that got better.\n"
+                               "\n"
+                               "  --ulp-factor F   error growth when NEW max ulp > F x BASE (default 2)\n"
+                               "  --ulp-floor U    ... and exceeds BASE by more than U ulp (default 0.5)\n"
+                               "  --slowdown S     slowdown when NEW median > BASE median x (1 + S +\n"
+                               "                   the larger measured spread) (default 0.10)\n"
+                               "  -h, --help       this text\n"
+                               "\n"
+                               "Exit codes: 0 nothing regressed; 1 something regressed; 2 bad usage, or\n"
+                               "a file that is unreadable, corrupt or not a report (named).\n";
 
 static int positive(const char *s, double *v)
 {
@@ -72,11 +71,13 @@ int qf_cli_diff(int argc, char **argv)
         case 'h': fputs(help_text, stdout); return QF_EXIT_OK;
         case ':': return qf_cli_usage_error("diff", "option '%s' needs a value", argv[optind - 1]);
         default:
-            return qf_cli_usage_error("diff", "unknown option '%s'; see 'qualify diff --help'", argv[optind - 1]);
+            return qf_cli_usage_error("diff", "unknown option '%s'; see 'qualify diff --help'",
+                                      argv[optind - 1]);
         }
     }
     if (argc - optind != 2)
-        return qf_cli_usage_error("diff", "two reports expected (BASE.json NEW.json); see 'qualify diff --help'");
+        return qf_cli_usage_error("diff",
+                                  "two reports expected (BASE.json NEW.json); see 'qualify diff --help'");
     for (k = 0; k < 2; k++) {
         const char *path = argv[optind + k];
         st = qf_report_read(path, &r[k], &n[k], NULL, err, sizeof err);

@@ -9,37 +9,39 @@
 #include "cli.h"
 #include "qf_guard.h"
 
-static const char *help_text =
-    "usage: qualify guard TABLE.json --kernel K [--kernel K2 ...] --dtype T\n"
-    "                     --shape M=16,N=4096,K=128 [--arch A] [--fallback F]\n"
-    "\n"
-    "Ask an enablement table (enable.json from 'qualify enable') whether a\n"
-    "kernel may run for a dtype tuple and shape, with the reason.  With one\n"
-    "--kernel and no --fallback: one decision.  With several kernels or a\n"
-    "--fallback: the first allowed kernel in the order given, else the fallback.\n"
-    "\n"
-    "  --arch A        architecture (default: QF_GUARD_ARCH, else detected:\n"
-    "                  cpu, sm_XY, gfxNNN); sim:sm_90 for a simulated one\n"
-    "  --kernel K      kernel name (repeatable: the priority list)\n"
-    "  --dtype T       dtype tuple label as in the results (bf16.bf16.f32.bf16)\n"
-    "  --shape S       NAME=VALUE,... for the kernel's dimensions\n"
-    "  --fallback F    kernel to use when none is allowed\n"
-    "  -h, --help      this text\n"
-    "\n"
-    "QF_GUARD_FORCE=off|NAME and QF_GUARD_LOG=1 apply as in the library.\n"
-    "Output: 'allowed KERNEL (ANSWER): REASON' or 'denied ...' per decision;\n"
-    "with a priority list, 'selected KERNEL' last.\n"
-    "Exit codes: 0 allowed (or a kernel of the list selected); 1 denied (or\n"
-    "the fallback selected); 2 bad usage or an unreadable or malformed table.\n";
+static const char *help_text = "usage: qualify guard TABLE.json --kernel K [--kernel K2 ...] --dtype T\n"
+                               "                     --shape M=16,N=4096,K=128 [--arch A] [--fallback F]\n"
+                               "\n"
+                               "Ask an enablement table (enable.json from 'qualify enable') whether a\n"
+                               "kernel may run for a dtype tuple and shape, with the reason.  With one\n"
+                               "--kernel and no --fallback: one decision.  With several kernels or a\n"
+                               "--fallback: the first allowed kernel in the order given, else the fallback.\n"
+                               "\n"
+                               "  --arch A        architecture (default: QF_GUARD_ARCH, else detected:\n"
+                               "                  cpu, sm_XY, gfxNNN); sim:sm_90 for a simulated one\n"
+                               "  --kernel K      kernel name (repeatable: the priority list)\n"
+                               "  --dtype T       dtype tuple label as in the results (bf16.bf16.f32.bf16)\n"
+                               "  --shape S       NAME=VALUE,... for the kernel's dimensions\n"
+                               "  --fallback F    kernel to use when none is allowed\n"
+                               "  -h, --help      this text\n"
+                               "\n"
+                               "QF_GUARD_FORCE=off|NAME and QF_GUARD_LOG=1 apply as in the library.\n"
+                               "Output: 'allowed KERNEL (ANSWER): REASON' or 'denied ...' per decision;\n"
+                               "with a priority list, 'selected KERNEL' last.\n"
+                               "Exit codes: 0 allowed (or a kernel of the list selected); 1 denied (or\n"
+                               "the fallback selected); 2 bad usage or an unreadable or malformed table.\n";
 
 #define MAX_KERNELS 32
 
 int qf_cli_guard(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"arch", required_argument, NULL, 'a'},   {"kernel", required_argument, NULL, 'k'},
-        {"dtype", required_argument, NULL, 't'},  {"shape", required_argument, NULL, 's'},
-        {"fallback", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
+        {"arch", required_argument, NULL, 'a'},
+        {"kernel", required_argument, NULL, 'k'},
+        {"dtype", required_argument, NULL, 't'},
+        {"shape", required_argument, NULL, 's'},
+        {"fallback", required_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *arch = NULL, *dtype = NULL, *fallback = NULL, *kernels[MAX_KERNELS], *chosen;
@@ -114,8 +116,8 @@ int qf_cli_guard(int argc, char **argv)
         allowed = 1;
     printf("selected %s%s\n", chosen ? chosen : "(none)",
            d.answer == QF_GUARD_FORCED || d.answer == QF_GUARD_NOT_FORCED ? " (QF_GUARD_FORCE)"
-           : allowed                                                     ? ""
-                                                                         : " (fallback)");
+           : allowed                                                      ? ""
+                                                                          : " (fallback)");
     qf_guard_close(g);
     return allowed ? QF_EXIT_OK : QF_EXIT_FAIL;
 }

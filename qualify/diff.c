@@ -35,11 +35,15 @@ static int rank(qf_verdict v)
     }
 }
 
-static const char *arch_of(const qf_result *r) { return r->arch[0] ? r->arch : "cpu"; }
+static const char *arch_of(const qf_result *r)
+{
+    return r->arch[0] ? r->arch : "cpu";
+}
 
 static int same_case(const qf_result *a, const qf_result *b)
 {
-    return !strcmp(a->case_id, b->case_id) && !strcmp(a->kernel, b->kernel) && !strcmp(arch_of(a), arch_of(b));
+    return !strcmp(a->case_id, b->case_id) && !strcmp(a->kernel, b->kernel) &&
+           !strcmp(arch_of(a), arch_of(b));
 }
 
 static void shape_text(const qf_result *r, char *buf, size_t size)
@@ -103,8 +107,10 @@ static void row(FILE *f, const qf_result *b, const qf_result *n, const char *det
 static void header(FILE *f, const char *title, size_t count)
 {
     if (f && count)
-        fprintf(f, "\n### %s (%zu)\n\n| kernel | arch | case | base | new | detail |\n|---|---|---|---|---|---|\n",
-                title, count);
+        fprintf(
+            f,
+            "\n### %s (%zu)\n\n| kernel | arch | case | base | new | detail |\n|---|---|---|---|---|---|\n",
+            title, count);
 }
 
 /* The qualified regions of every entry (qf_enable.h) into buf, joined. */
@@ -135,8 +141,8 @@ static void region_changes(FILE *f, const qf_result *base, size_t nb, const qf_r
     char rb[2048], rn[2048];
     qf_enable_init(&tb);
     qf_enable_init(&tn);
-    if (qf_enable_add(&tb, base, nb, NULL, "base", NULL, 0) || qf_enable_add(&tn, cur, nn, NULL, "new", NULL, 0) ||
-        qf_enable_finish(&tb) || qf_enable_finish(&tn)) {
+    if (qf_enable_add(&tb, base, nb, NULL, "base", NULL, 0) ||
+        qf_enable_add(&tn, cur, nn, NULL, "new", NULL, 0) || qf_enable_finish(&tb) || qf_enable_finish(&tn)) {
         qf_enable_free(&tb);
         qf_enable_free(&tn);
         return;
@@ -206,8 +212,7 @@ qf_status qf_diff_markdown(FILE *out, const qf_result *base, size_t nb, const qf
         qf_diff_counts k;
         memset(&k, 0, sizeof k);
         if (pass && out) {
-            fprintf(out, "## qualify diff: %s\n\n",
-                    c.regressions ? "REGRESSED" : "no regressions");
+            fprintf(out, "## qualify diff: %s\n\n", c.regressions ? "REGRESSED" : "no regressions");
             fputs("BASE `", out);
             cell(out, base_name);
             fprintf(out, "` (%zu cases) vs NEW `", nb);
@@ -321,7 +326,8 @@ qf_status qf_diff_markdown(FILE *out, const qf_result *base, size_t nb, const qf
                         row(f, b, &cur[j], cur[j].reason);
                 }
             }
-            fprintf(f, "\nRules: docs/diff.md (error growth: x%g and +%g ulp; slowdown: x(1 + %g + spread)).\n",
+            fprintf(f,
+                    "\nRules: docs/diff.md (error growth: x%g and +%g ulp; slowdown: x(1 + %g + spread)).\n",
                     o.ulp_factor, o.ulp_floor, o.slow_factor);
         }
     }

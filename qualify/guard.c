@@ -105,9 +105,15 @@ void qf_guard_close(qf_guard *g)
     free(g);
 }
 
-const char *qf_guard_arch(const qf_guard *g) { return g->arch; }
+const char *qf_guard_arch(const qf_guard *g)
+{
+    return g->arch;
+}
 
-void qf_guard_set_arch(qf_guard *g, const char *arch) { snprintf(g->arch, sizeof g->arch, "%s", arch); }
+void qf_guard_set_arch(qf_guard *g, const char *arch)
+{
+    snprintf(g->arch, sizeof g->arch, "%s", arch);
+}
 
 /* ---- Loading enable.json ------------------------------------------------------------ */
 
@@ -156,7 +162,8 @@ static int load_regions(qf_guard *g, const json_t *arr, int failed, qf_guard_ent
 {
     size_t i, d;
     json_t *r;
-    json_array_foreach(arr, i, r) {
+    json_array_foreach(arr, i, r)
+    {
         qf_guard_region *x = &out[(*k)++];
         x->failed = failed;
         if (get_dims(json_object_get(r, "lo"), e, x->lo) || get_dims(json_object_get(r, "hi"), e, x->hi))
@@ -193,8 +200,9 @@ int qf_guard_open_json(const char *path, qf_guard **out, char *err, size_t err_s
         strcmp(json_string_value(json_object_get(root, "format")), "qualify-enable") ||
         !json_is_array(entries = json_object_get(root, "entries"))) {
         json_decref(root);
-        return errf(err, err_size, "%s: not an enablement table (expected \"format\": \"qualify-enable\" and "
-                                   "\"entries\"; write one with qualify enable)",
+        return errf(err, err_size,
+                    "%s: not an enablement table (expected \"format\": \"qualify-enable\" and "
+                    "\"entries\"; write one with qualify enable)",
                     path);
     }
     if (json_integer_value(json_object_get(root, "version")) != 1) {
@@ -208,7 +216,8 @@ int qf_guard_open_json(const char *path, qf_guard **out, char *err, size_t err_s
         json_decref(root);
         return errf(err, err_size, "%s: out of memory", path);
     }
-    json_array_foreach(entries, i, e) {
+    json_array_foreach(entries, i, e)
+    {
         qf_guard_entry *x = &g->entries[i];
         json_t *dims = json_object_get(e, "dims"), *q = json_object_get(e, "qualified"),
                *f = json_object_get(e, "failed"), *sw = json_object_get(e, "swept"), *d;
@@ -223,16 +232,18 @@ int qf_guard_open_json(const char *path, qf_guard **out, char *err, size_t err_s
         x->dtype = keep(g, json_string_value(json_object_get(e, "dtype")));
         if (!x->arch || !x->kernel || !x->dtype || !*x->arch || !*x->kernel)
             goto bad;
-        json_array_foreach(dims, j, d) {
+        json_array_foreach(dims, j, d)
+        {
             json_t *vals = json_object_get(sw, json_string_value(d));
             if (!json_is_string(d) || !json_is_array(vals) || !(x->dims[j] = keep(g, json_string_value(d))))
                 goto bad;
             /* Values ascend; none (no evidence at all) is an empty range. */
-            x->swept_lo[j] = json_array_size(vals) ? (uint64_t)json_integer_value(json_array_get(vals, 0))
-                                                   : UINT64_MAX;
+            x->swept_lo[j] =
+                json_array_size(vals) ? (uint64_t)json_integer_value(json_array_get(vals, 0)) : UINT64_MAX;
             x->swept_hi[j] =
-                json_array_size(vals) ? (uint64_t)json_integer_value(json_array_get(vals, json_array_size(vals) - 1))
-                                      : 0;
+                json_array_size(vals)
+                    ? (uint64_t)json_integer_value(json_array_get(vals, json_array_size(vals) - 1))
+                    : 0;
         }
         x->ndims = json_array_size(dims);
         regs = calloc(json_array_size(q) + json_array_size(f) + 1, sizeof *regs);
@@ -246,8 +257,9 @@ int qf_guard_open_json(const char *path, qf_guard **out, char *err, size_t err_s
     bad:
         qf_guard_close(g);
         json_decref(root);
-        return errf(err, err_size, "%s: entries[%zu]: malformed entry (arch, kernel, dtype, dims, swept, "
-                                   "qualified and failed regions with lo/hi/align per dimension expected)",
+        return errf(err, err_size,
+                    "%s: entries[%zu]: malformed entry (arch, kernel, dtype, dims, swept, "
+                    "qualified and failed regions with lo/hi/align per dimension expected)",
                     path, i);
     }
     g->own.entries = g->entries;

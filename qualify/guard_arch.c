@@ -30,7 +30,8 @@ static int cuda_arch(char *buf, size_t size)
     {
         count_fn count = (count_fn)dlsym(h, "cudaGetDeviceCount");
         attr_fn attr = (attr_fn)dlsym(h, "cudaDeviceGetAttribute");
-        if (count && attr && count(&n) == 0 && n > 0 && attr(&major, 75, 0) == 0 && attr(&minor, 76, 0) == 0) {
+        if (count && attr && count(&n) == 0 && n > 0 && attr(&major, 75, 0) == 0 &&
+            attr(&minor, 76, 0) == 0) {
             snprintf(buf, size, "sm_%d%d", major, minor);
             ok = 1;
         }
@@ -58,7 +59,8 @@ static int hip_arch(char *buf, size_t size)
         count_fn count = (count_fn)dlsym(h, "hipGetDeviceCount");
         prop_fn prop = (prop_fn)dlsym(h, "hipGetDeviceProperties");
         memset(&p, 0, sizeof p);
-        if (count && prop && count(&n) == hipSuccess && n > 0 && prop(&p, 0) == hipSuccess && p.gcnArchName[0]) {
+        if (count && prop && count(&n) == hipSuccess && n > 0 && prop(&p, 0) == hipSuccess &&
+            p.gcnArchName[0]) {
             snprintf(buf, size, "%.*s", (int)strcspn(p.gcnArchName, ":"), p.gcnArchName);
             ok = 1;
         }

@@ -21,9 +21,9 @@ extern "C" {
 #endif
 
 typedef struct qf_diff_options {
-    double ulp_factor;    /* error growth: new max_ulp > factor * base max_ulp (default 2) */
-    double ulp_floor;     /* ... and new - base > floor ulp (default 0.5) */
-    double slow_factor;   /* slowdown: new median > base median * (1 + slow + noise) (default 0.10) */
+    double ulp_factor;  /* error growth: new max_ulp > factor * base max_ulp (default 2) */
+    double ulp_floor;   /* ... and new - base > floor ulp (default 0.5) */
+    double slow_factor; /* slowdown: new median > base median * (1 + slow + noise) (default 0.10) */
 } qf_diff_options;
 
 qf_diff_options qf_diff_options_default(void);

@@ -30,12 +30,12 @@ extern "C" {
 
 /* A box: lo[d] <= x[d] <= hi[d], x[d] % align[d] == 0. */
 typedef struct qf_enable_region {
-    int failed;                              /* 0 qualified, 1 failed */
+    int failed; /* 0 qualified, 1 failed */
     uint64_t lo[QF_RESULT_MAX_DIMS], hi[QF_RESULT_MAX_DIMS];
-    uint64_t align[QF_RESULT_MAX_DIMS];      /* 1 for failed regions */
-    qf_verdict verdict;                      /* QUALIFIED, or the worst inside */
-    char reason[QF_RESULT_TEXT_MAX];         /* failed: reason of the worst case */
-    size_t shapes;                           /* swept shapes inside */
+    uint64_t align[QF_RESULT_MAX_DIMS]; /* 1 for failed regions */
+    qf_verdict verdict;                 /* QUALIFIED, or the worst inside */
+    char reason[QF_RESULT_TEXT_MAX];    /* failed: reason of the worst case */
+    size_t shapes;                      /* swept shapes inside */
 } qf_enable_region;
 
 /* One swept shape of an entry and what all its cases said. */
@@ -69,10 +69,10 @@ typedef struct qf_enable_entry {
 /* The identity of one architecture of the table. */
 typedef struct qf_enable_arch {
     char arch[64];
-    int simulated;                        /* "sim:..." : a CPU model of a matrix unit */
+    int simulated; /* "sim:..." : a CPU model of a matrix unit */
     char cpu_vendor[64], cpu_model[QF_PROV_STR], cpu_isa[QF_PROV_LONG]; /* host CPU */
-    char gpu_name[QF_PROV_STR];           /* "" without a GPU */
-    char source[QF_RESULT_TEXT_MAX];      /* first results file of this arch */
+    char gpu_name[QF_PROV_STR];                                         /* "" without a GPU */
+    char source[QF_RESULT_TEXT_MAX];                                    /* first results file of this arch */
 } qf_enable_arch;
 
 typedef struct qf_enable_table {

@@ -47,7 +47,7 @@ typedef struct qf_guard_entry {
     const char *kernel; /* registered kernel name */
     const char *dtype;  /* the suite's dtype tuple label, "bf16.bf16.f32.bf16" */
     size_t ndims;
-    const char *dims[QF_GUARD_MAX_DIMS];                              /* "M", "N", "K" */
+    const char *dims[QF_GUARD_MAX_DIMS];                               /* "M", "N", "K" */
     uint64_t swept_lo[QF_GUARD_MAX_DIMS], swept_hi[QF_GUARD_MAX_DIMS]; /* swept range */
     size_t nregions;
     const qf_guard_region *regions;

@@ -34,7 +34,8 @@ static qf_status demo_run(void *ctx, const qf_kernel_call *call)
     if (!call->op || call->op->op != QF_OP_GEMM)
         return QF_EINVAL;
     g = &call->op->u.gemm;
-    if (g->groups || g->alpha != 1.0 || g->beta != 0.0 || (g->batch && g->batch != 1) || g->trans_a || g->trans_b)
+    if (g->groups || g->alpha != 1.0 || g->beta != 0.0 || (g->batch && g->batch != 1) || g->trans_a ||
+        g->trans_b)
         return QF_EUNSUPPORTED;
     A = &call->in[0];
     B = &call->in[1];
@@ -51,7 +52,8 @@ static qf_status demo_run(void *ctx, const qf_kernel_call *call)
 #endif
                 half[l & 1] += p;
             }
-            ((uint32_t *)D->data)[i * D->stride[D->ndim - 2] + j * D->stride[D->ndim - 1]] = u32(half[0] + half[1]);
+            ((uint32_t *)D->data)[i * D->stride[D->ndim - 2] + j * D->stride[D->ndim - 1]] =
+                u32(half[0] + half[1]);
         }
     return QF_OK;
 }

@@ -32,18 +32,20 @@ static void sh(const char *cmd)
 static void build_plugin(const char *variant, const char *define)
 {
     char cmd[8192];
-    snprintf(cmd, sizeof cmd,
-             "cc -std=c11 -O1 -shared -fPIC %s -I'%s/qualify' -I'%s/precision' -I'%s/refs' -I'%s/kernels' "
-             "-I'%s/kernels/models' -I'%s/generated' '%s/examples/sweep-project/demo_gemm.c' -o '%s/drift-%s.so'",
-             define, src, src, src, src, src, bdir, src, tmp, variant);
+    snprintf(
+        cmd, sizeof cmd,
+        "cc -std=c11 -O1 -shared -fPIC %s -I'%s/qualify' -I'%s/precision' -I'%s/refs' -I'%s/kernels' "
+        "-I'%s/kernels/models' -I'%s/generated' '%s/examples/sweep-project/demo_gemm.c' -o '%s/drift-%s.so'",
+        define, src, src, src, src, src, bdir, src, tmp, variant);
     sh(cmd);
 }
 
 static void sweep(const char *variant)
 {
     char cmd[8192];
-    snprintf(cmd, sizeof cmd, "'%s' run '%s/tests/enable/evidence.yaml' --plugin '%s/drift-%s.so' -q -o '%s/%s'",
-             bin, src, tmp, variant, tmp, variant);
+    snprintf(cmd, sizeof cmd,
+             "'%s' run '%s/tests/enable/evidence.yaml' --plugin '%s/drift-%s.so' -q -o '%s/%s'", bin, src,
+             tmp, variant, tmp, variant);
     /* The lossy sweep fails (exit 1); both must write their reports. */
     (void)system(cmd);
     snprintf(cmd, sizeof cmd, "test -s '%s/%s/results.json'", tmp, variant);
@@ -55,8 +57,8 @@ static void guard_expect(const char *table, const char *arch, const char *kernel
 {
     char args[4096];
     qf_cli_result r;
-    snprintf(args, sizeof args, "'%s' --arch '%s' --kernel '%s' --dtype '%s' --shape '%s'", table, arch, kernel,
-             dtype, shape);
+    snprintf(args, sizeof args, "'%s' --arch '%s' --kernel '%s' --dtype '%s' --shape '%s'", table, arch,
+             kernel, dtype, shape);
     r = qf_cli_run(bin, "guard", args);
     ck_assert_msg(r.rc == rc && strstr(r.out, answer), "guard %s: rc %d (expected %d), out: %s err: %s", args,
                   r.rc, rc, r.out, r.err);
@@ -89,8 +91,8 @@ START_TEST(test_evidence)
     /* ... and the report says so (MARGINAL sm_90 cases are failures with --strict) */
     snprintf(cmd, sizeof cmd, "--strict '%s/good/results.json'", tmp);
     r = qf_cli_run(bin, "show", cmd);
-    ck_assert_msg(r.rc == 1 && strstr(r.out, "arch: sim:sm_90 (simulated on the CPU)"), "show --strict: %d %s",
-                  r.rc, r.out);
+    ck_assert_msg(r.rc == 1 && strstr(r.out, "arch: sim:sm_90 (simulated on the CPU)"),
+                  "show --strict: %d %s", r.rc, r.out);
     qf_cli_result_free(&r);
 
     /* ---- qualify enable */
@@ -154,8 +156,9 @@ START_TEST(test_evidence)
             }
             qf_guard_set_arch(g, res[i].arch);
             allowed = qf_guard_may_run(g, res[i].kernel, res[i].dtype, &s, &dec);
-            ck_assert_msg(allowed == (res[i].verdict == QF_VERDICT_QUALIFIED), "%s %s %s: verdict %s, guard: %s",
-                          res[i].arch, res[i].kernel, res[i].case_id, qf_verdict_name(res[i].verdict), dec.reason);
+            ck_assert_msg(allowed == (res[i].verdict == QF_VERDICT_QUALIFIED),
+                          "%s %s %s: verdict %s, guard: %s", res[i].arch, res[i].kernel, res[i].case_id,
+                          qf_verdict_name(res[i].verdict), dec.reason);
             if (!allowed)
                 ck_assert_int_eq(dec.answer, QF_GUARD_FAILED);
             checked++;
@@ -167,7 +170,8 @@ START_TEST(test_evidence)
 
     /* The compiled-in table: the generated C pair built into a dispatcher
      * that links libqualify_guard, Jansson and libdl only (no MPFR). */
-    if (!getenv("QF_SANITIZED") || !strcmp(getenv("QF_SANITIZED"), "OFF") || !strcmp(getenv("QF_SANITIZED"), "0")) {
+    if (!getenv("QF_SANITIZED") || !strcmp(getenv("QF_SANITIZED"), "OFF") ||
+        !strcmp(getenv("QF_SANITIZED"), "0")) {
         static const char *dispatcher =
             "#include <stdio.h>\n#include \"evidence_table.h\"\n"
             "int main(void) {\n"
@@ -177,9 +181,11 @@ START_TEST(test_evidence)
             "    if (qf_guard_open_table(&evidence_table, &g)) return 3;\n"
             "    qf_guard_set_arch(g, \"sim:sm_90\");\n"
             "    qf_guard_shape_parse(t1, &s);\n"
-            "    printf(\"%s\\n\", qf_guard_select(g, list, 1, \"gemm.cpu.naive.f32\", \"e4m3.e4m3.f32.f32\", &s, &d));\n"
+            "    printf(\"%s\\n\", qf_guard_select(g, list, 1, \"gemm.cpu.naive.f32\", "
+            "\"e4m3.e4m3.f32.f32\", &s, &d));\n"
             "    qf_guard_shape_parse(t2, &s);\n"
-            "    printf(\"%s\\n\", qf_guard_select(g, list, 1, \"gemm.cpu.naive.f32\", \"e4m3.e4m3.f32.f32\", &s, &d));\n"
+            "    printf(\"%s\\n\", qf_guard_select(g, list, 1, \"gemm.cpu.naive.f32\", "
+            "\"e4m3.e4m3.f32.f32\", &s, &d));\n"
             "    printf(\"%s\\n\", qf_guard_answer_name(d.answer));\n"
             "    qf_guard_close(g); return 0;\n}\n";
         FILE *f;
@@ -189,7 +195,8 @@ START_TEST(test_evidence)
         fputs(dispatcher, f);
         fclose(f);
         snprintf(cmd, sizeof cmd,
-                 "cd '%s/en' && cc -std=c11 -I. -I'%s/qualify' dispatch.c evidence_table.c '%s/libqualify_guard.a' "
+                 "cd '%s/en' && cc -std=c11 -I. -I'%s/qualify' dispatch.c evidence_table.c "
+                 "'%s/libqualify_guard.a' "
                  "$(pkg-config --libs jansson) -ldl -o dispatch && ./dispatch > dispatch.out && "
                  "printf 'gemm.model.h100.e4m3\\ngemm.cpu.naive.f32\\nfailed\\n' | cmp - dispatch.out && "
                  "! nm dispatch | grep -qi mpfr",
@@ -206,8 +213,9 @@ START_TEST(test_evidence)
     ck_assert_ptr_nonnull(strstr(r.out, "### Error growth"));
     ck_assert_ptr_nonnull(strstr(r.out, "`gemm.demo.halves.f32`"));
     /* the enablement region it had is gone */
-    ck_assert_ptr_nonnull(strstr(r.out, "| `gemm.demo.halves.f32` | cpu | f32.f32.f32.f32 | M in [1, 16], N = 16, "
-                                        "K in [16, 256] % 16, batch = 1 | none |"));
+    ck_assert_ptr_nonnull(strstr(r.out,
+                                 "| `gemm.demo.halves.f32` | cpu | f32.f32.f32.f32 | M in [1, 16], N = 16, "
+                                 "K in [16, 256] % 16, batch = 1 | none |"));
     /* nothing else regressed: the other kernels are unchanged */
     ck_assert_ptr_null(strstr(r.out, "`gemm.model."));
     qf_cli_result_free(&r);

@@ -13,7 +13,8 @@
 #include "qf_guard.h"
 #include "qf_test.h"
 
-static qf_result mk(const char *arch, const char *kernel, unsigned m, unsigned k, qf_verdict v, const char *why)
+static qf_result mk(const char *arch, const char *kernel, unsigned m, unsigned k, qf_verdict v,
+                    const char *why)
 {
     qf_result r;
     qf_result_init(&r);
@@ -55,8 +56,9 @@ static void fill(qf_enable_table *t)
             if (ms[i] == 64 && ks[j] == 128)
                 continue;
             if (ks[j] == 256)
-                r[n++] = mk("sim:sm_90", "k", ms[i], ks[j], ms[i] == 64 ? QF_VERDICT_FAILED : QF_VERDICT_MARGINAL,
-                            ms[i] == 64 ? "error 9 ulp > bound 4 ulp" : "normwise over policy");
+                r[n++] =
+                    mk("sim:sm_90", "k", ms[i], ks[j], ms[i] == 64 ? QF_VERDICT_FAILED : QF_VERDICT_MARGINAL,
+                       ms[i] == 64 ? "error 9 ulp > bound 4 ulp" : "normwise over policy");
             else
                 r[n++] = mk("sim:sm_90", "k", ms[i], ks[j], QF_VERDICT_QUALIFIED, "");
         }
@@ -153,7 +155,8 @@ START_TEST(test_outputs_roundtrip)
     qf_guard *g;
     qf_guard_shape s;
     qf_guard_decision d;
-    char sh1[] = "M=40,K=64", sh0[] = "M=48,K=64", sh2[] = "M=32,K=100", sh3[] = "M=48,K=256", sh4[] = "M=64,K=128", sh5[] = "M=128,K=32";
+    char sh1[] = "M=40,K=64", sh0[] = "M=48,K=64", sh2[] = "M=32,K=100", sh3[] = "M=48,K=256",
+         sh4[] = "M=64,K=128", sh5[] = "M=128,K=32";
     ck_assert_ptr_nonnull(mkdtemp(dir));
     qf_enable_init(&t);
     fill(&t);
@@ -165,8 +168,8 @@ START_TEST(test_outputs_roundtrip)
     ck_assert_int_eq(qf_enable_write_c(&t, dir, "9bad", err, sizeof err), QF_EINVAL);
     ck_assert_int_eq(qf_enable_write_c(&t, dir, "a-b", err, sizeof err), QF_EINVAL);
     /* the generated pair compiles as C11 */
-    snprintf(cmd, sizeof cmd, "cc -std=c11 -Wall -Werror -c -I'%s' -I'%s/qualify' '%s/tbl.c' -o '%s/tbl.o'", dir,
-             getenv("QF_SOURCE_DIR") ? getenv("QF_SOURCE_DIR") : ".", dir, dir);
+    snprintf(cmd, sizeof cmd, "cc -std=c11 -Wall -Werror -c -I'%s' -I'%s/qualify' '%s/tbl.c' -o '%s/tbl.o'",
+             dir, getenv("QF_SOURCE_DIR") ? getenv("QF_SOURCE_DIR") : ".", dir, dir);
     if (getenv("QF_SOURCE_DIR") && system("cc --version >/dev/null 2>&1") == 0)
         ck_assert_msg(system(cmd) == 0, "%s", cmd);
     qf_enable_free(&t);

@@ -19,7 +19,14 @@ static const qf_guard_region fast_regions[] = {
 };
 static const qf_guard_entry entries[] = {
     {"sm_90", "fast", "bf16", 2, {"M", "K"}, {1, 128}, {64, 8192}, 2, fast_regions},
-    {"sm_90", "safe", "bf16", 2, {"M", "K"}, {1, 1}, {1024, 1 << 20}, 1,
+    {"sm_90",
+     "safe",
+     "bf16",
+     2,
+     {"M", "K"},
+     {1, 1},
+     {1024, 1 << 20},
+     1,
      (const qf_guard_region[]){{0, "QUALIFIED", "", {1, 1}, {1024, 1 << 20}, {1, 1}}}},
 };
 static const qf_guard_table table = {2, entries};
@@ -54,8 +61,8 @@ START_TEST(test_answers)
     g = open_guard();
     ck_assert_int_eq(ask(g, "fast", "M=64,K=4096", &ok), QF_GUARD_QUALIFIED); /* corner */
     ck_assert_int_eq(ok, 1);
-    ck_assert_int_eq(ask(g, "fast", "M=1,K=128", &ok), QF_GUARD_QUALIFIED); /* other corner */
-    ck_assert_int_eq(ask(g, "fast", "K=384,M=3", &ok), QF_GUARD_QUALIFIED); /* order free */
+    ck_assert_int_eq(ask(g, "fast", "M=1,K=128", &ok), QF_GUARD_QUALIFIED);     /* other corner */
+    ck_assert_int_eq(ask(g, "fast", "K=384,M=3", &ok), QF_GUARD_QUALIFIED);     /* order free */
     ck_assert_int_eq(ask(g, "fast", "M=3,K=385", &ok), QF_GUARD_NOT_QUALIFIED); /* off alignment */
     ck_assert_int_eq(ok, 0);
     ck_assert_int_eq(ask(g, "fast", "M=3,K=6144", &ok), QF_GUARD_NOT_QUALIFIED); /* between */
@@ -145,9 +152,10 @@ START_TEST(test_env)
     ck_assert_uint_gt(fread(buf, 1, sizeof buf - 1, f), 0);
     fclose(f);
     remove(logpath);
-    ck_assert_msg(strstr(buf, "qualify-guard: arch=sm_90 kernel=fast dtype=bf16 shape=M=8,K=8192: denied (failed)") &&
-                      strstr(buf, "fallback ref"),
-                  "log: %s", buf);
+    ck_assert_msg(
+        strstr(buf, "qualify-guard: arch=sm_90 kernel=fast dtype=bf16 shape=M=8,K=8192: denied (failed)") &&
+            strstr(buf, "fallback ref"),
+        "log: %s", buf);
 }
 END_TEST
 
@@ -175,7 +183,8 @@ START_TEST(test_bad_tables)
         {"{", "not a JSON enablement table"},
         {"{\"cases\": []}", "not an enablement table"},
         {"{\"format\": \"qualify-enable\", \"version\": 2, \"entries\": []}", "version 2"},
-        {"{\"format\": \"qualify-enable\", \"version\": 1, \"entries\": [{\"arch\": \"cpu\"}]}", "entries[0]"},
+        {"{\"format\": \"qualify-enable\", \"version\": 1, \"entries\": [{\"arch\": \"cpu\"}]}",
+         "entries[0]"},
     };
     size_t i;
     char path[] = "/tmp/qf-guard-table-XXXXXX", err[1024];
@@ -204,7 +213,8 @@ START_TEST(test_detect)
     unsetenv("QF_GUARD_ARCH");
     qf_guard_detect_arch(arch, sizeof arch);
     /* "cpu" without a GPU back end or device; sm_XY / gfx... with one */
-    ck_assert_msg(!strcmp(arch, "cpu") || !strncmp(arch, "sm_", 3) || !strncmp(arch, "gfx", 3), "arch %s", arch);
+    ck_assert_msg(!strcmp(arch, "cpu") || !strncmp(arch, "sm_", 3) || !strncmp(arch, "gfx", 3), "arch %s",
+                  arch);
     qf_guard_cpu_identity(v, sizeof v, m, sizeof m, isa, sizeof isa);
     ck_assert(v[0] && m[0] && isa[0]);
 #if defined(__x86_64__)

@@ -46,32 +46,36 @@ START_TEST(test_sweep_project)
              "ls \"%s\"/inst/lib/*/libqualify_guard.a >/dev/null 2>&1",
              prefix, prefix, prefix);
     ck_assert_msg(run(cmd) == 0, "libqualify_guard.a not installed under %s/inst", prefix);
-    snprintf(cmd, sizeof cmd, "cp -r \"%s/examples/sweep-project\" \"%s/cm\" && cp -r \"%s/examples/sweep-project\" \"%s/mk\"",
+    snprintf(cmd, sizeof cmd,
+             "cp -r \"%s/examples/sweep-project\" \"%s/cm\" && cp -r \"%s/examples/sweep-project\" \"%s/mk\"",
              src, prefix, src, prefix);
     ck_assert_int_eq(run(cmd), 0);
 
     /* CMake: the good kernel passes its sweep test */
-    snprintf(cmd, sizeof cmd,
-             "cd \"%s/cm\" && \"%s\" -S . -B build -DCMAKE_PREFIX_PATH=\"%s/inst\" >/dev/null && "
-             "\"%s\" --build build >/dev/null && \"%s\" --test-dir build --output-on-failure >ctest.log 2>&1 && "
-             "grep -q 'demo-sweep .*Passed' ctest.log && test -s build/qualify-demo-sweep/results.json",
-             prefix, cmake, prefix, cmake, ctest);
+    snprintf(
+        cmd, sizeof cmd,
+        "cd \"%s/cm\" && \"%s\" -S . -B build -DCMAKE_PREFIX_PATH=\"%s/inst\" >/dev/null && "
+        "\"%s\" --build build >/dev/null && \"%s\" --test-dir build --output-on-failure >ctest.log 2>&1 && "
+        "grep -q 'demo-sweep .*Passed' ctest.log && test -s build/qualify-demo-sweep/results.json",
+        prefix, cmake, prefix, cmake, ctest);
     ck_assert_msg(run(cmd) == 0, "find_package + qualify_add_sweep: %s", cmd);
     /* ... and the broken kernel fails it */
     snprintf(cmd, sizeof cmd,
-             "cd \"%s/cm\" && \"%s\" -S . -B broken -DDEMO_BROKEN=ON -DCMAKE_PREFIX_PATH=\"%s/inst\" >/dev/null && "
+             "cd \"%s/cm\" && \"%s\" -S . -B broken -DDEMO_BROKEN=ON -DCMAKE_PREFIX_PATH=\"%s/inst\" "
+             ">/dev/null && "
              "\"%s\" --build broken >/dev/null && ! \"%s\" --test-dir broken >broken.log 2>&1 && "
              "grep -q 'demo-sweep .*Failed' broken.log && grep -q FAILED broken/qualify-demo-sweep/report.md",
              prefix, cmake, prefix, cmake, ctest);
     ck_assert_msg(run(cmd) == 0, "broken kernel must fail its sweep test: %s", cmd);
 
     /* Makefile + pkg-config (lib or lib64, as GNUInstallDirs chose) */
-    snprintf(cmd, sizeof cmd,
-             "cd \"%s/mk\" && PKG_CONFIG_PATH=\"$(dirname $(ls -d \"%s\"/inst/lib*/pkgconfig/qualify.pc "
-             "\"%s\"/inst/lib/*/pkgconfig/qualify.pc 2>/dev/null | head -1))\" make -s check >make.log 2>&1 && "
-             "grep -q 'K=100,batch=1 -> gemm.demo.halves.f32 (qualified)' make.log && "
-             "grep -q 'K=4096,batch=1 -> reference (not-swept)' make.log",
-             prefix, prefix, prefix);
+    snprintf(
+        cmd, sizeof cmd,
+        "cd \"%s/mk\" && PKG_CONFIG_PATH=\"$(dirname $(ls -d \"%s\"/inst/lib*/pkgconfig/qualify.pc "
+        "\"%s\"/inst/lib/*/pkgconfig/qualify.pc 2>/dev/null | head -1))\" make -s check >make.log 2>&1 && "
+        "grep -q 'K=100,batch=1 -> gemm.demo.halves.f32 (qualified)' make.log && "
+        "grep -q 'K=4096,batch=1 -> reference (not-swept)' make.log",
+        prefix, prefix, prefix);
     ck_assert_msg(run(cmd) == 0, "Makefile + pkg-config: %s (see %s/mk/make.log)", cmd, prefix);
 
     snprintf(cmd, sizeof cmd, "rm -rf \"%s\"", prefix);

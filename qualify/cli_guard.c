@@ -23,6 +23,7 @@ static const char *help_text = "usage: qualify guard TABLE.json --kernel K [--ke
                                "  --dtype T       dtype tuple label as in the results (bf16.bf16.f32.bf16)\n"
                                "  --shape S       NAME=VALUE,... for the kernel's dimensions\n"
                                "  --fallback F    kernel to use when none is allowed\n"
+                               "  --detect        print the detected architecture and CPU identity, exit\n"
                                "  -h, --help      this text\n"
                                "\n"
                                "QF_GUARD_FORCE=off|NAME and QF_GUARD_LOG=1 apply as in the library.\n"
@@ -36,13 +37,10 @@ static const char *help_text = "usage: qualify guard TABLE.json --kernel K [--ke
 int qf_cli_guard(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"arch", required_argument, NULL, 'a'},
-        {"kernel", required_argument, NULL, 'k'},
-        {"dtype", required_argument, NULL, 't'},
-        {"shape", required_argument, NULL, 's'},
-        {"fallback", required_argument, NULL, 'f'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"arch", required_argument, NULL, 'a'},     {"kernel", required_argument, NULL, 'k'},
+        {"dtype", required_argument, NULL, 't'},    {"shape", required_argument, NULL, 's'},
+        {"fallback", required_argument, NULL, 'f'}, {"detect", no_argument, NULL, 'd'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     const char *arch = NULL, *dtype = NULL, *fallback = NULL, *kernels[MAX_KERNELS], *chosen;
     char *shape_text = NULL, err[2048];
@@ -50,7 +48,7 @@ int qf_cli_guard(int argc, char **argv)
     qf_guard_shape shape;
     qf_guard *g;
     qf_guard_decision d;
-    int c, allowed;
+    int c, allowed, detect = 0;
 
     optind = 1;
     opterr = 0;
@@ -65,12 +63,21 @@ int qf_cli_guard(int argc, char **argv)
         case 't': dtype = optarg; break;
         case 's': shape_text = optarg; break;
         case 'f': fallback = optarg; break;
+        case 'd': detect = 1; break;
         case 'h': fputs(help_text, stdout); return QF_EXIT_OK;
         case ':': return qf_cli_usage_error("guard", "option '%s' needs a value", argv[optind - 1]);
         default:
             return qf_cli_usage_error("guard", "unknown option '%s'; see 'qualify guard --help'",
                                       argv[optind - 1]);
         }
+    }
+    if (detect) {
+        /* What this machine is, as the guard sees it. */
+        char a[64], v[64], m[256], isa[1024];
+        qf_guard_detect_arch(a, sizeof a);
+        qf_guard_cpu_identity(v, sizeof v, m, sizeof m, isa, sizeof isa);
+        printf("arch: %s\ncpu: %s, %s\nisa: %s\n", a, v, m, isa);
+        return QF_EXIT_OK;
     }
     if (optind >= argc)
         return qf_cli_usage_error("guard", "the table is missing (enable.json); see 'qualify guard --help'");

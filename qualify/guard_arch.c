@@ -140,6 +140,8 @@ void qf_guard_cpu_identity(char *vendor, size_t vsize, char *model, size_t msize
         add_word(isa, isize, "avx2");
     if (__builtin_cpu_supports("fma"))
         add_word(isa, isize, "fma");
+    if (__builtin_cpu_supports("f16c"))
+        add_word(isa, isize, "f16c");
     if (__builtin_cpu_supports("avx512f"))
         add_word(isa, isize, "avx512f");
     if (__builtin_cpu_supports("avx512bw"))

@@ -225,6 +225,13 @@ START_TEST(test_evidence)
     ck_assert_msg(r.rc == 0 && strstr(r.out, "no regressions"), "diff self rc %d: %s", r.rc, r.out);
     qf_cli_result_free(&r);
 
+    /* ---- what the guard detects here: an architecture and the CPU */
+    r = qf_cli_run(bin, "guard", "--detect");
+    ck_assert_msg(r.rc == 0 && strstr(r.out, "arch: ") && strstr(r.out, "\ncpu: ") &&
+                      strstr(r.out, "\nisa: "),
+                  "guard --detect: %d %s", r.rc, r.out);
+    qf_cli_result_free(&r);
+
     /* ---- bad input: exit 2, the file named, nothing on stdout */
     {
         FILE *f;

@@ -11,10 +11,14 @@
 
 #include "_enable.h"
 #include "qf_enable.h"
+#include "qf_guard.h"
 #include "qf_verdict.h"
 #include "qf_version.h"
 
 #define ND QF_RESULT_MAX_DIMS
+
+/* The generated C pair stores every dimension of a result. */
+_Static_assert(QF_RESULT_MAX_DIMS <= QF_GUARD_MAX_DIMS, "qf_guard_entry holds fewer dimensions than qf_result");
 
 void qf_enable_init(qf_enable_table *t)
 {

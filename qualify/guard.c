@@ -344,7 +344,11 @@ static void decide(const qf_guard *g, const char *kernel, const char *dtype, con
         return;
     }
     for (k = 0; k < e->ndims; k++) {
-        if (shape_get(s, e->dims[k], &x[k])) {
+        /* batch defaults to 1, as in the op descriptors (qf_kernel.h: "0 is
+         * taken as 1"), so a caller of a plain GEMM need not name it. */
+        if (shape_get(s, e->dims[k], &x[k]) && strcmp(e->dims[k], "batch") == 0) {
+            x[k] = 1;
+        } else if (shape_get(s, e->dims[k], &x[k])) {
             d->answer = QF_GUARD_NOT_SWEPT;
             snprintf(d->reason, sizeof d->reason, "the shape has no dimension %s", e->dims[k]);
             return;

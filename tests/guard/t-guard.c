@@ -28,8 +28,18 @@ static const qf_guard_entry entries[] = {
      {1024, 1 << 20},
      1,
      (const qf_guard_region[]){{0, "QUALIFIED", "", {1, 1}, {1024, 1 << 20}, {1, 1}}}},
+    /* Swept with batch 1 and 4, qualified only at batch 1. */
+    {"sm_90",
+     "batched",
+     "bf16",
+     2,
+     {"M", "batch"},
+     {1, 1},
+     {64, 4},
+     1,
+     (const qf_guard_region[]){{0, "QUALIFIED", "", {1, 1}, {64, 1}, {1, 1}}}},
 };
-static const qf_guard_table table = {2, entries};
+static const qf_guard_table table = {3, entries};
 
 static qf_guard *open_guard(void)
 {
@@ -71,6 +81,11 @@ START_TEST(test_answers)
     ck_assert_int_eq(ask(g, "fast", "M=3,K=64", &ok), QF_GUARD_NOT_SWEPT);
     ck_assert_int_eq(ask(g, "fast", "M=3", &ok), QF_GUARD_NOT_SWEPT); /* K missing */
     ck_assert_int_eq(ask(g, "other", "M=3,K=128", &ok), QF_GUARD_NOT_SWEPT);
+    /* An omitted batch is 1 (as in the op descriptors); other dims are not. */
+    ck_assert_int_eq(ask(g, "batched", "M=3", &ok), QF_GUARD_QUALIFIED);
+    ck_assert_int_eq(ask(g, "batched", "M=3,batch=1", &ok), QF_GUARD_QUALIFIED);
+    ck_assert_int_eq(ask(g, "batched", "M=3,batch=4", &ok), QF_GUARD_NOT_QUALIFIED);
+    ck_assert_int_eq(ask(g, "batched", "batch=1", &ok), QF_GUARD_NOT_SWEPT);
     qf_guard_set_arch(g, "gfx942");
     ck_assert_int_eq(ask(g, "fast", "M=3,K=128", &ok), QF_GUARD_UNKNOWN_ARCH);
     ck_assert_int_eq(ok, 0);

@@ -19,6 +19,7 @@ static const subcommand commands[] = {
     { "list",    qf_cli_list,    "registered kernels, ops and formats (text or JSON)" },
     { "run",     qf_cli_run,     "sweep a suite: isolated runs, journal, verdicts, reports" },
     { "show",    qf_cli_show,    "print a report (results.json): summary, failures, provenance" },
+    { "audit",   qf_cli_audit,   "quantization error of .npy/.safetensors tensors per scheme" },
 };
 /* clang-format on */
 

@@ -20,6 +20,7 @@ static const subcommand commands[] = {
     { "run",     qf_cli_run,     "sweep a suite: isolated runs, journal, verdicts, reports" },
     { "show",    qf_cli_show,    "print a report (results.json): summary, failures, provenance" },
     { "audit",   qf_cli_audit,   "quantization error of .npy/.safetensors tensors per scheme" },
+    { "workload", qf_cli_workload, "transformer forward from kernels vs the exact path: KL, top-1" },
 };
 /* clang-format on */
 

@@ -21,6 +21,7 @@ static const subcommand commands[] = {
     { "show",    qf_cli_show,    "print a report (results.json): summary, failures, provenance" },
     { "audit",   qf_cli_audit,   "quantization error of .npy/.safetensors tensors per scheme" },
     { "workload", qf_cli_workload, "transformer forward from kernels vs the exact path: KL, top-1" },
+    { "report",  qf_cli_report,  "one self-contained HTML page with plots from results/audit JSON" },
 };
 /* clang-format on */
 

@@ -19,6 +19,7 @@
 
 static const char *help_text =
     "usage: qualify audit FILE... --formats LIST [--tensors GLOB] [-o DIR] [--json]\n"
+    "                    [--npy-format F]\n"
     "\n"
     "Quantize every floating-point tensor of the .npy and .safetensors FILEs\n"
     "with each scheme of LIST, dequantize, and measure the error against the\n"
@@ -32,6 +33,9 @@ static const char *help_text =
     "                  its file name without .npy); default all\n"
     "  -o DIR          write DIR/audit.json and DIR/audit.md (DIR is created)\n"
     "  --json          print the JSON document instead of the Markdown\n"
+    "  --npy-format F  what raw .npy elements are (ml_dtypes saves bfloat16 as\n"
+    "                  'V2', FP8 as 'V1'/'f1'): bf16 (the default for 2 bytes),\n"
+    "                  e4m3, e5m2, ...; needed for 1-byte elements\n"
     "  -h, --help      this text\n"
     "\n"
     "Exit codes: 0 done; 2 bad usage, an unreadable, corrupt or truncated\n"
@@ -41,6 +45,7 @@ typedef struct audit_ctx {
     const qf_audit_scheme *schemes;
     size_t nschemes;
     const char *glob;
+    const qf_format *npy_format; /* --npy-format: what raw .npy elements are */
     json_t *tensors;   /* array of tensor objects */
     double *sum_x2;    /* per scheme, over all tensors */
     double *sum_e2;
@@ -159,7 +164,8 @@ static int audit_npy(audit_ctx *ctx, const char *path, size_t *found)
 {
     qf_npy a;
     char err[512] = "", name[256];
-    const char *base = strrchr(path, '/');
+    const char *base = strrchr(path, '/'), *dtype;
+    const qf_format *fmt = NULL;
     double *x;
     int rc;
     base = base ? base + 1 : path;
@@ -170,23 +176,47 @@ static int audit_npy(audit_ctx *ctx, const char *path, size_t *found)
         fprintf(stderr, "qualify audit: %s\n", err);
         return QF_EXIT_USAGE;
     }
-    if (a.dtype != QF_NPY_FLOAT64 && a.dtype != QF_NPY_FLOAT32 && a.dtype != QF_NPY_FLOAT16) {
+    x = malloc((a.count ? a.count : 1) * sizeof *x);
+    if (!x) {
+        qf_npy_free(&a);
+        return QF_EXIT_FAIL;
+    }
+    if (a.dtype == QF_NPY_FLOAT64 || a.dtype == QF_NPY_FLOAT32 || a.dtype == QF_NPY_FLOAT16) {
+        dtype = qf_npy_dtype_name(a.dtype);
+        if (qf_npy_get_f64(&a, x, NULL) != QF_OK) {
+            fprintf(stderr, "qualify audit: %s: cannot decode the elements\n", path);
+            free(x);
+            qf_npy_free(&a);
+            return QF_EXIT_USAGE;
+        }
+    } else if ((a.dtype == QF_NPY_RAW16 || a.dtype == QF_NPY_RAW8) &&
+               (fmt = ctx->npy_format ? ctx->npy_format
+                      : a.dtype == QF_NPY_RAW16 ? qf_format_get(QF_BFLOAT16) : NULL) != NULL &&
+               fmt->storage_bits == (a.dtype == QF_NPY_RAW16 ? 16 : 8)) {
+        /* ml_dtypes saves bfloat16 as '<V2' and its FP8 types as 'V1' / 'f1'
+         * (FACTS.md): the bits are codes of a format the file does not name. */
+        uint64_t *bits = malloc((a.count ? a.count : 1) * sizeof *bits);
+        size_t i;
+        if (!bits || qf_npy_get_bits(&a, bits) != QF_OK) {
+            free(bits), free(x);
+            qf_npy_free(&a);
+            return QF_EXIT_FAIL;
+        }
+        for (i = 0; i < a.count; i++)
+            x[i] = qf_format_decode(fmt, bits[i]);
+        free(bits);
+        dtype = fmt->name;
+    } else {
         fprintf(stderr,
-                "qualify audit: %s: dtype %s is not a float tensor (.npy: float64, float32, float16; "
-                "bfloat16 and FP8 tensors from .safetensors); skipped\n",
+                "qualify audit: %s: dtype %s is not a float tensor (.npy: float64, float32, float16, raw "
+                "2-byte elements as bfloat16, raw 1-byte elements with --npy-format e4m3 or e5m2); skipped\n",
                 path, qf_npy_dtype_name(a.dtype));
+        free(x);
         qf_npy_free(&a);
         return QF_EXIT_OK;
     }
-    x = malloc((a.count ? a.count : 1) * sizeof *x);
-    if (!x || qf_npy_get_f64(&a, x, NULL) != QF_OK) {
-        fprintf(stderr, "qualify audit: %s: cannot decode the elements\n", path);
-        free(x);
-        qf_npy_free(&a);
-        return QF_EXIT_USAGE;
-    }
     (*found)++;
-    rc = audit_tensor(ctx, path, name, qf_npy_dtype_name(a.dtype), a.ndim, a.shape, x, a.count);
+    rc = audit_tensor(ctx, path, name, dtype, a.ndim, a.shape, x, a.count);
     free(x);
     qf_npy_free(&a);
     return rc;
@@ -344,6 +374,7 @@ int qf_cli_audit(int argc, char **argv)
     static const struct option longopts[] = {{"formats", required_argument, NULL, 'f'},
                                              {"tensors", required_argument, NULL, 't'},
                                              {"json", no_argument, NULL, 'j'},
+                                             {"npy-format", required_argument, NULL, 'n'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *formats = NULL, *outdir = NULL;
@@ -362,6 +393,13 @@ int qf_cli_audit(int argc, char **argv)
         case 't': ctx.glob = optarg; break;
         case 'o': outdir = optarg; break;
         case 'j': json = 1; break;
+        case 'n':
+            ctx.npy_format = qf_format_lookup(optarg);
+            if (!ctx.npy_format || ctx.npy_format->kind != QF_KIND_FLOAT ||
+                (ctx.npy_format->storage_bits != 8 && ctx.npy_format->storage_bits != 16))
+                return qf_cli_usage_error("audit", "--npy-format '%s': expected an 8- or 16-bit float format "
+                                                   "(bf16, e4m3, e5m2, ...)", optarg);
+            break;
         case 'h': fputs(help_text, stdout); return QF_EXIT_OK;
         case ':': return qf_cli_usage_error("audit", "option '%s' needs a value", argv[optind - 1]);
         default: return qf_cli_usage_error("audit", "unknown option '%s' (see qualify audit --help)", argv[optind - 1]);

@@ -65,6 +65,11 @@ static void setup(void)
     }
     path_of(p, sizeof p, "w.npy");
     ck_assert_msg(qf_npy_write_data(p, QF_NPY_FLOAT32, 2, shape, w, err, sizeof err) == QF_OK, "%s", err);
+    /* raw elements, as np.save writes ml_dtypes arrays */
+    path_of(p, sizeof p, "bf.npy");
+    ck_assert_msg(qf_npy_write_data(p, QF_NPY_RAW16, 2, shape, b, err, sizeof err) == QF_OK, "%s", err);
+    path_of(p, sizeof p, "f8.npy");
+    ck_assert_msg(qf_npy_write_data(p, QF_NPY_RAW8, 2, shape, e, err, sizeof err) == QF_OK, "%s", err);
     t[0] = (qf_st_write_tensor){"model.w", QF_ST_F32, 2, shape, w};
     t[1] = (qf_st_write_tensor){"model.bf", QF_ST_BF16, 2, shape, b};
     t[2] = (qf_st_write_tensor){"model.fp8", QF_ST_F8_E4M3, 2, shape, e};
@@ -154,6 +159,45 @@ START_TEST(test_markdown_and_glob)
 }
 END_TEST
 
+START_TEST(test_npy_raw)
+{
+    char args[1024];
+    qf_cli_result r;
+    json_t *doc, *t;
+    json_error_t je;
+    snprintf(args, sizeof args, "%s/bf.npy --formats bf16,e4m3 --json", dir);
+    r = qf_cli_run(bin, "audit", args);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    doc = json_loads(r.out, 0, &je);
+    ck_assert_ptr_nonnull(doc);
+    t = json_array_get(json_object_get(doc, "tensors"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(t, "dtype")), "bfloat16");
+    ck_assert_str_eq(json_string_value(json_object_get(find_result(t, "bf16"), "sqnr_db")), "Infinity");
+    json_decref(doc);
+    qf_cli_result_free(&r);
+    /* one-byte raw elements need --npy-format */
+    snprintf(args, sizeof args, "%s/f8.npy --formats bf16", dir);
+    r = qf_cli_run(bin, "audit", args);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "--npy-format"));
+    qf_cli_result_free(&r);
+    snprintf(args, sizeof args, "%s/f8.npy --npy-format e4m3 --formats e4m3,e5m2 --json", dir);
+    r = qf_cli_run(bin, "audit", args);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    doc = json_loads(r.out, 0, &je);
+    ck_assert_ptr_nonnull(doc);
+    t = json_array_get(json_object_get(doc, "tensors"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(t, "dtype")), "float8_e4m3fn");
+    ck_assert_str_eq(json_string_value(json_object_get(find_result(t, "e4m3"), "sqnr_db")), "Infinity");
+    json_decref(doc);
+    qf_cli_result_free(&r);
+    snprintf(args, sizeof args, "%s/f8.npy --npy-format f32 --formats e4m3", dir);
+    r = qf_cli_run(bin, "audit", args);
+    ck_assert_int_eq(r.rc, 2);
+    qf_cli_result_free(&r);
+}
+END_TEST
+
 /* Exit 2, the file named on stderr, nothing on stdout. */
 static void expect_reject(const char *file, const char *what)
 {
@@ -234,6 +278,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_json_output);
     tcase_add_test(tc, test_markdown_and_glob);
+    tcase_add_test(tc, test_npy_raw);
     tcase_add_test(tc, test_corrupt_files);
     tcase_add_test(tc, test_usage);
     suite_add_tcase(s, tc);

@@ -94,6 +94,10 @@ qf_status _qf_cpu_rmsnorm_f32_run(void *ctx, const qf_kernel_call *call);
 qf_status _qf_cpu_gemm_fast_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
                                      char *why, size_t why_size);
 qf_status _qf_cpu_gemm_fast_run(void *ctx, const qf_kernel_call *call);
+/* gemm_quant.c: quantized-operand GEMMs; kernel->user holds the algorithm. */
+qf_status _qf_cpu_gemm_quant_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
+                                      char *why, size_t why_size);
+qf_status _qf_cpu_gemm_quant_run(void *ctx, const qf_kernel_call *call);
 /* attention.c */
 qf_status _qf_cpu_attention_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
                                      char *why, size_t why_size);

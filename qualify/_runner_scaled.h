@@ -28,11 +28,12 @@ typedef enum _qf_rs_recipe {
 /* The recipe of a suite `scale:` value (NULL and "none": QF_RS_NONE). */
 _qf_rs_recipe _qf_rs_recipe_of(const char *scale);
 
-/* Roundings the kernels charge for applying the scales, counted in the
- * bound's epilogue (docs/bounds.md "Scaled GEMM"): 1 for per_tensor,
- * per_channel, mx and group (one product per chain), 2 for nvfp4 (the
- * float32 product of the two global scales, then its product with the
- * accumulator). */
+/* Roundings charged for applying the scales, counted in the bound's
+ * epilogue (docs/bounds.md "Scaled and integer GEMM"): 1 for per_tensor
+ * (acc * (s_a s_b) rounded once), mx (the block sum times 2^(Xa + Xb)) and
+ * group (the group sum times its scale); 2 for per_channel (s_a * (s_b *
+ * acc), vLLM's ScaledEpilogue order) and nvfp4 (the float32 product of the
+ * two global scales, then its product with the accumulator). */
 int _qf_rs_epilogue(_qf_rs_recipe r);
 
 /* Does tuple t take operands scaled by recipe r (group: with this group

@@ -51,9 +51,9 @@ int _qf_rs_epilogue(_qf_rs_recipe r)
 {
     switch (r) {
     case QF_RS_PER_TENSOR:
-    case QF_RS_PER_CHANNEL:
     case QF_RS_MX:
     case QF_RS_GROUP: return 1;
+    case QF_RS_PER_CHANNEL:
     case QF_RS_NVFP4: return 2;
     default: return 0;
     }

@@ -20,9 +20,9 @@
  *       ScaledEpilogue evaluates it.  Claim: promote_interval 128.
  *   gemm.cpu.mxfp8, gemm.cpu.mxfp4  OCP MX v1.0: e8m0 scales per 32
  *       elements along K on a and b.  Per block: the 32 products (exact) are
- *       summed sequentially in float32, the sum is multiplied by the float32
- *       product of the two scales (2^(Xa + Xb): exact unless it leaves
- *       float32's range), and added into the float32 accumulator.  Claim:
+ *       summed sequentially in float32, the sum is scaled by 2^(Xa + Xb)
+ *       (ldexpf: exact unless the result leaves float32's normal range,
+ *       then one correct rounding), and added into the float32 accumulator.  Claim:
  *       promote_interval 32 (the in-block chain, then one addition per
  *       block) plus one epilogue rounding for the scale product.  For
  *       e2m1 the block sums are exact (multiples of 1/4 below 2^11), so
@@ -234,8 +234,17 @@ static float element(int algo, const float *ar, const float *br, const float *sa
     }
     for (kb = 0, l0 = 0; l0 < k; kb++, l0 += blk) {
         float part = dot_seq(ar, br, l0, l0 + blk < k ? l0 + blk : k);
-        float s = algo == QG_W4A16 ? sbr[kb] : sar[kb] * sbr[kb];
-        float term = part * s;
+        float term;
+        if (algo == QG_MX) {
+            /* The e8m0 scales are powers of two: add their exponents (as
+             * MX hardware does) and scale once -- exact inside float32's
+             * range, one correct rounding below it. */
+            term = sar[kb] != sar[kb] || sbr[kb] != sbr[kb] ? NAN
+                                                            : ldexpf(part, ilogbf(sar[kb]) + ilogbf(sbr[kb]));
+        } else {
+            float s = algo == QG_W4A16 ? sbr[kb] : sar[kb] * sbr[kb];
+            term = part * s;
+        }
         acc = acc + term;
     }
     if (algo == QG_NVFP4)

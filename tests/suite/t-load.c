@@ -39,8 +39,9 @@ START_TEST(test_quick)
     qf_suite *s = load_ok(src_path("shapes/quick.yaml"));
     ck_assert_str_eq(s->name, "quick");
     /* the four pre-merge groups of the reference kernels come first; the
-     * candidate kernels and the matrix-unit models follow */
-    ck_assert_uint_eq(s->ngroups, 22);
+     * candidate kernels, the matrix-unit models and the quantized GEMMs
+     * follow */
+    ck_assert_uint_eq(s->ngroups, 28);
     for (size_t i = 0; i < 4; i++) {
         const qf_suite_group *g = &s->groups[i];
         const char *const *roles;

@@ -100,15 +100,6 @@ qf_status _qf_cpu_gemm_quant_supports(const qf_kernel *k, const qf_op_desc *op, 
     return QF_OK;
 }
 
-static uint64_t load(const void *data, int storage_bits, int64_t off)
-{
-    switch (storage_bits) {
-    case 8: return ((const uint8_t *)data)[off];
-    case 16: return ((const uint16_t *)data)[off];
-    default: return ((const uint32_t *)data)[off];
-    }
-}
-
 /* Index of the scale of stored element (r, c) of batch entry pb, or -1
  * when the scale layout does not fit the tensor. */
 static int64_t scale_index(const qf_tensor *t, int64_t pb, int64_t r, int64_t c)
@@ -174,8 +165,8 @@ static void pack_vals(const qf_tensor *t, int64_t pb, int tr, int64_t rows, int6
             lut[r] = (float)qf_format_decode(f, (uint64_t)r);
     for (r = 0; r < rows; r++)
         for (l = 0; l < depth; l++) {
-            uint64_t c =
-                load(t->data, f->storage_bits, tr ? _qf_cpu_off(t, pb, l, r) : _qf_cpu_off(t, pb, r, l));
+            uint64_t c = _qf_cpu_load_raw(t->data, f->storage_bits,
+                                          tr ? _qf_cpu_off(t, pb, l, r) : _qf_cpu_off(t, pb, r, l));
             dst[r * depth + l] = small ? lut[c & 0xFF] : (float)qf_format_decode(f, c);
         }
 }
@@ -190,7 +181,8 @@ static void pack_scales(const qf_tensor *t, int64_t pb, int tr, int64_t rows, in
     for (r = 0; r < rows; r++)
         for (kb = 0; kb < nkb; kb++) {
             int64_t l = kb * blk, si = tr ? scale_index(t, pb, l, r) : scale_index(t, pb, r, l);
-            dst[r * nkb + kb] = (float)qf_format_decode(sf, load(t->scale.data, sf->storage_bits, si));
+            dst[r * nkb + kb] =
+                (float)qf_format_decode(sf, _qf_cpu_load_raw(t->scale.data, sf->storage_bits, si));
         }
 }
 
@@ -205,17 +197,6 @@ static float dot_seq(const float *a, const float *b, int64_t l0, int64_t l1)
         s = s + p;
     }
     return s;
-}
-
-static void store(const qf_tensor *D, const qf_format *fo, int64_t off, double v)
-{
-    uint64_t c = qf_format_encode(fo, v, QF_ROUND_RNE, 0, 0, 0);
-    if (fo->storage_bits == 32)
-        ((uint32_t *)D->data)[off] = (uint32_t)c;
-    else if (fo->storage_bits == 16)
-        ((uint16_t *)D->data)[off] = (uint16_t)c;
-    else
-        ((uint8_t *)D->data)[off] = (uint8_t)c;
 }
 
 /* One output element of the float algorithms. */
@@ -367,7 +348,8 @@ static qf_status gemm_quant_run(const qf_kernel_call *call, int algo)
                     ((uint32_t *)D->data)[off] = (uint32_t)acc;
                     continue;
                 }
-                store(D, fo, off, (double)element(algo, ar, br, sa + i * nkb, sb + j * nkb, k, blk, alpha));
+                _qf_cpu_store_code(D, fo, off,
+                                   (double)element(algo, ar, br, sa + i * nkb, sb + j * nkb, k, blk, alpha));
             }
         }
     }

@@ -88,6 +88,55 @@ static int fail(int *mistrusted, int m, char *why, size_t why_size, const char *
     return -1;
 }
 
+/* The decoded scale of stored element (i, j) of one slice (global scale
+ * apart): the layouts of qf_tensor_scale, as the kernels read them. */
+static double scale_of(const qf_tensor_scale *sc, const void *scales, size_t rows, size_t cols, size_t i,
+                       size_t j)
+{
+    const qf_format *sf = qf_format_get(sc->format);
+    size_t b = sc->block, k;
+    (void)rows;
+    switch (sc->kind) {
+    case QF_SCALE_ROW: k = i; break;
+    case QF_SCALE_COL: k = j; break;
+    default: k = sc->axis ? i * ((cols + b - 1) / b) + j / b : (i / b) * cols + j; break;
+    }
+    switch (sf->storage_bits) {
+    case 8: return qf_format_decode(sf, ((const uint8_t *)scales)[k]);
+    case 16: return qf_format_decode(sf, ((const uint16_t *)scales)[k]);
+    default: return qf_format_decode(sf, ((const uint32_t *)scales)[k]);
+    }
+}
+
+/* Is every reference value exactly decode(code) * scale (* global)?  The
+ * products have at most 30 significant bits (file comment), so each is
+ * exact in binary64: fma(d, s, -d s) == 0 checks it, and the value the
+ * block module returned must be that product.  A miss means the layout or
+ * the block module is not what this file assumes: MISTRUSTED. */
+static int values_exact(const qf_tensor_scale *sc, const qf_format *f, const uint8_t *codes,
+                        const void *scales, size_t ns, size_t sb, const double *val, size_t batch,
+                        size_t rows, size_t cols)
+{
+    double g = sc->has_global ? qf_format_decode(qf_format_get(QF_FLOAT32), sc->global_code) : 1;
+    size_t p, i, j;
+    for (p = 0; p < batch; p++)
+        for (i = 0; i < rows; i++)
+            for (j = 0; j < cols; j++) {
+                size_t e = (p * rows + i) * cols + j;
+                double d = qf_format_decode(f, codes[e]);
+                double s = scale_of(sc, (const unsigned char *)scales + p * ns * sb, rows, cols, i, j),
+                       ds = d * s;
+                if (d != d || s != s || val[e] != val[e]) {
+                    if (!(val[e] != val[e]))
+                        return 0; /* a NaN code or scale must give a NaN value */
+                    continue;
+                }
+                if (fma(d, s, -ds) != 0 || fma(ds, g, -ds * g) != 0 || ds * g != val[e])
+                    return 0;
+            }
+    return 1;
+}
+
 int _qf_rs_gen(_qf_rs_recipe r, size_t group, qf_format_id elem, int slot, int trans, const qf_dist *d,
                uint64_t seed, int ndim, const int64_t *shape, size_t batch, size_t rows, size_t cols,
                qf_tensor *t, _qf_rs_operand *o, int *mistrusted, char *why, size_t why_size)
@@ -218,13 +267,16 @@ int _qf_rs_gen(_qf_rs_recipe r, size_t group, qf_format_id elem, int slot, int t
     if (s != QF_OK)
         return fail(mistrusted, 0, why, why_size,
                     "unsupported: cannot quantize input %s with these parameters", sname);
+    sc.axis = axis;
+    sc.global_code = global;
+    if (!values_exact(&sc, f, o->codes, o->scales, ns, sb, o->val, batch, rows, cols))
+        return fail(mistrusted, 1, why, why_size,
+                    "input %s: a dequantized value is not decode(code) * scale exactly", sname);
     qf_tensor_init(t, elem, ndim, shape);
     t->data = o->codes;
     t->bytes = nt;
-    sc.axis = axis;
     sc.data = o->scales;
     sc.count = batch * ns;
-    sc.global_code = global;
     t->scale = sc;
     return 0;
 }

@@ -299,6 +299,12 @@ static const char bad_yaml[] = "suite: gemm-quant-bad\n"
                                "    dtypes: [{a: int8, b: int8, out: int32}]\n"
                                "    inputs: [{name: uniform, lo: -128, hi: 127}]\n"
                                "    shapes: {M: [3], N: [5], K: [300]}\n"
+                               "  - name: int8-edge\n"
+                               "    op: gemm\n"
+                               "    kernels: [gemm.test.int8.wrap, gemm.cpu.int8]\n"
+                               "    dtypes: [{a: int8, b: int8, out: int32}]\n"
+                               "    inputs: [{name: uniform, lo: -128.25, hi: -127.75}]\n"
+                               "    shapes: {M: [1], N: [1], K: [131071]}\n"
                                "  - name: int8-overflow\n"
                                "    op: gemm\n"
                                "    kernels: [gemm.test.int8.wrap, gemm.cpu.int8]\n"
@@ -337,6 +343,9 @@ START_TEST(defects_fail)
     /* Wrapping shows only past the int32 range. */
     expect_all(&sum, "int8-small", "gemm.test.int8.wrap", QF_VERDICT_QUALIFIED, NULL);
     expect_all(&sum, "int8-small", "gemm.cpu.int8", QF_VERDICT_QUALIFIED, NULL);
+    /* The largest K claimed: 131071 * 2^14 = 2^31 - 2^14, exact in int32. */
+    expect_all(&sum, "int8-edge", "gemm.test.int8.wrap", QF_VERDICT_QUALIFIED, NULL);
+    expect_all(&sum, "int8-edge", "gemm.cpu.int8", QF_VERDICT_QUALIFIED, NULL);
     expect_all(&sum, "int8-overflow", "gemm.test.int8.wrap", QF_VERDICT_FAILED, NULL);
     expect_all(&sum, "int8-overflow", "gemm.cpu.int8", QF_VERDICT_UNSUPPORTED, "overflow");
     qf_runner_summary_free(&sum);

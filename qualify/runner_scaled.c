@@ -23,6 +23,7 @@
  * the whole batched tensor, so every slice shares it.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,10 +82,21 @@ int _qf_rs_tuple_matches(_qf_rs_recipe r, size_t group, const qf_dtype_tuple *t)
     }
 }
 
-static int fail(int *mistrusted, int m, char *why, size_t why_size, const char *msg, const char *arg)
+/* Set the reason (and whether the case is MISTRUSTED rather than
+ * UNSUPPORTED); returns -1. */
+static int fail(int *mistrusted, int m, char *why, size_t why_size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+static int fail(int *mistrusted, int m, char *why, size_t why_size, const char *fmt, ...)
 {
+    va_list ap;
     *mistrusted = m;
-    snprintf(why, why_size, msg, arg);
+    va_start(ap, fmt);
+    vsnprintf(why, why_size, fmt, ap);
+    va_end(ap);
     return -1;
 }
 
@@ -208,7 +220,7 @@ int _qf_rs_gen(_qf_rs_recipe r, size_t group, qf_format_id elem, int slot, int t
         sc.block = group;
         sb = 2;
         break;
-    default: return fail(mistrusted, 0, why, why_size, "unsupported: scale recipe %s", "?");
+    default: return fail(mistrusted, 0, why, why_size, "unsupported: scale recipe %d", (int)r);
     }
     o->val = malloc((nt ? nt : 1) * sizeof(double));
     o->codes = malloc(nt + 8);

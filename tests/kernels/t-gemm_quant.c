@@ -324,7 +324,8 @@ static size_t expect_all(const qf_runner_summary *s, const char *g, const char *
             continue;
         ck_assert_msg(r->verdict == v && (!reason || strstr(r->reason, reason)), "%s %s: %s (%s)", k,
                       r->case_id, qf_verdict_name(r->verdict), r->reason);
-        n++;
+        if (n++ == 0)
+            fprintf(stderr, "%s %s: %s (%s)\n", k, r->case_id, qf_verdict_name(r->verdict), r->reason);
     }
     ck_assert_msg(n > 0, "no result for %s in %s", k, g);
     return n;

@@ -35,7 +35,7 @@ static const char *help_text =
     "  --gemm K[:TUPLE]  (gemm.cpu.naive.f32), e.g. gemm.model.h100.e4m3\n"
     "  --scale per_tensor|per_channel   scales of 8-bit GEMM inputs (per_tensor)\n"
     "  --rmsnorm K (rmsnorm.cpu.f32) --attention K (attention.cpu.naive.f32)\n"
-    "  --activation K (activation.cpu.f32) --rope K (none registered: fallback)\n"
+    "  --activation K (activation.cpu.f32) --rope K (rope.cpu.f32)\n"
     "  --plugin LIB.so   load kernels from a plugin (repeatable)\n"
     "  --exact           compare the exact path with itself (KL 0, top-1 1)\n"
     "  --tokens LIST     comma-separated token ids (default: seeded random)\n"
@@ -81,7 +81,7 @@ int qf_cli_workload(int argc, char **argv)
         {"min-top1", 1, NULL, O_MINTOP}, {"help", 0, NULL, 'h'},        {NULL, 0, NULL, 0}};
     qf_workload_config cfg = qf_workload_config_default();
     const char *names[QF_WL_OP_COUNT] = {"gemm.cpu.naive.f32", "rmsnorm.cpu.f32", "attention.cpu.naive.f32",
-                                         "activation.cpu.f32", "fallback"};
+                                         "activation.cpu.f32", "rope.cpu.f32"};
     const char *weights = NULL, *save = NULL, *outfile = NULL, *tokens_arg = NULL, *scale = "per_tensor";
     char **plugins = calloc((size_t)argc + 1, sizeof *plugins), err[1024] = "", gemm_name[128] = "";
     const char *gemm_tuple = NULL;

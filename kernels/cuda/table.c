@@ -61,7 +61,7 @@ static void add_tuple(built *b, const char *name, qf_format_id a, qf_format_id b
 static built wmma_bf16_sm80, wmma_bf16_sm90, wmma_f16_sm80, wmma_f16_sm90;
 static built fp8_sm89, fp8_sm90, lt_sm89, lt_sm90;
 static built blas_bf16_sm80, blas_bf16_sm90, blas_f16_sm80, blas_f16_sm90, blas_f32;
-static built norm_f32, softmax_f32, attn_bf16;
+static built norm_f32, softmax_f32, attn_bf16, quant_fp8;
 
 static qf_arith_claim f32_claim(void)
 {
@@ -131,6 +131,19 @@ static void build_tables(void)
     t->out[1] = QF_FLOAT32;
     t->arith = f32_claim();
     t->arith.acc_format = QF_BFLOAT16;
+    /* Quantizers: exact (every code must equal the block module's). */
+    t = &quant_fp8.t[quant_fp8.n++];
+    memset(t, 0, sizeof *t);
+    t->name = "f32_e4m3";
+    t->in[0] = QF_FLOAT32;
+    t->out[0] = QF_FLOAT8_E4M3FN;
+    t->arith = f32_claim();
+    t = &quant_fp8.t[quant_fp8.n++];
+    memset(t, 0, sizeof *t);
+    t->name = "f32_e5m2";
+    t->in[0] = QF_FLOAT32;
+    t->out[0] = QF_FLOAT8_E5M2;
+    t->arith = f32_claim();
 }
 
 static qf_kernel mk(const char *name, qf_op op, qf_kernel_kind kind, const char *desc, const char *archs,
@@ -247,6 +260,16 @@ qf_status qf_cuda_register_kernels(qf_registry *r)
                "bfloat16 flash-style forward: one warp per query row, online softmax per 32-key tile, P rounded "
                "to bfloat16 before P V, float32 O, causal or none; GQA",
                "sm_*", &attn_bf16, qf_cuda_attention_run, qf_cuda_attention_supports, NULL, NULL);
+    n++;
+    ks[n] = mk("quantize.cuda.mxfp8", QF_OP_QUANTIZE, O,
+               "MXFP8 (OCP MX, floor rule): per-block amax, E8M0 scale, hardware cvt to e4m3/e5m2 with satfinite",
+               "sm_*", &quant_fp8, qf_cuda_quantize_run, qf_cuda_quantize_supports, NULL, NULL);
+    ks[n].user = (void *)1; /* MX (kernels/cuda/quantize.cu) */
+    n++;
+    ks[n] = mk("quantize.cuda.fp8", QF_OP_QUANTIZE, O,
+               "FP8 per-tensor scaling: amax, float32 scale fp8_max / amax, exact product converted once "
+               "(satfinite)",
+               "sm_*", &quant_fp8, qf_cuda_quantize_run, qf_cuda_quantize_supports, NULL, NULL);
     n++;
 #undef GEMM_MN
     for (i = 0; i < n; i++) {

@@ -292,8 +292,8 @@ static void fail_msg(qf_kernel_call *call, const qf_device *dev, const char *wha
 {
     if (call->msg && call->msg_size) {
         const char *e = backend_error(dev->backend->name);
-        snprintf(call->msg, call->msg_size, "%s back end: %s (%zu bytes)%s%s", dev->backend->name, what, bytes,
-                 *e ? ": " : "", e);
+        snprintf(call->msg, call->msg_size, "%s back end: %s (%zu bytes)%s%s", dev->backend->name, what,
+                 bytes, *e ? ": " : "", e);
     }
 }
 

@@ -30,20 +30,20 @@ const char *qf_cuda_last_error(void);
 #endif
 
 /* In a function with `qf_status st` and a label `done`, and msg/msg_size. */
-#define QF_CU(call)                                                                                \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            st = qf_cu_fail(e_, #call, __FILE__, __LINE__, msg, msg_size);                         \
-            goto done;                                                                             \
-        }                                                                                          \
+#define QF_CU(call)                                                                                          \
+    do {                                                                                                     \
+        cudaError_t e_ = (call);                                                                             \
+        if (e_ != cudaSuccess) {                                                                             \
+            st = qf_cu_fail(e_, #call, __FILE__, __LINE__, msg, msg_size);                                   \
+            goto done;                                                                                       \
+        }                                                                                                    \
     } while (0)
 
 /* After a <<<...>>> launch: the launch itself, then its execution. */
-#define QF_CU_LAUNCH(what)                                                                         \
-    do {                                                                                           \
-        QF_CU(cudaGetLastError());                                                                 \
-        QF_CU(cudaDeviceSynchronize());                                                            \
+#define QF_CU_LAUNCH(what)                                                                                   \
+    do {                                                                                                     \
+        QF_CU(cudaGetLastError());                                                                           \
+        QF_CU(cudaDeviceSynchronize());                                                                      \
     } while (0)
 
 #endif

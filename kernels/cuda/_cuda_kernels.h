@@ -9,8 +9,8 @@
 extern "C" {
 #endif
 
-qf_status qf_cuda_gemm_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype, char *why,
-                                size_t why_size);
+qf_status qf_cuda_gemm_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
+                                char *why, size_t why_size);
 qf_status qf_cuda_gemm_wmma_run(void *ctx, const qf_kernel_call *call);
 qf_status qf_cuda_gemm_fp8_mma_run(void *ctx, const qf_kernel_call *call);
 qf_status qf_cuda_cublas_init(const qf_kernel *k, void **ctx);

@@ -41,14 +41,14 @@ typedef struct cu_state {
 } cu_state;
 
 /* The back end's functions have no msg argument: failures go to stderr. */
-#define BE_TRY(call)                                                                               \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            qf_status s_ = qf_cu_fail(e_, #call, __FILE__, __LINE__, NULL, 0);                     \
-            fprintf(stderr, "qualify: cuda: %s\n", last_err);                                      \
-            return s_;                                                                             \
-        }                                                                                          \
+#define BE_TRY(call)                                                                                         \
+    do {                                                                                                     \
+        cudaError_t e_ = (call);                                                                             \
+        if (e_ != cudaSuccess) {                                                                             \
+            qf_status s_ = qf_cu_fail(e_, #call, __FILE__, __LINE__, NULL, 0);                               \
+            fprintf(stderr, "qualify: cuda: %s\n", last_err);                                                \
+            return s_;                                                                                       \
+        }                                                                                                    \
     } while (0)
 
 static qf_status cu_open(int index, void **state)
@@ -60,7 +60,8 @@ static qf_status cu_open(int index, void **state)
     *state = NULL;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
         cudaError_t e = cudaGetLastError();
-        qf_cu_fail(e == cudaSuccess ? cudaErrorNoDevice : e, "cudaGetDeviceCount", __FILE__, __LINE__, NULL, 0);
+        qf_cu_fail(e == cudaSuccess ? cudaErrorNoDevice : e, "cudaGetDeviceCount", __FILE__, __LINE__, NULL,
+                   0);
         return QF_EUNSUPPORTED;
     }
     if (index < 0 || index >= n)
@@ -201,7 +202,17 @@ static qf_status cu_timer_stop(void *state, qf_timer *t, double *seconds)
 }
 
 extern "C" const qf_backend qf_backend_cuda_table = {
-    QF_BACKEND_ABI_VERSION, "cuda", cu_open,     cu_close,        cu_arch,        cu_describe,
-    cu_alloc,               cu_free, cu_copy,    cu_memset,       cu_synchronize, cu_timer_start,
+    QF_BACKEND_ABI_VERSION,
+    "cuda",
+    cu_open,
+    cu_close,
+    cu_arch,
+    cu_describe,
+    cu_alloc,
+    cu_free,
+    cu_copy,
+    cu_memset,
+    cu_synchronize,
+    cu_timer_start,
     cu_timer_stop,
 };

@@ -22,54 +22,9 @@
 
 #include "_cuda.h"
 #include "_cuda_kernels.h"
+#include "_gpu_args.h"
 
 /* ---- Helpers ------------------------------------------------------------- */
-
-static qf_status failf(const qf_kernel_call *call, qf_status s, const char *fmt, ...)
-{
-    va_list ap;
-    if (call->msg && call->msg_size) {
-        va_start(ap, fmt);
-        vsnprintf(call->msg, call->msg_size, fmt, ap);
-        va_end(ap);
-    }
-    return s;
-}
-
-/* A dense row-major [rows][cols] tensor (or [1][rows][cols]) of format f. */
-static qf_status dense2(const qf_kernel_call *call, const qf_tensor *t, const char *slot, qf_format_id f,
-                        int64_t rows, int64_t cols)
-{
-    if (!t->data)
-        return failf(call, QF_EINVAL, "tensor %s is missing", slot);
-    if (t->format != f || t->index_bits || t->packed)
-        return failf(call, QF_EUNSUPPORTED, "tensor %s: format %s expected", slot, qf_format_get(f)->name);
-    if (t->ndim < 2 || t->ndim > 3 || (t->ndim == 3 && t->shape[0] != 1) || t->shape[t->ndim - 2] != rows ||
-        t->shape[t->ndim - 1] != cols)
-        return failf(call, QF_EINVAL, "tensor %s: [%lld][%lld] expected", slot, (long long)rows, (long long)cols);
-    if (t->stride[t->ndim - 1] != 1 || t->stride[t->ndim - 2] != cols)
-        return failf(call, QF_EUNSUPPORTED, "tensor %s: dense row-major layout expected", slot);
-    return QF_OK;
-}
-
-/* A dense contiguous tensor of any shape with n elements. */
-static qf_status dense_n(const qf_kernel_call *call, const qf_tensor *t, const char *slot, qf_format_id f, size_t n)
-{
-    int64_t want = 1;
-    int d;
-    if (!t->data)
-        return failf(call, QF_EINVAL, "tensor %s is missing", slot);
-    if (t->format != f || t->index_bits || t->packed)
-        return failf(call, QF_EUNSUPPORTED, "tensor %s: format %s expected", slot, qf_format_get(f)->name);
-    if (qf_tensor_numel(t) != n)
-        return failf(call, QF_EINVAL, "tensor %s: %zu elements expected", slot, n);
-    for (d = t->ndim - 1; d >= 0; d--) {
-        if (t->shape[d] > 1 && t->stride[d] != want)
-            return failf(call, QF_EUNSUPPORTED, "tensor %s: dense row-major layout expected", slot);
-        want *= t->shape[d];
-    }
-    return QF_OK;
-}
 
 /* Output codes from float32 values, nearest even (cuda_bf16.h / cuda_fp16.h
  * __float2bfloat16_rn, __float2half_rn). */
@@ -126,20 +81,20 @@ static qf_status gemm_args(const qf_kernel_call *call, const qf_op_gemm **g)
     const qf_dtype_tuple *t = call->dtype;
     qf_status s;
     if (call->op->op != QF_OP_GEMM)
-        return failf(call, QF_EINVAL, "not a gemm call");
+        return _qf_gpu_fail(call, QF_EINVAL, "not a gemm call");
     o = &call->op->u.gemm;
     if (o->trans_a || o->trans_b || o->batch > 1 || o->groups || o->alpha != 1.0 || o->beta != 0.0)
-        return failf(call, QF_EUNSUPPORTED, "only d = a b (no transposes, batch 1, alpha 1, beta 0)");
-    if ((s = dense2(call, &call->in[0], "a", t->in[0], (int64_t)o->m, (int64_t)o->k)) != QF_OK ||
-        (s = dense2(call, &call->in[1], "b", t->in[1], (int64_t)o->k, (int64_t)o->n)) != QF_OK ||
-        (s = dense2(call, &call->out[0], "d", t->out[0], (int64_t)o->m, (int64_t)o->n)) != QF_OK)
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "only d = a b (no transposes, batch 1, alpha 1, beta 0)");
+    if ((s = _qf_gpu_dense2(call, &call->in[0], "a", t->in[0], (int64_t)o->m, (int64_t)o->k)) != QF_OK ||
+        (s = _qf_gpu_dense2(call, &call->in[1], "b", t->in[1], (int64_t)o->k, (int64_t)o->n)) != QF_OK ||
+        (s = _qf_gpu_dense2(call, &call->out[0], "d", t->out[0], (int64_t)o->m, (int64_t)o->n)) != QF_OK)
         return s;
     *g = o;
     return QF_OK;
 }
 
-extern "C" qf_status qf_cuda_gemm_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
-                                           char *why, size_t why_size)
+extern "C" qf_status qf_cuda_gemm_supports(const qf_kernel *k, const qf_op_desc *op,
+                                           const qf_dtype_tuple *dtype, char *why, size_t why_size)
 {
     const qf_op_gemm *o = &op->u.gemm;
     (void)k;
@@ -162,8 +117,7 @@ extern "C" qf_status qf_cuda_gemm_supports(const qf_kernel *k, const qf_op_desc 
  * m, n, k multiples of 16 (table.c's limits). */
 using namespace nvcuda;
 
-template <typename T>
-__global__ void k_wmma(const T *A, const T *B, float *D, int M, int N, int K)
+template <typename T> __global__ void k_wmma(const T *A, const T *B, float *D, int M, int N, int K)
 {
     int warp = (int)((blockIdx.x * blockDim.x + threadIdx.x) / 32);
     int tiles_n = N / 16, tm = warp / tiles_n, tn = warp % tiles_n;
@@ -195,7 +149,7 @@ extern "C" qf_status qf_cuda_gemm_wmma_run(void *ctx, const qf_kernel_call *call
         return st;
     M = (int)g->m, N = (int)g->n, K = (int)g->k;
     if (M % 16 || N % 16 || K % 16)
-        return failf(call, QF_EUNSUPPORTED, "m, n and k must be multiples of 16");
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "m, n and k must be multiples of 16");
     if (M == 0 || N == 0)
         return QF_OK;
     if (fo == QF_FLOAT32)
@@ -206,11 +160,11 @@ extern "C" qf_status qf_cuda_gemm_wmma_run(void *ctx, const qf_kernel_call *call
     if (K == 0)
         QF_CU(cudaMemset(acc, 0, (size_t)M * N * sizeof(float)));
     else if (bf)
-        k_wmma<__nv_bfloat16><<<(warps + 3) / 4, 128>>>((const __nv_bfloat16 *)call->in[0].data,
-                                                         (const __nv_bfloat16 *)call->in[1].data, acc, M, N, K);
+        k_wmma<__nv_bfloat16><<<(warps + 3) / 4, 128>>>(
+            (const __nv_bfloat16 *)call->in[0].data, (const __nv_bfloat16 *)call->in[1].data, acc, M, N, K);
     else
-        k_wmma<__half><<<(warps + 3) / 4, 128>>>((const __half *)call->in[0].data, (const __half *)call->in[1].data,
-                                                 acc, M, N, K);
+        k_wmma<__half><<<(warps + 3) / 4, 128>>>((const __half *)call->in[0].data,
+                                                 (const __half *)call->in[1].data, acc, M, N, K);
     QF_CU_LAUNCH("k_wmma");
     if (fo != QF_FLOAT32) {
         size_t n = (size_t)M * N;
@@ -236,8 +190,8 @@ done:
  * Compiled for sm_80 too, where the body only raises *bad (the host never
  * launches it there: the kernel records claim sm_89 / sm_90 only). */
 template <int EA, int EB>
-__global__ void k_fp8_mma(const uint8_t *A, const uint8_t *B, const float *sa, const float *sb, void *D, int M,
-                          int N, int K, int fo, int *bad)
+__global__ void k_fp8_mma(const uint8_t *A, const uint8_t *B, const float *sa, const float *sb, void *D,
+                          int M, int N, int K, int fo, int *bad)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
     int warp = (int)((blockIdx.x * blockDim.x + threadIdx.x) / 32), lane = (int)(threadIdx.x % 32);
@@ -319,10 +273,11 @@ static qf_status scaled_args(const qf_kernel_call *call, const qf_op_gemm **g)
     for (i = 0; i < 2; i++) {
         const qf_tensor_scale *sc = &call->in[i].scale;
         if (sc->kind != QF_SCALE_TENSOR || sc->format != QF_FLOAT32 || !sc->data || sc->count != 1)
-            return failf(call, QF_EUNSUPPORTED, "tensor %s: one float32 per-tensor scale expected", i ? "b" : "a");
+            return _qf_gpu_fail(call, QF_EUNSUPPORTED, "tensor %s: one float32 per-tensor scale expected",
+                                i ? "b" : "a");
     }
     if (fp8_code(call->dtype->in[0]) < 0 || fp8_code(call->dtype->in[1]) < 0)
-        return failf(call, QF_EUNSUPPORTED, "inputs must be float8_e4m3fn or float8_e5m2");
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "inputs must be float8_e4m3fn or float8_e5m2");
     return QF_OK;
 }
 
@@ -342,14 +297,14 @@ extern "C" qf_status qf_cuda_gemm_fp8_mma_run(void *ctx, const qf_kernel_call *c
     if (st != QF_OK)
         return st;
     if (device_cc() < 89)
-        return failf(call, QF_EUNSUPPORTED, "FP8 mma needs sm_89 or later");
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "FP8 mma needs sm_89 or later");
     M = (int)g->m, N = (int)g->n, K = (int)g->k;
     if (M % 16 || N % 8 || K % 32)
-        return failf(call, QF_EUNSUPPORTED, "m, n, k must be multiples of 16, 8, 32");
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "m, n, k must be multiples of 16, 8, 32");
     if (M == 0 || N == 0)
         return QF_OK;
     if (K == 0)
-        return failf(call, QF_EUNSUPPORTED, "k = 0");
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "k = 0");
     ea = fp8_code(call->dtype->in[0]);
     eb = fp8_code(call->dtype->in[1]);
     A = (const uint8_t *)call->in[0].data;
@@ -372,7 +327,8 @@ extern "C" qf_status qf_cuda_gemm_fp8_mma_run(void *ctx, const qf_kernel_call *c
     QF_CU_LAUNCH("k_fp8_mma");
     QF_CU(cudaMemcpy(&hbad, bad, sizeof(int), cudaMemcpyDeviceToHost));
     if (hbad)
-        st = failf(call, QF_EUNSUPPORTED, "this build has no FP8 mma code for the device's architecture");
+        st = _qf_gpu_fail(call, QF_EUNSUPPORTED,
+                          "this build has no FP8 mma code for the device's architecture");
 done:
     if (bad)
         cudaFree(bad);
@@ -404,16 +360,11 @@ extern "C" void qf_cuda_cublas_fini(void *ctx)
 static cudaDataType cuda_type(qf_format_id f)
 {
     switch (f) {
-    case QF_BFLOAT16:
-        return CUDA_R_16BF;
-    case QF_FLOAT16:
-        return CUDA_R_16F;
-    case QF_FLOAT8_E4M3FN:
-        return CUDA_R_8F_E4M3;
-    case QF_FLOAT8_E5M2:
-        return CUDA_R_8F_E5M2;
-    default:
-        return CUDA_R_32F;
+    case QF_BFLOAT16: return CUDA_R_16BF;
+    case QF_FLOAT16: return CUDA_R_16F;
+    case QF_FLOAT8_E4M3FN: return CUDA_R_8F_E4M3;
+    case QF_FLOAT8_E5M2: return CUDA_R_8F_E5M2;
+    default: return CUDA_R_32F;
     }
 }
 
@@ -428,7 +379,7 @@ extern "C" qf_status qf_cuda_cublas_gemm_run(void *ctx, const qf_kernel_call *ca
     if (st != QF_OK)
         return st;
     if (!ctx)
-        return failf(call, QF_EINVAL, "no cuBLAS handle");
+        return _qf_gpu_fail(call, QF_EINVAL, "no cuBLAS handle");
     if (g->m == 0 || g->n == 0)
         return QF_OK;
     cs = cublasGemmEx((cublasHandle_t)ctx, CUBLAS_OP_N, CUBLAS_OP_N, (int)g->n, (int)g->m, (int)g->k, &one,
@@ -436,7 +387,7 @@ extern "C" qf_status qf_cuda_cublas_gemm_run(void *ctx, const qf_kernel_call *ca
                       cuda_type(call->dtype->in[0]), (int)g->k, &zero, call->out[0].data,
                       cuda_type(call->dtype->out[0]), (int)g->n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     if (cs != CUBLAS_STATUS_SUCCESS)
-        return failf(call, QF_EIO, "cublasGemmEx: %s", cublasGetStatusString(cs));
+        return _qf_gpu_fail(call, QF_EIO, "cublasGemmEx: %s", cublasGetStatusString(cs));
     QF_CU(cudaDeviceSynchronize());
 done:
     return st;
@@ -451,13 +402,13 @@ done:
  * D_lt is float32 (column-major); it is transposed into the row-major D and
  * rounded once to the output format (nearest even).  Default settings: no
  * CUBLASLT_MATMUL_DESC_FAST_ACCUM. */
-#define LT_TRY(call)                                                                               \
-    do {                                                                                           \
-        cublasStatus_t s_ = (call);                                                                \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
-            st = failf(callp, QF_EIO, "%s: %s", #call, cublasGetStatusString(s_));                 \
-            goto done;                                                                             \
-        }                                                                                          \
+#define LT_TRY(call)                                                                                         \
+    do {                                                                                                     \
+        cublasStatus_t s_ = (call);                                                                          \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                   \
+            st = _qf_gpu_fail(callp, QF_EIO, "%s: %s", #call, cublasGetStatusString(s_));                    \
+            goto done;                                                                                       \
+        }                                                                                                    \
     } while (0)
 
 extern "C" qf_status qf_cuda_cublaslt_init(const qf_kernel *k, void **ctx)
@@ -499,9 +450,9 @@ extern "C" qf_status qf_cuda_cublaslt_fp8_run(void *ctx, const qf_kernel_call *c
     if (st != QF_OK)
         return st;
     if (!ctx)
-        return failf(call, QF_EINVAL, "no cuBLASLt handle");
+        return _qf_gpu_fail(call, QF_EINVAL, "no cuBLASLt handle");
     if (device_cc() < 89)
-        return failf(call, QF_EUNSUPPORTED, "FP8 cuBLASLt needs sm_89 or later");
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "FP8 cuBLASLt needs sm_89 or later");
     M = g->m, N = g->n, K = g->k;
     if (M == 0 || N == 0)
         return QF_OK;
@@ -525,11 +476,11 @@ extern "C" qf_status qf_cuda_cublaslt_fp8_run(void *ctx, const qf_kernel_call *c
                                                 sizeof ws_size));
     LT_TRY(cublasLtMatmulAlgoGetHeuristic((cublasLtHandle_t)ctx, op, la, lb, ld, ld, pref, 1, &heur, &nres));
     if (nres == 0) {
-        st = failf(call, QF_EUNSUPPORTED, "cuBLASLt has no FP8 algorithm for this problem");
+        st = _qf_gpu_fail(call, QF_EUNSUPPORTED, "cuBLASLt has no FP8 algorithm for this problem");
         goto done;
     }
-    LT_TRY(cublasLtMatmul((cublasLtHandle_t)ctx, op, &one, call->in[0].data, la, bt, lb, &zero, dlt, ld, dlt, ld,
-                          &heur.algo, ws, ws_size, 0));
+    LT_TRY(cublasLtMatmul((cublasLtHandle_t)ctx, op, &one, call->in[0].data, la, bt, lb, &zero, dlt, ld, dlt,
+                          ld, &heur.algo, ws, ws_size, 0));
     QF_CU(cudaDeviceSynchronize());
     k_transpose_convert<<<blocks_for(M * N, 256), 256>>>(dlt, call->out[0].data, (int)M, (int)N,
                                                          call->dtype->out[0]);
@@ -617,13 +568,17 @@ extern "C" qf_status qf_cuda_rmsnorm_run(void *ctx, const qf_kernel_call *call)
     qf_status st;
     (void)ctx;
     if (call->op->op != QF_OP_RMSNORM)
-        return failf(call, QF_EINVAL, "not an rmsnorm call");
+        return _qf_gpu_fail(call, QF_EINVAL, "not an rmsnorm call");
     if (o->weight_offset != 0.0 || !(o->eps >= 0) || (double)(float)o->eps != o->eps)
-        return failf(call, QF_EUNSUPPORTED, "weight_offset 0 and a float32 eps >= 0 only");
-    if ((st = dense2(call, &call->in[0], "x", QF_FLOAT32, (int64_t)o->rows, (int64_t)o->cols)) != QF_OK ||
-        (st = dense2(call, &call->out[0], "y", QF_FLOAT32, (int64_t)o->rows, (int64_t)o->cols)) != QF_OK ||
-        (call->in[1].data && (st = dense_n(call, &call->in[1], "weight", QF_FLOAT32, o->cols)) != QF_OK) ||
-        (call->in[2].data && (st = dense_n(call, &call->in[2], "bias", QF_FLOAT32, o->cols)) != QF_OK))
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "weight_offset 0 and a float32 eps >= 0 only");
+    if ((st = _qf_gpu_dense2(call, &call->in[0], "x", QF_FLOAT32, (int64_t)o->rows, (int64_t)o->cols)) !=
+            QF_OK ||
+        (st = _qf_gpu_dense2(call, &call->out[0], "y", QF_FLOAT32, (int64_t)o->rows, (int64_t)o->cols)) !=
+            QF_OK ||
+        (call->in[1].data &&
+         (st = _qf_gpu_dense_n(call, &call->in[1], "weight", QF_FLOAT32, o->cols)) != QF_OK) ||
+        (call->in[2].data &&
+         (st = _qf_gpu_dense_n(call, &call->in[2], "bias", QF_FLOAT32, o->cols)) != QF_OK))
         return st;
     if (o->rows == 0 || o->cols == 0)
         return QF_OK;
@@ -664,11 +619,13 @@ extern "C" qf_status qf_cuda_softmax_run(void *ctx, const qf_kernel_call *call)
     qf_status st;
     (void)ctx;
     if (call->op->op != QF_OP_SOFTMAX)
-        return failf(call, QF_EINVAL, "not a softmax call");
+        return _qf_gpu_fail(call, QF_EINVAL, "not a softmax call");
     if ((double)(float)o->scale != o->scale)
-        return failf(call, QF_EUNSUPPORTED, "the scale must be a float32 value");
-    if ((st = dense2(call, &call->in[0], "x", QF_FLOAT32, (int64_t)o->rows, (int64_t)o->cols)) != QF_OK ||
-        (st = dense2(call, &call->out[0], "y", QF_FLOAT32, (int64_t)o->rows, (int64_t)o->cols)) != QF_OK)
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "the scale must be a float32 value");
+    if ((st = _qf_gpu_dense2(call, &call->in[0], "x", QF_FLOAT32, (int64_t)o->rows, (int64_t)o->cols)) !=
+            QF_OK ||
+        (st = _qf_gpu_dense2(call, &call->out[0], "y", QF_FLOAT32, (int64_t)o->rows, (int64_t)o->cols)) !=
+            QF_OK)
         return st;
     if (o->rows == 0 || o->cols == 0)
         return QF_OK;
@@ -735,8 +692,8 @@ __global__ void k_attention(const uint16_t *Q, const uint16_t *Kt, const uint16_
             for (int c = 0; c < 8; c++) {
                 int d = lane + 32 * c;
                 if (d < DV)
-                    o[c] = __fadd_rn(o[c], __fmul_rn(pj, __uint_as_float((uint32_t)vb[(size_t)(t0 + jj) * DV + d]
-                                                                         << 16)));
+                    o[c] = __fadd_rn(
+                        o[c], __fmul_rn(pj, __uint_as_float((uint32_t)vb[(size_t)(t0 + jj) * DV + d] << 16)));
             }
         }
     }
@@ -785,31 +742,34 @@ extern "C" qf_status qf_cuda_attention_run(void *ctx, const qf_kernel_call *call
     float scale;
     (void)ctx;
     if (call->op->op != QF_OP_ATTENTION)
-        return failf(call, QF_EINVAL, "not an attention call");
-    if ((st = qf_cuda_attention_supports(call->kernel, call->op, call->dtype, call->msg, call->msg_size)) != QF_OK)
+        return _qf_gpu_fail(call, QF_EINVAL, "not an attention call");
+    if ((st = qf_cuda_attention_supports(call->kernel, call->op, call->dtype, call->msg, call->msg_size)) !=
+        QF_OK)
         return st;
     dv = a->head_dim_v ? a->head_dim_v : a->head_dim;
     rows = a->batch * a->heads * a->seq_q;
     scale = a->scale != 0 ? (float)a->scale : 1.0f / sqrtf((float)a->head_dim);
     if (a->scale != 0 && (double)scale != a->scale)
-        return failf(call, QF_EUNSUPPORTED, "the scale must be a float32 value");
-    if ((st = dense_n(call, &call->in[0], "q", QF_BFLOAT16, rows * a->head_dim)) != QF_OK ||
-        (st = dense_n(call, &call->in[1], "k", QF_BFLOAT16, a->batch * a->kv_heads * a->seq_k * a->head_dim)) !=
-            QF_OK ||
-        (st = dense_n(call, &call->in[2], "v", QF_BFLOAT16, a->batch * a->kv_heads * a->seq_k * dv)) != QF_OK ||
-        (st = dense_n(call, &call->out[0], "out", QF_BFLOAT16, rows * dv)) != QF_OK ||
-        (call->out[1].data && (st = dense_n(call, &call->out[1], "lse", QF_FLOAT32, rows)) != QF_OK))
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "the scale must be a float32 value");
+    if ((st = _qf_gpu_dense_n(call, &call->in[0], "q", QF_BFLOAT16, rows * a->head_dim)) != QF_OK ||
+        (st = _qf_gpu_dense_n(call, &call->in[1], "k", QF_BFLOAT16,
+                              a->batch * a->kv_heads * a->seq_k * a->head_dim)) != QF_OK ||
+        (st = _qf_gpu_dense_n(call, &call->in[2], "v", QF_BFLOAT16,
+                              a->batch * a->kv_heads * a->seq_k * dv)) != QF_OK ||
+        (st = _qf_gpu_dense_n(call, &call->out[0], "out", QF_BFLOAT16, rows * dv)) != QF_OK ||
+        (call->out[1].data && (st = _qf_gpu_dense_n(call, &call->out[1], "lse", QF_FLOAT32, rows)) != QF_OK))
         return st;
     if (call->in[3].data)
-        return failf(call, QF_EUNSUPPORTED, "no mask tensor");
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "no mask tensor");
     if (rows == 0 || dv == 0)
         return QF_OK;
     if (a->seq_k == 0)
-        return failf(call, QF_EUNSUPPORTED, "seq_k = 0");
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "seq_k = 0");
     k_attention<<<blocks_for(rows * 32, 128), 128>>>(
-        (const uint16_t *)call->in[0].data, (const uint16_t *)call->in[1].data, (const uint16_t *)call->in[2].data,
-        (uint16_t *)call->out[0].data, (float *)call->out[1].data, (int)a->batch, (int)a->heads, (int)a->kv_heads,
-        (int)a->seq_q, (int)a->seq_k, (int)a->head_dim, (int)dv, scale, a->mask == QF_MASK_CAUSAL);
+        (const uint16_t *)call->in[0].data, (const uint16_t *)call->in[1].data,
+        (const uint16_t *)call->in[2].data, (uint16_t *)call->out[0].data, (float *)call->out[1].data,
+        (int)a->batch, (int)a->heads, (int)a->kv_heads, (int)a->seq_q, (int)a->seq_k, (int)a->head_dim,
+        (int)dv, scale, a->mask == QF_MASK_CAUSAL);
     QF_CU_LAUNCH("k_attention");
 done:
     return st;

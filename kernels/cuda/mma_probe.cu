@@ -71,7 +71,8 @@ __global__ void k_mma_probe(const float *A, const float *B, float *D, int kind, 
             for (int j = 0; j < 4; j++) {
                 int kk = h * 16 + t * 4 + j;
                 w0 |= (uint32_t)__nv_cvt_float_to_fp8(A[g * K + kk], __NV_SATFINITE, __NV_E4M3) << (8 * j);
-                w1 |= (uint32_t)__nv_cvt_float_to_fp8(A[(g + 8) * K + kk], __NV_SATFINITE, __NV_E4M3) << (8 * j);
+                w1 |= (uint32_t)__nv_cvt_float_to_fp8(A[(g + 8) * K + kk], __NV_SATFINITE, __NV_E4M3)
+                      << (8 * j);
                 wb |= (uint32_t)__nv_cvt_float_to_fp8(B[kk * 8 + g], __NV_SATFINITE, __NV_E4M3) << (8 * j);
             }
             a[2 * h] = w0;
@@ -116,7 +117,8 @@ extern "C" qf_status qf_cuda_mma_probe(int kind, const float *a, const float *b,
     QF_CU(cudaMemcpy(&hbad, bad, sizeof(int), cudaMemcpyDeviceToHost));
     if (hbad) {
         if (err && err_size)
-            snprintf(err, err_size, "e4m3 mma needs sm_89 or later (no FP8 code in this build for this device)");
+            snprintf(err, err_size,
+                     "e4m3 mma needs sm_89 or later (no FP8 code in this build for this device)");
         st = QF_EUNSUPPORTED;
     }
 done:

@@ -35,22 +35,12 @@
 
 #include "_cuda.h"
 #include "_cuda_kernels.h"
+#include "_gpu_args.h"
 #include "qf_block.h"
 #include "qf_ref.h"
 
-static qf_status qfail(const qf_kernel_call *call, qf_status s, const char *fmt, ...)
-{
-    va_list ap;
-    if (call->msg && call->msg_size) {
-        va_start(ap, fmt);
-        vsnprintf(call->msg, call->msg_size, fmt, ap);
-        va_end(ap);
-    }
-    return s;
-}
-
-extern "C" qf_status qf_cuda_quantize_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
-                                               char *why, size_t why_size)
+extern "C" qf_status qf_cuda_quantize_supports(const qf_kernel *k, const qf_op_desc *op,
+                                               const qf_dtype_tuple *dtype, char *why, size_t why_size)
 {
     const qf_ref_block_params *p = &op->u.quantize.block;
     int mx = k && k->user != NULL;
@@ -69,9 +59,10 @@ extern "C" qf_status qf_cuda_quantize_supports(const qf_kernel *k, const qf_op_d
     if (p->family != QF_REF_BLOCK_FP8 || p->fp8.granularity != QF_BLOCK_FP8_TENSOR || p->fp8.margin != 0 ||
         p->fp8.amax_epsilon != 0 || p->fp8.pow2 || !p->fp8.saturate || p->fp8.fp32_product ||
         p->fp8.round != QF_ROUND_RNE || (p->fp8.elem != QF_FLOAT8_E4M3FN && p->fp8.elem != QF_FLOAT8_E5M2)) {
-        snprintf(why, why_size,
-                 "FP8: per-tensor scale, margin 0, no epsilon or pow2, saturating, exact product, nearest even, "
-                 "e4m3/e5m2");
+        snprintf(
+            why, why_size,
+            "FP8: per-tensor scale, margin 0, no epsilon or pow2, saturating, exact product, nearest even, "
+            "e4m3/e5m2");
         return QF_EUNSUPPORTED;
     }
     return QF_OK;
@@ -168,34 +159,35 @@ extern "C" qf_status qf_cuda_quantize_run(void *ctx, const qf_kernel_call *call)
     int mx = call->kernel->user != NULL, e5m2;
     (void)ctx;
     if (call->op->op != QF_OP_QUANTIZE)
-        return qfail(call, QF_EINVAL, "not a quantize call");
-    if ((st = qf_cuda_quantize_supports(call->kernel, call->op, call->dtype, call->msg, call->msg_size)) != QF_OK)
+        return _qf_gpu_fail(call, QF_EINVAL, "not a quantize call");
+    if ((st = qf_cuda_quantize_supports(call->kernel, call->op, call->dtype, call->msg, call->msg_size)) !=
+        QF_OK)
         return st;
     n = o->rows * o->cols;
     if (!X->data || X->format != QF_FLOAT32 || qf_tensor_numel(X) != n || X->stride[X->ndim - 1] != 1 ||
         (X->ndim >= 2 && X->stride[X->ndim - 2] != (int64_t)o->cols))
-        return qfail(call, QF_EUNSUPPORTED, "x: dense row-major float32 [rows][cols] expected");
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "x: dense row-major float32 [rows][cols] expected");
     if (!Q->data || Q->packed || !Q->scale.data || qf_tensor_numel(Q) != n)
-        return qfail(call, QF_EINVAL, "q: unpacked codes and scales expected");
+        return _qf_gpu_fail(call, QF_EINVAL, "q: unpacked codes and scales expected");
     e5m2 = (mx ? o->block.mx.elem : o->block.fp8.elem) == QF_FLOAT8_E5M2;
     if (n == 0)
         return QF_OK;
     if (mx) {
         size_t nb = (o->cols + o->block.mx.block - 1) / o->block.mx.block;
         if (Q->scale.count != o->rows * nb)
-            return qfail(call, QF_EINVAL, "q.scale: %zu E8M0 codes expected", o->rows * nb);
+            return _qf_gpu_fail(call, QF_EINVAL, "q.scale: %zu E8M0 codes expected", o->rows * nb);
         k_mx_quant<<<(unsigned)((o->rows * nb + 127) / 128), 128>>>(
             (const float *)X->data, (uint8_t *)Q->data, (uint8_t *)Q->scale.data, (int)o->rows, (int)o->cols,
             (int)o->block.mx.block, e5m2, e5m2 ? 15 : 8);
         QF_CU_LAUNCH("k_mx_quant");
     } else {
         if (Q->scale.count != 1 || Q->scale.format != QF_FLOAT32)
-            return qfail(call, QF_EINVAL, "q.scale: one float32 scale expected");
-        k_fp8_amax_scale<<<1, 256>>>((const float *)X->data, n, e5m2 ? 57344.0f : 448.0f, (float *)Q->scale.data);
+            return _qf_gpu_fail(call, QF_EINVAL, "q.scale: one float32 scale expected");
+        k_fp8_amax_scale<<<1, 256>>>((const float *)X->data, n, e5m2 ? 57344.0f : 448.0f,
+                                     (float *)Q->scale.data);
         QF_CU_LAUNCH("k_fp8_amax_scale");
-        k_fp8_scale_encode<<<(unsigned)((n + 255) / 256), 256>>>((const float *)X->data, n,
-                                                                 (const float *)Q->scale.data, (uint8_t *)Q->data,
-                                                                 e5m2);
+        k_fp8_scale_encode<<<(unsigned)((n + 255) / 256), 256>>>(
+            (const float *)X->data, n, (const float *)Q->scale.data, (uint8_t *)Q->data, e5m2);
         QF_CU_LAUNCH("k_fp8_scale_encode");
     }
 done:

@@ -36,8 +36,8 @@ typedef struct built {
 
 /* A tuple whose claim is the model preset's (block FMA, alignment, RTZ),
  * with a nearest-even output conversion (the kernels' own rounding). */
-static void add_tuple(built *b, const char *name, qf_format_id a, qf_format_id bb, qf_format_id out, int scaled,
-                      const char *preset)
+static void add_tuple(built *b, const char *name, qf_format_id a, qf_format_id bb, qf_format_id out,
+                      int scaled, const char *preset)
 {
     qf_dtype_tuple *t = &b->t[b->n++];
     const qf_model_params *p = qf_model_preset(preset);
@@ -180,15 +180,16 @@ qf_status qf_cuda_register_kernels(qf_registry *r)
         build_tables();
         built_once = 1;
     }
-#define GEMM_MN(k, mm, nn, kk)                                                                      \
-    do {                                                                                            \
-        (k).limits.multiple_of[0] = (mm);                                                           \
-        (k).limits.multiple_of[1] = (nn);                                                           \
-        (k).limits.multiple_of[2] = (kk);                                                           \
+#define GEMM_MN(k, mm, nn, kk)                                                                               \
+    do {                                                                                                     \
+        (k).limits.multiple_of[0] = (mm);                                                                    \
+        (k).limits.multiple_of[1] = (nn);                                                                    \
+        (k).limits.multiple_of[2] = (kk);                                                                    \
     } while (0)
-    ks[n] = mk("gemm.cuda.wmma.bf16.sm80", QF_OP_GEMM, O,
-               "bfloat16 WMMA 16x16x16 (HMMA), float32 tensor-core accumulator in K order, A100 arithmetic",
-               "sm_80 sm_86 sm_87", &wmma_bf16_sm80, qf_cuda_gemm_wmma_run, qf_cuda_gemm_supports, NULL, NULL);
+    ks[n] =
+        mk("gemm.cuda.wmma.bf16.sm80", QF_OP_GEMM, O,
+           "bfloat16 WMMA 16x16x16 (HMMA), float32 tensor-core accumulator in K order, A100 arithmetic",
+           "sm_80 sm_86 sm_87", &wmma_bf16_sm80, qf_cuda_gemm_wmma_run, qf_cuda_gemm_supports, NULL, NULL);
     GEMM_MN(ks[n], 16, 16, 16);
     n++;
     ks[n] = mk("gemm.cuda.wmma.bf16.sm90", QF_OP_GEMM, O,
@@ -211,9 +212,10 @@ qf_status qf_cuda_register_kernels(qf_registry *r)
                &fp8_sm89, qf_cuda_gemm_fp8_mma_run, qf_cuda_gemm_supports, NULL, NULL);
     GEMM_MN(ks[n], 16, 8, 32);
     n++;
-    ks[n] = mk("gemm.cuda.mma_fp8.sm90", QF_OP_GEMM, O,
-               "FP8 mma.sync m16n8k32 (e4m3/e5m2), per-tensor float32 scales, H100 fp8 arithmetic, no promotion",
-               "sm_90 sm_90a", &fp8_sm90, qf_cuda_gemm_fp8_mma_run, qf_cuda_gemm_supports, NULL, NULL);
+    ks[n] =
+        mk("gemm.cuda.mma_fp8.sm90", QF_OP_GEMM, O,
+           "FP8 mma.sync m16n8k32 (e4m3/e5m2), per-tensor float32 scales, H100 fp8 arithmetic, no promotion",
+           "sm_90 sm_90a", &fp8_sm90, qf_cuda_gemm_fp8_mma_run, qf_cuda_gemm_supports, NULL, NULL);
     GEMM_MN(ks[n], 16, 8, 32);
     n++;
     ks[n] = mk("gemm.cublaslt.fp8.sm89", QF_OP_GEMM, O,
@@ -224,8 +226,8 @@ qf_status qf_cuda_register_kernels(qf_registry *r)
     n++;
     ks[n] = mk("gemm.cublaslt.fp8.sm90", QF_OP_GEMM, O,
                "vendor: cuBLASLt FP8 matmul with scale pointers, float32 D, rounded once to the output",
-               "sm_90 sm_90a", &lt_sm90, qf_cuda_cublaslt_fp8_run, qf_cuda_gemm_supports, qf_cuda_cublaslt_init,
-               qf_cuda_cublaslt_fini);
+               "sm_90 sm_90a", &lt_sm90, qf_cuda_cublaslt_fp8_run, qf_cuda_gemm_supports,
+               qf_cuda_cublaslt_init, qf_cuda_cublaslt_fini);
     GEMM_MN(ks[n], 16, 16, 16);
     n++;
     ks[n] = mk("gemm.cublas.bf16.sm80", QF_OP_GEMM, O, "vendor: cublasGemmEx bfloat16, CUBLAS_COMPUTE_32F",
@@ -244,9 +246,10 @@ qf_status qf_cuda_register_kernels(qf_registry *r)
                "sm_90 sm_90a", &blas_f16_sm90, qf_cuda_cublas_gemm_run, qf_cuda_gemm_supports,
                qf_cuda_cublas_init, qf_cuda_cublas_fini);
     n++;
-    ks[n] = mk("gemm.cublas.f32", QF_OP_GEMM, O,
-               "vendor: cublasGemmEx float32, CUBLAS_COMPUTE_32F, default math mode (no TF32)", "sm_*", &blas_f32,
-               qf_cuda_cublas_gemm_run, qf_cuda_gemm_supports, qf_cuda_cublas_init, qf_cuda_cublas_fini);
+    ks[n] =
+        mk("gemm.cublas.f32", QF_OP_GEMM, O,
+           "vendor: cublasGemmEx float32, CUBLAS_COMPUTE_32F, default math mode (no TF32)", "sm_*", &blas_f32,
+           qf_cuda_cublas_gemm_run, qf_cuda_gemm_supports, qf_cuda_cublas_init, qf_cuda_cublas_fini);
     n++;
     ks[n] = mk("rmsnorm.cuda.f32", QF_OP_RMSNORM, O,
                "float32 RMSNorm, one block per row: strided sums of squares, 256-leaf tree, 1/sqrt, x*r*w+b",
@@ -256,14 +259,16 @@ qf_status qf_cuda_register_kernels(qf_registry *r)
                "float32 softmax, one block per row: tree max, expf, tree sum, division", "sm_*", &softmax_f32,
                qf_cuda_softmax_run, NULL, NULL, NULL);
     n++;
-    ks[n] = mk("attention.cuda.flash.bf16", QF_OP_ATTENTION, O,
-               "bfloat16 flash-style forward: one warp per query row, online softmax per 32-key tile, P rounded "
-               "to bfloat16 before P V, float32 O, causal or none; GQA",
-               "sm_*", &attn_bf16, qf_cuda_attention_run, qf_cuda_attention_supports, NULL, NULL);
+    ks[n] =
+        mk("attention.cuda.flash.bf16", QF_OP_ATTENTION, O,
+           "bfloat16 flash-style forward: one warp per query row, online softmax per 32-key tile, P rounded "
+           "to bfloat16 before P V, float32 O, causal or none; GQA",
+           "sm_*", &attn_bf16, qf_cuda_attention_run, qf_cuda_attention_supports, NULL, NULL);
     n++;
-    ks[n] = mk("quantize.cuda.mxfp8", QF_OP_QUANTIZE, O,
-               "MXFP8 (OCP MX, floor rule): per-block amax, E8M0 scale, hardware cvt to e4m3/e5m2 with satfinite",
-               "sm_*", &quant_fp8, qf_cuda_quantize_run, qf_cuda_quantize_supports, NULL, NULL);
+    ks[n] =
+        mk("quantize.cuda.mxfp8", QF_OP_QUANTIZE, O,
+           "MXFP8 (OCP MX, floor rule): per-block amax, E8M0 scale, hardware cvt to e4m3/e5m2 with satfinite",
+           "sm_*", &quant_fp8, qf_cuda_quantize_run, qf_cuda_quantize_supports, NULL, NULL);
     ks[n].user = (void *)1; /* MX (kernels/cuda/quantize.cu) */
     n++;
     ks[n] = mk("quantize.cuda.fp8", QF_OP_QUANTIZE, O,

@@ -23,19 +23,19 @@ extern "C" qf_status qf_hip_fail(hipError_t e, const char *what, const char *fil
                                  size_t msg_size);
 extern "C" const char *qf_hip_last_error(void);
 
-#define QF_HIP(call)                                                                               \
-    do {                                                                                           \
-        hipError_t e_ = (call);                                                                    \
-        if (e_ != hipSuccess) {                                                                    \
-            st = qf_hip_fail(e_, #call, __FILE__, __LINE__, msg, msg_size);                        \
-            goto done;                                                                             \
-        }                                                                                          \
+#define QF_HIP(call)                                                                                         \
+    do {                                                                                                     \
+        hipError_t e_ = (call);                                                                              \
+        if (e_ != hipSuccess) {                                                                              \
+            st = qf_hip_fail(e_, #call, __FILE__, __LINE__, msg, msg_size);                                  \
+            goto done;                                                                                       \
+        }                                                                                                    \
     } while (0)
 
-#define QF_HIP_LAUNCH()                                                                            \
-    do {                                                                                           \
-        QF_HIP(hipGetLastError());                                                                 \
-        QF_HIP(hipDeviceSynchronize());                                                            \
+#define QF_HIP_LAUNCH()                                                                                      \
+    do {                                                                                                     \
+        QF_HIP(hipGetLastError());                                                                           \
+        QF_HIP(hipDeviceSynchronize());                                                                      \
     } while (0)
 
 #endif

@@ -25,7 +25,7 @@ extern "C" const char *qf_hip_last_error(void)
 }
 
 extern "C" qf_status qf_hip_fail(hipError_t e, const char *what, const char *file, int line, char *msg,
-                                size_t msg_size)
+                                 size_t msg_size)
 {
     const char *base = strrchr(file, '/');
     snprintf(last_err, sizeof last_err, "%s failed: %s (%s) at %s:%d", what, hipGetErrorName(e),
@@ -41,14 +41,14 @@ typedef struct hip_state {
 } hip_state;
 
 /* The back end's functions have no msg argument: failures go to stderr. */
-#define BE_TRY(call)                                                                               \
-    do {                                                                                           \
-        hipError_t e_ = (call);                                                                   \
-        if (e_ != hipSuccess) {                                                                   \
-            qf_status s_ = qf_hip_fail(e_, #call, __FILE__, __LINE__, NULL, 0);                     \
-            fprintf(stderr, "qualify: hip: %s\n", last_err);                                      \
-            return s_;                                                                             \
-        }                                                                                          \
+#define BE_TRY(call)                                                                                         \
+    do {                                                                                                     \
+        hipError_t e_ = (call);                                                                              \
+        if (e_ != hipSuccess) {                                                                              \
+            qf_status s_ = qf_hip_fail(e_, #call, __FILE__, __LINE__, NULL, 0);                              \
+            fprintf(stderr, "qualify: hip: %s\n", last_err);                                                 \
+            return s_;                                                                                       \
+        }                                                                                                    \
     } while (0)
 
 static qf_status hb_open(int index, void **state)
@@ -138,7 +138,7 @@ static void hb_free(void *state, void *ptr)
 static qf_status hb_copy(void *state, void *dst, const void *src, size_t bytes, qf_copy_kind kind)
 {
     static const hipMemcpyKind kinds[] = {hipMemcpyHostToDevice, hipMemcpyDeviceToHost,
-                                           hipMemcpyDeviceToDevice};
+                                          hipMemcpyDeviceToDevice};
     (void)state;
     if ((unsigned)kind > QF_COPY_DEVICE_TO_DEVICE || ((!dst || !src) && bytes))
         return QF_EINVAL;
@@ -204,8 +204,18 @@ static qf_status hb_timer_stop(void *state, qf_timer *t, double *seconds)
  * function addresses. */
 #if !defined(__HIP_DEVICE_COMPILE__)
 extern "C" const qf_backend qf_backend_hip_table = {
-    QF_BACKEND_ABI_VERSION, "hip", hb_open,     hb_close,        hb_arch,        hb_describe,
-    hb_alloc,               hb_free, hb_copy,    hb_memset,       hb_synchronize, hb_timer_start,
+    QF_BACKEND_ABI_VERSION,
+    "hip",
+    hb_open,
+    hb_close,
+    hb_arch,
+    hb_describe,
+    hb_alloc,
+    hb_free,
+    hb_copy,
+    hb_memset,
+    hb_synchronize,
+    hb_timer_start,
     hb_timer_stop,
 };
 #endif

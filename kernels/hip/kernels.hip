@@ -20,49 +20,7 @@
 
 #include "_hip.h"
 #include "_hip_kernels.h"
-
-static qf_status failf(const qf_kernel_call *call, qf_status s, const char *fmt, ...)
-{
-    va_list ap;
-    if (call->msg && call->msg_size) {
-        va_start(ap, fmt);
-        vsnprintf(call->msg, call->msg_size, fmt, ap);
-        va_end(ap);
-    }
-    return s;
-}
-
-static qf_status dense2(const qf_kernel_call *call, const qf_tensor *t, const char *slot, qf_format_id f,
-                        int64_t rows, int64_t cols)
-{
-    if (!t->data)
-        return failf(call, QF_EINVAL, "tensor %s is missing", slot);
-    if (t->format != f || t->index_bits || t->packed)
-        return failf(call, QF_EUNSUPPORTED, "tensor %s: format %s expected", slot, qf_format_get(f)->name);
-    if (t->ndim < 2 || t->ndim > 3 || (t->ndim == 3 && t->shape[0] != 1) || t->shape[t->ndim - 2] != rows ||
-        t->shape[t->ndim - 1] != cols)
-        return failf(call, QF_EINVAL, "tensor %s: [%lld][%lld] expected", slot, (long long)rows, (long long)cols);
-    if (t->stride[t->ndim - 1] != 1 || t->stride[t->ndim - 2] != cols)
-        return failf(call, QF_EUNSUPPORTED, "tensor %s: dense row-major layout expected", slot);
-    return QF_OK;
-}
-
-static qf_status dense_n(const qf_kernel_call *call, const qf_tensor *t, const char *slot, qf_format_id f, size_t n)
-{
-    int64_t want = 1;
-    if (!t->data)
-        return failf(call, QF_EINVAL, "tensor %s is missing", slot);
-    if (t->format != f || t->index_bits || t->packed)
-        return failf(call, QF_EUNSUPPORTED, "tensor %s: format %s expected", slot, qf_format_get(f)->name);
-    if (qf_tensor_numel(t) != n)
-        return failf(call, QF_EINVAL, "tensor %s: %zu elements expected", slot, n);
-    for (int d = t->ndim - 1; d >= 0; d--) {
-        if (t->shape[d] > 1 && t->stride[d] != want)
-            return failf(call, QF_EUNSUPPORTED, "tensor %s: dense row-major layout expected", slot);
-        want *= t->shape[d];
-    }
-    return QF_OK;
-}
+#include "_gpu_args.h"
 
 static unsigned blocks_for(size_t n, unsigned t)
 {
@@ -114,7 +72,7 @@ typedef short short4v __attribute__((ext_vector_type(4)));
 typedef float float4v __attribute__((ext_vector_type(4)));
 
 __global__ void hk_gemm16(const uint16_t *A, const uint16_t *B, void *D, int M, int N, int K, int bf, int fo,
-                         int *used_mfma)
+                          int *used_mfma)
 {
     int wave = (int)((blockIdx.x * blockDim.x + threadIdx.x) / 64), l = (int)(threadIdx.x % 64);
     int tiles_n = N / 16, tm = wave / tiles_n, tn = wave % tiles_n;
@@ -158,8 +116,8 @@ __global__ void hk_gemm16(const uint16_t *A, const uint16_t *B, void *D, int M, 
 #endif
 }
 
-extern "C" qf_status qf_hip_gemm_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
-                                          char *why, size_t why_size)
+extern "C" qf_status qf_hip_gemm_supports(const qf_kernel *k, const qf_op_desc *op,
+                                          const qf_dtype_tuple *dtype, char *why, size_t why_size)
 {
     const qf_op_gemm *o = &op->u.gemm;
     (void)k;
@@ -184,15 +142,15 @@ extern "C" qf_status qf_hip_gemm_run(void *ctx, const qf_kernel_call *call)
     unsigned waves;
     (void)ctx;
     if (call->op->op != QF_OP_GEMM)
-        return failf(call, QF_EINVAL, "not a gemm call");
+        return _qf_gpu_fail(call, QF_EINVAL, "not a gemm call");
     if (g->trans_a || g->trans_b || g->batch > 1 || g->groups || g->alpha != 1.0 || g->beta != 0.0)
-        return failf(call, QF_EUNSUPPORTED, "only d = a b");
-    if ((st = dense2(call, &call->in[0], "a", t->in[0], (int64_t)g->m, (int64_t)g->k)) != QF_OK ||
-        (st = dense2(call, &call->in[1], "b", t->in[1], (int64_t)g->k, (int64_t)g->n)) != QF_OK ||
-        (st = dense2(call, &call->out[0], "d", t->out[0], (int64_t)g->m, (int64_t)g->n)) != QF_OK)
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "only d = a b");
+    if ((st = _qf_gpu_dense2(call, &call->in[0], "a", t->in[0], (int64_t)g->m, (int64_t)g->k)) != QF_OK ||
+        (st = _qf_gpu_dense2(call, &call->in[1], "b", t->in[1], (int64_t)g->k, (int64_t)g->n)) != QF_OK ||
+        (st = _qf_gpu_dense2(call, &call->out[0], "d", t->out[0], (int64_t)g->m, (int64_t)g->n)) != QF_OK)
         return st;
     if (g->m % 16 || g->n % 16 || g->k % 16)
-        return failf(call, QF_EUNSUPPORTED, "m, n and k must be multiples of 16");
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "m, n and k must be multiples of 16");
     if (g->m == 0 || g->n == 0)
         return QF_OK;
     QF_HIP(hipMalloc((void **)&flag, sizeof(int)));
@@ -205,7 +163,7 @@ extern "C" qf_status qf_hip_gemm_run(void *ctx, const qf_kernel_call *call)
     QF_HIP(hipMemcpy(&hflag, flag, sizeof(int), hipMemcpyDeviceToHost));
     /* the record claims MFMA arithmetic: the plain path must not pass as it */
     if (!hflag && call->kernel->user)
-        st = failf(call, QF_EUNSUPPORTED, "this build has no MFMA code for the device's architecture");
+        st = _qf_gpu_fail(call, QF_EUNSUPPORTED, "this build has no MFMA code for the device's architecture");
 done:
     if (flag)
         (void)hipFree(flag);
@@ -261,19 +219,23 @@ extern "C" qf_status qf_hip_rmsnorm_run(void *ctx, const qf_kernel_call *call)
     qf_status st;
     (void)ctx;
     if (call->op->op != QF_OP_RMSNORM)
-        return failf(call, QF_EINVAL, "not an rmsnorm call");
+        return _qf_gpu_fail(call, QF_EINVAL, "not an rmsnorm call");
     if (o->weight_offset != 0.0 || !(o->eps >= 0) || (double)(float)o->eps != o->eps)
-        return failf(call, QF_EUNSUPPORTED, "weight_offset 0 and a float32 eps >= 0 only");
-    if ((st = dense2(call, &call->in[0], "x", QF_FLOAT32, (int64_t)o->rows, (int64_t)o->cols)) != QF_OK ||
-        (st = dense2(call, &call->out[0], "y", QF_FLOAT32, (int64_t)o->rows, (int64_t)o->cols)) != QF_OK ||
-        (call->in[1].data && (st = dense_n(call, &call->in[1], "weight", QF_FLOAT32, o->cols)) != QF_OK) ||
-        (call->in[2].data && (st = dense_n(call, &call->in[2], "bias", QF_FLOAT32, o->cols)) != QF_OK))
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "weight_offset 0 and a float32 eps >= 0 only");
+    if ((st = _qf_gpu_dense2(call, &call->in[0], "x", QF_FLOAT32, (int64_t)o->rows, (int64_t)o->cols)) !=
+            QF_OK ||
+        (st = _qf_gpu_dense2(call, &call->out[0], "y", QF_FLOAT32, (int64_t)o->rows, (int64_t)o->cols)) !=
+            QF_OK ||
+        (call->in[1].data &&
+         (st = _qf_gpu_dense_n(call, &call->in[1], "weight", QF_FLOAT32, o->cols)) != QF_OK) ||
+        (call->in[2].data &&
+         (st = _qf_gpu_dense_n(call, &call->in[2], "bias", QF_FLOAT32, o->cols)) != QF_OK))
         return st;
     if (o->rows == 0 || o->cols == 0)
         return QF_OK;
     hipLaunchKernelGGL(hk_rmsnorm, dim3((unsigned)o->rows), dim3(RT), 0, 0, (const float *)call->in[0].data,
-                       (const float *)call->in[1].data, (const float *)call->in[2].data, (float *)call->out[0].data,
-                       (int)o->cols, (float)o->eps);
+                       (const float *)call->in[1].data, (const float *)call->in[2].data,
+                       (float *)call->out[0].data, (int)o->cols, (float)o->eps);
     QF_HIP_LAUNCH();
 done:
     return st;
@@ -305,11 +267,13 @@ extern "C" qf_status qf_hip_softmax_run(void *ctx, const qf_kernel_call *call)
     qf_status st;
     (void)ctx;
     if (call->op->op != QF_OP_SOFTMAX)
-        return failf(call, QF_EINVAL, "not a softmax call");
+        return _qf_gpu_fail(call, QF_EINVAL, "not a softmax call");
     if ((double)(float)o->scale != o->scale)
-        return failf(call, QF_EUNSUPPORTED, "the scale must be a float32 value");
-    if ((st = dense2(call, &call->in[0], "x", QF_FLOAT32, (int64_t)o->rows, (int64_t)o->cols)) != QF_OK ||
-        (st = dense2(call, &call->out[0], "y", QF_FLOAT32, (int64_t)o->rows, (int64_t)o->cols)) != QF_OK)
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "the scale must be a float32 value");
+    if ((st = _qf_gpu_dense2(call, &call->in[0], "x", QF_FLOAT32, (int64_t)o->rows, (int64_t)o->cols)) !=
+            QF_OK ||
+        (st = _qf_gpu_dense2(call, &call->out[0], "y", QF_FLOAT32, (int64_t)o->rows, (int64_t)o->cols)) !=
+            QF_OK)
         return st;
     if (o->rows == 0 || o->cols == 0)
         return QF_OK;
@@ -325,8 +289,9 @@ done:
  * lanes of a 64-lane wave (shuffles of width 32): online softmax per
  * 32-key tile, P rounded to bfloat16 before P V, float32 O, out = O / l in
  * bfloat16, lse = m + logf(l). */
-__global__ void hk_attention(const uint16_t *Q, const uint16_t *Kt, const uint16_t *V, uint16_t *O, float *LSE,
-                            int B, int H, int HK, int SQ, int SK, int D, int DV, float scale, int causal)
+__global__ void hk_attention(const uint16_t *Q, const uint16_t *Kt, const uint16_t *V, uint16_t *O,
+                             float *LSE, int B, int H, int HK, int SQ, int SK, int D, int DV, float scale,
+                             int causal)
 {
     int row = (int)((blockIdx.x * blockDim.x + threadIdx.x) / 32), lane = (int)(threadIdx.x % 32);
     int valid = row < B * H * SQ;
@@ -369,8 +334,8 @@ __global__ void hk_attention(const uint16_t *Q, const uint16_t *Kt, const uint16
             for (int c = 0; c < 8; c++) {
                 int d = lane + 32 * c;
                 if (d < DV)
-                    o[c] = __fadd_rn(o[c], __fmul_rn(pj, __uint_as_float((uint32_t)vb[(size_t)(t0 + jj) * DV + d]
-                                                                         << 16)));
+                    o[c] = __fadd_rn(
+                        o[c], __fmul_rn(pj, __uint_as_float((uint32_t)vb[(size_t)(t0 + jj) * DV + d] << 16)));
             }
         }
     }
@@ -385,8 +350,8 @@ __global__ void hk_attention(const uint16_t *Q, const uint16_t *Kt, const uint16
         LSE[row] = __fadd_rn(m, logf(l));
 }
 
-extern "C" qf_status qf_hip_attention_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
-                                               char *why, size_t why_size)
+extern "C" qf_status qf_hip_attention_supports(const qf_kernel *k, const qf_op_desc *op,
+                                               const qf_dtype_tuple *dtype, char *why, size_t why_size)
 {
     const qf_op_attention *a = &op->u.attention;
     size_t dv = a->head_dim_v ? a->head_dim_v : a->head_dim;
@@ -419,32 +384,34 @@ extern "C" qf_status qf_hip_attention_run(void *ctx, const qf_kernel_call *call)
     float scale;
     (void)ctx;
     if (call->op->op != QF_OP_ATTENTION)
-        return failf(call, QF_EINVAL, "not an attention call");
-    if ((st = qf_hip_attention_supports(call->kernel, call->op, call->dtype, call->msg, call->msg_size)) != QF_OK)
+        return _qf_gpu_fail(call, QF_EINVAL, "not an attention call");
+    if ((st = qf_hip_attention_supports(call->kernel, call->op, call->dtype, call->msg, call->msg_size)) !=
+        QF_OK)
         return st;
     dv = a->head_dim_v ? a->head_dim_v : a->head_dim;
     rows = a->batch * a->heads * a->seq_q;
     scale = a->scale != 0 ? (float)a->scale : 1.0f / sqrtf((float)a->head_dim);
     if (a->scale != 0 && (double)scale != a->scale)
-        return failf(call, QF_EUNSUPPORTED, "the scale must be a float32 value");
-    if ((st = dense_n(call, &call->in[0], "q", QF_BFLOAT16, rows * a->head_dim)) != QF_OK ||
-        (st = dense_n(call, &call->in[1], "k", QF_BFLOAT16, a->batch * a->kv_heads * a->seq_k * a->head_dim)) !=
-            QF_OK ||
-        (st = dense_n(call, &call->in[2], "v", QF_BFLOAT16, a->batch * a->kv_heads * a->seq_k * dv)) != QF_OK ||
-        (st = dense_n(call, &call->out[0], "out", QF_BFLOAT16, rows * dv)) != QF_OK ||
-        (call->out[1].data && (st = dense_n(call, &call->out[1], "lse", QF_FLOAT32, rows)) != QF_OK))
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "the scale must be a float32 value");
+    if ((st = _qf_gpu_dense_n(call, &call->in[0], "q", QF_BFLOAT16, rows * a->head_dim)) != QF_OK ||
+        (st = _qf_gpu_dense_n(call, &call->in[1], "k", QF_BFLOAT16,
+                              a->batch * a->kv_heads * a->seq_k * a->head_dim)) != QF_OK ||
+        (st = _qf_gpu_dense_n(call, &call->in[2], "v", QF_BFLOAT16,
+                              a->batch * a->kv_heads * a->seq_k * dv)) != QF_OK ||
+        (st = _qf_gpu_dense_n(call, &call->out[0], "out", QF_BFLOAT16, rows * dv)) != QF_OK ||
+        (call->out[1].data && (st = _qf_gpu_dense_n(call, &call->out[1], "lse", QF_FLOAT32, rows)) != QF_OK))
         return st;
     if (call->in[3].data)
-        return failf(call, QF_EUNSUPPORTED, "no mask tensor");
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "no mask tensor");
     if (rows == 0 || dv == 0)
         return QF_OK;
     if (a->seq_k == 0)
-        return failf(call, QF_EUNSUPPORTED, "seq_k = 0");
-    hipLaunchKernelGGL(hk_attention, dim3(blocks_for(rows * 32, 128)), dim3(128), 0, 0,
-                       (const uint16_t *)call->in[0].data, (const uint16_t *)call->in[1].data,
-                       (const uint16_t *)call->in[2].data, (uint16_t *)call->out[0].data, (float *)call->out[1].data,
-                       (int)a->batch, (int)a->heads, (int)a->kv_heads, (int)a->seq_q, (int)a->seq_k, (int)a->head_dim,
-                       (int)dv, scale, a->mask == QF_MASK_CAUSAL);
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "seq_k = 0");
+    hipLaunchKernelGGL(
+        hk_attention, dim3(blocks_for(rows * 32, 128)), dim3(128), 0, 0, (const uint16_t *)call->in[0].data,
+        (const uint16_t *)call->in[1].data, (const uint16_t *)call->in[2].data, (uint16_t *)call->out[0].data,
+        (float *)call->out[1].data, (int)a->batch, (int)a->heads, (int)a->kv_heads, (int)a->seq_q,
+        (int)a->seq_k, (int)a->head_dim, (int)dv, scale, a->mask == QF_MASK_CAUSAL);
     QF_HIP_LAUNCH();
 done:
     return st;

@@ -111,27 +111,30 @@ qf_status qf_hip_register_kernels(qf_registry *r)
         built_once = 1;
     }
     ks[n++] = mk("gemm.hip.mfma_gfx90a.bf16", QF_OP_GEMM,
-                 "bfloat16 MFMA 16x16x16 (bf16_1k), float32 accumulator in K order, MI250X arithmetic", "gfx90a",
-                 &g90_bf16, qf_hip_gemm_run, qf_hip_gemm_supports, 1);
+                 "bfloat16 MFMA 16x16x16 (bf16_1k), float32 accumulator in K order, MI250X arithmetic",
+                 "gfx90a", &g90_bf16, qf_hip_gemm_run, qf_hip_gemm_supports, 1);
     ks[n++] = mk("gemm.hip.mfma_gfx90a.f16", QF_OP_GEMM,
-                 "float16 MFMA 16x16x16, float32 accumulator in K order, MI250X arithmetic", "gfx90a", &g90_f16,
-                 qf_hip_gemm_run, qf_hip_gemm_supports, 1);
-    ks[n++] = mk("gemm.hip.mfma_gfx940.bf16", QF_OP_GEMM,
-                 "bfloat16 MFMA 16x16x16 (bf16_1k), float32 accumulator in K order, MI300 arithmetic (assumed)",
-                 "gfx940", &g940_bf16, qf_hip_gemm_run, qf_hip_gemm_supports, 1);
+                 "float16 MFMA 16x16x16, float32 accumulator in K order, MI250X arithmetic", "gfx90a",
+                 &g90_f16, qf_hip_gemm_run, qf_hip_gemm_supports, 1);
+    ks[n++] =
+        mk("gemm.hip.mfma_gfx940.bf16", QF_OP_GEMM,
+           "bfloat16 MFMA 16x16x16 (bf16_1k), float32 accumulator in K order, MI300 arithmetic (assumed)",
+           "gfx940", &g940_bf16, qf_hip_gemm_run, qf_hip_gemm_supports, 1);
     ks[n++] = mk("gemm.hip.mfma_gfx940.f16", QF_OP_GEMM,
-                 "float16 MFMA 16x16x16, float32 accumulator in K order, MI300 arithmetic (assumed)", "gfx940",
-                 &g940_f16, qf_hip_gemm_run, qf_hip_gemm_supports, 1);
-    ks[n++] = mk("rmsnorm.hip.f32", QF_OP_RMSNORM,
-                 "float32 RMSNorm, one block per row: strided sums of squares, 256-leaf tree, 1/sqrt, x*r*w+b",
-                 "gfx90a gfx940", &norm_f32, qf_hip_rmsnorm_run, NULL, 0);
+                 "float16 MFMA 16x16x16, float32 accumulator in K order, MI300 arithmetic (assumed)",
+                 "gfx940", &g940_f16, qf_hip_gemm_run, qf_hip_gemm_supports, 1);
+    ks[n++] =
+        mk("rmsnorm.hip.f32", QF_OP_RMSNORM,
+           "float32 RMSNorm, one block per row: strided sums of squares, 256-leaf tree, 1/sqrt, x*r*w+b",
+           "gfx90a gfx940", &norm_f32, qf_hip_rmsnorm_run, NULL, 0);
     ks[n++] = mk("softmax.hip.f32", QF_OP_SOFTMAX,
                  "float32 softmax, one block per row: tree max, expf, tree sum, division", "gfx90a gfx940",
                  &softmax_f32, qf_hip_softmax_run, NULL, 0);
-    ks[n++] = mk("attention.hip.flash.bf16", QF_OP_ATTENTION,
-                 "bfloat16 flash-style forward: 32 lanes per query row, online softmax per 32-key tile, P rounded "
-                 "to bfloat16 before P V, float32 O, causal or none; GQA",
-                 "gfx90a gfx940", &attn_bf16, qf_hip_attention_run, qf_hip_attention_supports, 0);
+    ks[n++] =
+        mk("attention.hip.flash.bf16", QF_OP_ATTENTION,
+           "bfloat16 flash-style forward: 32 lanes per query row, online softmax per 32-key tile, P rounded "
+           "to bfloat16 before P V, float32 O, causal or none; GQA",
+           "gfx90a gfx940", &attn_bf16, qf_hip_attention_run, qf_hip_attention_supports, 0);
     for (i = 0; i < n; i++) {
         qf_status s = qf_registry_add(r, &ks[i]);
         if (s != QF_OK)

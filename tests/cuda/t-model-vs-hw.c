@@ -103,12 +103,14 @@ static int compare(int kind, const char *label, const float *a, const float *b)
                     int n = 0;
                     for (l = 0; l < K && n < (int)sizeof in - 64; l++)
                         if (ar[l] != 0 || br[l] != 0)
-                            n += snprintf(in + n, sizeof in - (size_t)n, "%s%a*%a", n ? " + " : "", ar[l], br[l]);
-                    printf("model-vs-hw %s: FIRST DISAGREEMENT at D[%d][%d]: hardware %a, model %s %a; inputs "
-                           "(nonzero products): %s\n",
-                           label, i, j, (double)d[i * 8 + j], pname, want, in);
-                    repf("| %s | %s | %s | DISAGREE at D[%d][%d]: hw %a, model %a; inputs %s |\n",
-                                label, arch, pname, i, j, (double)d[i * 8 + j], want, in);
+                            n += snprintf(in + n, sizeof in - (size_t)n, "%s%a*%a", n ? " + " : "", ar[l],
+                                          br[l]);
+                    printf(
+                        "model-vs-hw %s: FIRST DISAGREEMENT at D[%d][%d]: hardware %a, model %s %a; inputs "
+                        "(nonzero products): %s\n",
+                        label, i, j, (double)d[i * 8 + j], pname, want, in);
+                    repf("| %s | %s | %s | DISAGREE at D[%d][%d]: hw %a, model %a; inputs %s |\n", label,
+                         arch, pname, i, j, (double)d[i * 8 + j], want, in);
                 }
                 bad++;
             }
@@ -183,13 +185,22 @@ static int run_kind(int kind)
     return bad;
 }
 
-START_TEST(test_bf16) { ck_assert_int_eq(run_kind(0), 0); }
+START_TEST(test_bf16)
+{
+    ck_assert_int_eq(run_kind(0), 0);
+}
 END_TEST
 
-START_TEST(test_f16) { ck_assert_int_eq(run_kind(1), 0); }
+START_TEST(test_f16)
+{
+    ck_assert_int_eq(run_kind(1), 0);
+}
 END_TEST
 
-START_TEST(test_e4m3) { ck_assert_int_eq(run_kind(2), 0); }
+START_TEST(test_e4m3)
+{
+    ck_assert_int_eq(run_kind(2), 0);
+}
 END_TEST
 
 int main(void)
@@ -207,7 +218,8 @@ int main(void)
     }
     printf("device 0: %s (%s)\n", devname, arch);
     report_path = getenv("QF_MODEL_VS_HW_REPORT");
-    repf("\nDevice: %s (%s)\n\n| instruction and inputs | arch | model | result |\n| --- | --- | --- | --- |\n",
+    repf("\nDevice: %s (%s)\n\n| instruction and inputs | arch | model | result |\n| --- | --- | --- | --- "
+         "|\n",
          devname, arch);
     s = suite_create("cuda/model-vs-hw");
     tc = tcase_create("mma");

@@ -11,18 +11,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cpu/_cpu.h"
 #include "qf_kernel.h"
 
-static inline qf_status _qf_gpu_fail(const qf_kernel_call *call, qf_status s, const char *fmt, ...)
-{
-    va_list ap;
-    if (call->msg && call->msg_size) {
-        va_start(ap, fmt);
-        vsnprintf(call->msg, call->msg_size, fmt, ap);
-        va_end(ap);
-    }
-    return s;
-}
+/* Failure reason into call->msg: the CPU kernels' helper. */
+#define _qf_gpu_fail _qf_cpu_fail
 
 /* A dense row-major [rows][cols] tensor (or [1][rows][cols]) of format f. */
 static inline qf_status _qf_gpu_dense2(const qf_kernel_call *call, const qf_tensor *t, const char *slot,

@@ -17,6 +17,9 @@ qf_status qf_hip_softmax_run(void *ctx, const qf_kernel_call *call);
 qf_status qf_hip_attention_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
                                     char *why, size_t why_size);
 qf_status qf_hip_attention_run(void *ctx, const qf_kernel_call *call);
+qf_status qf_hip_quantize_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
+                                   char *why, size_t why_size);
+qf_status qf_hip_quantize_run(void *ctx, const qf_kernel_call *call);
 
 /* Register the HIP kernels (table.c); called by qf_registry_add_builtins. */
 qf_status qf_hip_register_kernels(qf_registry *r);

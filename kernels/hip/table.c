@@ -23,7 +23,7 @@ typedef struct built {
     size_t n;
 } built;
 
-static built g90_bf16, g90_f16, g940_bf16, g940_f16, norm_f32, softmax_f32, attn_bf16;
+static built g90_bf16, g90_f16, g940_bf16, g940_f16, norm_f32, softmax_f32, attn_bf16, quant_fnuz;
 
 static void add_tuple(built *b, const char *name, qf_format_id in, qf_format_id out, const char *preset)
 {
@@ -74,6 +74,19 @@ static void build_tables(void)
     t->out[1] = QF_FLOAT32;
     t->arith = f32_claim();
     t->arith.acc_format = QF_BFLOAT16; /* P rounded to bfloat16 (docs/gpu.md) */
+    /* FP8 fnuz quantization: exact */
+    t = &quant_fnuz.t[quant_fnuz.n++];
+    memset(t, 0, sizeof *t);
+    t->name = "f32_e4m3fnuz";
+    t->in[0] = QF_FLOAT32;
+    t->out[0] = QF_FLOAT8_E4M3FNUZ;
+    t->arith = f32_claim();
+    t = &quant_fnuz.t[quant_fnuz.n++];
+    memset(t, 0, sizeof *t);
+    t->name = "f32_e5m2fnuz";
+    t->in[0] = QF_FLOAT32;
+    t->out[0] = QF_FLOAT8_E5M2FNUZ;
+    t->arith = f32_claim();
 }
 
 static qf_kernel mk(const char *name, qf_op op, const char *desc, const char *archs, const built *b,
@@ -135,6 +148,9 @@ qf_status qf_hip_register_kernels(qf_registry *r)
            "bfloat16 flash-style forward: 32 lanes per query row, online softmax per 32-key tile, P rounded "
            "to bfloat16 before P V, float32 O, causal or none; GQA",
            "gfx90a gfx940", &attn_bf16, qf_hip_attention_run, qf_hip_attention_supports, 0);
+    ks[n++] = mk("quantize.hip.fp8_fnuz", QF_OP_QUANTIZE,
+                 "FP8 fnuz per-tensor scaling with gfx940's cvt_pk_fp8/bf8 (exact product, saturating)",
+                 "gfx940", &quant_fnuz, qf_hip_quantize_run, qf_hip_quantize_supports, 0);
     for (i = 0; i < n; i++) {
         qf_status s = qf_registry_add(r, &ks[i]);
         if (s != QF_OK)

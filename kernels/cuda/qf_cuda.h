@@ -38,6 +38,9 @@ qf_status qf_cuda_decode_fp8(qf_format_id fmt, const uint8_t *codes, size_t n, f
  * format; d [16][8] receives the float32 results.  For the model-vs-hardware
  * check (tests/cuda/t-model-vs-hw.c). */
 qf_status qf_cuda_mma_probe(int kind, const float *a, const float *b, float *d, char *err, size_t err_size);
+/* One wgmma.mma_async m64n8k16 bf16 (sm_90a build on an sm_90 device,
+ * else QF_EUNSUPPORTED): a [64][16], b [16][8], d [64][8]. */
+qf_status qf_cuda_wgmma_probe(const float *a, const float *b, float *d, char *err, size_t err_size);
 
 #ifdef __cplusplus
 }

@@ -36,6 +36,7 @@ typedef struct qf_mvh {
     const char *arch;      /* "sm_90", "gfx90a" */
     qf_mvh_probe_fn probe; /* one instruction */
     int n;                 /* columns of B and D (8 for mma m16n8, 16 for MFMA 16x16) */
+    int m;                 /* rows of A and D: 0 is 16 (64 for wgmma m64) */
 } qf_mvh;
 
 static inline void qf_mvh_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -60,12 +61,12 @@ static inline int qf_mvh_compare(const qf_mvh *h, int kind, int K, const char *p
                                  const float *a, const float *b)
 {
     const qf_model_params *p = pname ? qf_model_preset(pname) : NULL;
-    int i, j, l, bad = 0, n = h->n;
-    float d[16 * 16];
+    int i, j, l, bad = 0, n = h->n, m = h->m ? h->m : 16;
+    float d[64 * 16];
     double ar[64], br[64];
     char err[256] = "";
     qf_status st;
-    ck_assert(K <= 64 && n <= 16);
+    ck_assert(K <= 64 && n <= 16 && m <= 64 && m * K <= 1024 && m * n <= 64 * 16);
     if (!p) {
         printf("model-vs-hw %s: no model preset for %s (not compared)\n", label, h->arch);
         qf_mvh_report("| %s | %s | - | no model preset for this architecture |\n", label, h->arch);
@@ -78,7 +79,7 @@ static inline int qf_mvh_compare(const qf_mvh *h, int kind, int K, const char *p
         return 0;
     }
     ck_assert_msg(st == QF_OK, "%s: %s", label, err);
-    for (i = 0; i < 16; i++)
+    for (i = 0; i < m; i++)
         for (j = 0; j < n; j++) {
             double want, got = (double)d[i * n + j];
             for (l = 0; l < K; l++) {
@@ -103,8 +104,8 @@ static inline int qf_mvh_compare(const qf_mvh *h, int kind, int K, const char *p
             bad++;
         }
     if (!bad) {
-        printf("model-vs-hw %s: %s agrees with %s on all %d results\n", label, h->arch, pname, 16 * n);
-        qf_mvh_report("| %s | %s | %s | %d/%d bitwise equal |\n", label, h->arch, pname, 16 * n, 16 * n);
+        printf("model-vs-hw %s: %s agrees with %s on all %d results\n", label, h->arch, pname, m * n);
+        qf_mvh_report("| %s | %s | %s | %d/%d bitwise equal |\n", label, h->arch, pname, m * n, m * n);
     }
     return bad;
 }
@@ -112,10 +113,10 @@ static inline int qf_mvh_compare(const qf_mvh *h, int kind, int K, const char *p
 /* Crafted rows, row r of A with column r of B (n columns); s is the tiny
  * factor (2^-12 for 16-bit inputs: s^2 = 2^-24 falls at float32's last
  * bit next to 1; 2^-6 for e4m3). */
-static inline void qf_mvh_crafted(int K, int n, double s, float *a, float *b)
+static inline void qf_mvh_crafted(int m, int K, int n, double s, float *a, float *b)
 {
     int l;
-    memset(a, 0, sizeof(float) * 16 * (size_t)K);
+    memset(a, 0, sizeof(float) * (size_t)m * (size_t)K);
     memset(b, 0, sizeof(float) * (size_t)K * (size_t)n);
     /* row 0: 1 + 3 tiny products (kept bits, truncated normalization) */
     a[0 * K + 0] = 1, b[0 * n + 0] = 1;
@@ -160,15 +161,16 @@ static inline void qf_mvh_random(qf_format_id fid, double range, float *x, int c
 static inline int qf_mvh_run(const qf_mvh *h, int kind, int K, qf_format_id fid, double tiny, double range,
                              const char *name, const char *pname)
 {
-    float a[16 * 64], b[64 * 16];
+    float a[1024], b[64 * 16];
     char label[128];
-    int bad;
+    int bad, m = h->m ? h->m : 16;
     uint64_t seed;
-    qf_mvh_crafted(K, h->n, tiny, a, b);
+    ck_assert(m * K <= 1024 && K * h->n <= 64 * 16);
+    qf_mvh_crafted(m, K, h->n, tiny, a, b);
     snprintf(label, sizeof label, "%s crafted", name);
     bad = qf_mvh_compare(h, kind, K, pname, label, a, b);
     for (seed = 1; seed <= 4; seed++) {
-        qf_mvh_random(fid, range, a, 16 * K, seed * 2);
+        qf_mvh_random(fid, range, a, m * K, seed * 2);
         qf_mvh_random(fid, range, b, K * h->n, seed * 2 + 1);
         snprintf(label, sizeof label, "%s random seed %llu", name, (unsigned long long)seed);
         bad += qf_mvh_compare(h, kind, K, pname, label, a, b);

@@ -5,7 +5,8 @@
  * sm_80+, m16n8k32 e4m3 on sm_89+) on crafted and random inputs; each of
  * the 128 results against qf_model_dot of the preset for the device's
  * architecture (a100.* for the sm_80 family, h100.* for sm_90, l40s.e4m3
- * for sm_89, b200.* for sm_100).  The e4m3 instruction is mma.sync, while
+ * for sm_89, b200.* for sm_100), and on sm_90 one wgmma.mma_async m64n8k16
+ * bf16 (qf_cuda_wgmma_probe, 512 results) against h100.bf16.  The e4m3 instruction is mma.sync, while
  * the published H100 FP8 facts are for wgmma: agreement or disagreement
  * there is itself the evidence.  Without a device: exit 77 (skipped).
  */
@@ -52,6 +53,22 @@ START_TEST(test_e4m3)
 }
 END_TEST
 
+/* wgmma (sm_90a): one m64n8k16 bf16 instruction, 512 results against the
+ * H100 model; "not run" on other architectures or builds without sm_90a. */
+static qf_status wgmma(int kind, const float *a, const float *b, float *d, char *err, size_t err_size)
+{
+    (void)kind;
+    return qf_cuda_wgmma_probe(a, b, d, err, err_size);
+}
+
+START_TEST(test_wgmma_bf16)
+{
+    qf_mvh w = {arch, wgmma, 8, 64};
+    const char *pname = atoi(arch + 3) == 90 ? "h100.bf16" : NULL;
+    ck_assert_int_eq(qf_mvh_run(&w, 0, 16, QF_BFLOAT16, 0x1p-12, 2, "wgmma.m64n8k16.bf16", pname), 0);
+}
+END_TEST
+
 int main(void)
 {
     char why[256] = "";
@@ -75,6 +92,7 @@ int main(void)
     tcase_add_test(tc, test_bf16);
     tcase_add_test(tc, test_f16);
     tcase_add_test(tc, test_e4m3);
+    tcase_add_test(tc, test_wgmma_bf16);
     suite_add_tcase(s, tc);
     return qf_test_run(s);
 }

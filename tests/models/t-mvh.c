@@ -11,7 +11,7 @@
 #include "qf_model_vs_hw.h"
 
 static const qf_model_params *fake;
-static int fake_n;
+static int fake_n, fake_m = 16;
 
 /* D = A B with the fake preset, A [16][K], B [K][n]. */
 static qf_status fake_probe(int kind, const float *a, const float *b, float *d, char *err, size_t err_size)
@@ -21,7 +21,7 @@ static qf_status fake_probe(int kind, const float *a, const float *b, float *d, 
     (void)kind;
     (void)err;
     (void)err_size;
-    for (i = 0; i < 16; i++)
+    for (i = 0; i < fake_m; i++)
         for (j = 0; j < fake_n; j++) {
             for (l = 0; l < K; l++) {
                 ar[l] = a[i * K + l];
@@ -36,7 +36,7 @@ static qf_status fake_probe(int kind, const float *a, const float *b, float *d, 
 
 static int run(const char *hw, const char *model, int n, int K, qf_format_id f, double tiny, double range)
 {
-    qf_mvh h = {"fake", fake_probe, n};
+    qf_mvh h = {"fake", fake_probe, n, 0};
     fake = qf_model_preset(hw);
     fake_n = n;
     ck_assert_ptr_nonnull(fake);
@@ -49,23 +49,32 @@ START_TEST(test_agrees_with_itself)
     ck_assert_int_eq(run("a100.f16", "a100.f16", 8, 16, QF_FLOAT16, 0x1p-12, 2), 0);
     ck_assert_int_eq(run("h100.e4m3", "h100.e4m3", 8, 32, QF_FLOAT8_E4M3FN, 0x1p-6, 8), 0);
     ck_assert_int_eq(run("mi250x.bf16", "mi250x.bf16", 16, 16, QF_BFLOAT16, 0x1p-12, 2), 0);
+    /* 64 rows, as the wgmma m64n8k16 probe */
+    {
+        qf_mvh h = {"fake", fake_probe, 8, 64};
+        fake = qf_model_preset("h100.bf16");
+        fake_n = 8;
+        fake_m = 64;
+        ck_assert_int_eq(qf_mvh_run(&h, 0, 16, QF_BFLOAT16, 0x1p-12, 2, "m64", "h100.bf16"), 0);
+        fake_m = 16;
+    }
 }
 END_TEST
 
 START_TEST(test_crafted_inputs_discriminate)
 {
     float a[16 * 32], b[32 * 16];
-    qf_mvh h = {"fake", fake_probe, 8};
+    qf_mvh h = {"fake", fake_probe, 8, 0};
     /* A100 keeps 24 fraction bits, H100 25: the crafted rows differ */
     fake = qf_model_preset("a100.bf16");
     fake_n = 8;
-    qf_mvh_crafted(16, 8, 0x1p-12, a, b);
+    qf_mvh_crafted(16, 16, 8, 0x1p-12, a, b);
     ck_assert_int_gt(qf_mvh_compare(&h, 0, 16, "h100.bf16", "a100 as h100", a, b), 0);
     h.n = 16;
     fake_n = 16;
     /* MI250X (fp32 tree of 4, nearest) vs MI300 (blocks of 8, 24 bits, floor) */
     fake = qf_model_preset("mi250x.f16");
-    qf_mvh_crafted(16, 16, 0x1p-12, a, b);
+    qf_mvh_crafted(16, 16, 16, 0x1p-12, a, b);
     ck_assert_int_gt(qf_mvh_compare(&h, 1, 16, "mi300.f16", "mi250x as mi300", a, b), 0);
 }
 END_TEST

@@ -57,11 +57,12 @@ if command -v nvidia-smi >/dev/null 2>&1 && cc=$(nvidia-smi --query-gpu=compute_
 elif command -v rocminfo >/dev/null 2>&1 && gfx=$(rocminfo 2>/dev/null | grep -o -m1 'gfx[0-9a-f]*') && [ -n "$gfx" ]; then
     vendor=hip
     arch=$gfx
+    cmake_gpu=(-DQF_ENABLE_HIP=ON -DQF_REQUIRE_HIP=ON -DQF_ENABLE_CUDA=OFF)
     case $gfx in
-    gfx90a | gfx940) ;;
-    *) say "note: $gfx is not a target Debian 12's hipcc can build (gfx90a, gfx940); its kernels will be UNSUPPORTED" ;;
+    gfx90a | gfx940) cmake_gpu+=("-DQF_HIP_ARCHS=$gfx") ;;
+    *) # built for the default targets: the kernels then say why they do not run here
+        say "note: $gfx is not a target Debian 12's hipcc can build (gfx90a, gfx940); its kernels will be UNSUPPORTED" ;;
     esac
-    cmake_gpu=(-DQF_ENABLE_HIP=ON -DQF_REQUIRE_HIP=ON -DQF_ENABLE_CUDA=OFF "-DQF_HIP_ARCHS=$gfx")
 else
     say "no GPU found (neither nvidia-smi nor rocminfo reports one)"
     exit 2

@@ -382,6 +382,11 @@ extern "C" qf_status qf_cuda_cublas_gemm_run(void *ctx, const qf_kernel_call *ca
         return _qf_gpu_fail(call, QF_EINVAL, "no cuBLAS handle");
     if (g->m == 0 || g->n == 0)
         return QF_OK;
+    if (g->k == 0) { /* cuBLAS wants lda >= 1: the empty sum is +0 in every format */
+        QF_CU(cudaMemset(call->out[0].data, 0,
+                         call->out[0].bytes ? call->out[0].bytes : qf_tensor_dense_bytes(&call->out[0])));
+        goto done;
+    }
     cs = cublasGemmEx((cublasHandle_t)ctx, CUBLAS_OP_N, CUBLAS_OP_N, (int)g->n, (int)g->m, (int)g->k, &one,
                       call->in[1].data, cuda_type(call->dtype->in[1]), (int)g->n, call->in[0].data,
                       cuda_type(call->dtype->in[0]), (int)g->k, &zero, call->out[0].data,
@@ -456,6 +461,8 @@ extern "C" qf_status qf_cuda_cublaslt_fp8_run(void *ctx, const qf_kernel_call *c
     M = g->m, N = g->n, K = g->k;
     if (M == 0 || N == 0)
         return QF_OK;
+    if (K == 0)
+        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "k = 0");
     sa = call->in[0].scale.data;
     sb = call->in[1].scale.data;
     QF_CU(cudaMalloc((void **)&bt, N * K));

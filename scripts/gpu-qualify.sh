@@ -21,7 +21,8 @@
 #
 # Exit status: 0 when everything ran (the verdicts are in the reports), 1
 # when the model disagreed with the hardware or the suite had failures, 2
-# when no device was found or the build failed.
+# when no device was found, the device found could not be used, or the
+# build failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SRC=$PWD
@@ -129,7 +130,8 @@ QF_MODEL_VS_HW_REPORT=$OUT/model-vs-hw.md CK_DEFAULT_TIMEOUT=120 "$BUILD/tests/t
 case $? in
 0) say "model vs hardware: see model-vs-hw.md" ;;
 77) say "model vs hardware: skipped, no usable device (log.txt says why)"
-    echo "Not run: no usable device (log.txt)." >>"$OUT/model-vs-hw.md" ;;
+    echo "Not run: no usable device (log.txt)." >>"$OUT/model-vs-hw.md"
+    rc=2 ;;
 *) say "model vs hardware: DISAGREEMENT or error (see model-vs-hw.md and log.txt)"
    rc=1 ;;
 esac
@@ -159,4 +161,5 @@ print("\nGPU in provenance:", r.get("provenance", {}).get("gpu"))
 EOF
 fi
 say "suite exit status $run_rc; total $(($(date +%s) - t0)) s; reports in $OUT"
+[ $rc -eq 2 ] && say "the GPU that $([ "$vendor" = cuda ] && echo nvidia-smi || echo rocminfo) reports was not usable: its kernels are UNSUPPORTED in the reports"
 exit $rc

@@ -132,6 +132,12 @@ qf_status qf_format_decode_array(const qf_format *f, const void *codes, size_t n
     }
     case 32: {
         const uint32_t *c = codes;
+        if (f->kind == QF_KIND_INT) {
+            /* int32: two's complement, every value exact in binary64. */
+            for (i = 0; i < n; i++)
+                out[i] = (double)(int32_t)c[i];
+            return QF_OK;
+        }
         for (i = 0; i < n; i++) {
             float x;
             uint32_t b = c[i];

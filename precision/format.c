@@ -36,6 +36,7 @@ static const qf_format formats[QF_FORMAT_COUNT] = {
   { QF_UINT8,           "uint8",             "u8",                   QF_KIND_INT,   8, 8, 0, 0, 0, 0, 0, 0, 0, QF_NAN_NONE, 0, 0, 0xFFull, 255.0,                1.0,       1.0,       1.0, 0, 255, "unsigned 8-bit integer" },
   { QF_INT4,            "int4",              "i4 s4",                QF_KIND_INT,   4, 8, 1, 0, 0, 0, 0, 0, 0, QF_NAN_NONE, 0, 0, 0x7ull, 7.0,                  1.0,       1.0,       1.0, -8, 7, "two's complement 4-bit integer (ml_dtypes int4)" },
   { QF_UINT4,           "uint4",             "u4",                   QF_KIND_INT,   4, 8, 0, 0, 0, 0, 0, 0, 0, QF_NAN_NONE, 0, 0, 0xFull, 15.0,                 1.0,       1.0,       1.0, 0, 15, "unsigned 4-bit integer (ml_dtypes uint4)" },
+  { QF_INT32,           "int32",             "i32 s32",              QF_KIND_INT,  32, 32, 1, 0, 0, 0, 0, 0, 0, QF_NAN_NONE, 0, 0, 0x7FFFFFFFull, 2147483647.0,         1.0,       1.0,       1.0, -2147483647 - 1, 2147483647, "two's complement 32-bit integer (int8 GEMM accumulators and outputs)" },
 };
 /* clang-format on */
 

@@ -42,6 +42,7 @@ typedef enum qf_format_id {
     QF_UINT8,
     QF_INT4,
     QF_UINT4,
+    QF_INT32, /* int8 GEMM output (int32 accumulation); ids only grow at the end */
     QF_FORMAT_COUNT
 } qf_format_id;
 

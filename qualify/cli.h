@@ -12,6 +12,12 @@ int qf_cli_ref(int argc, char **argv);
 int qf_cli_list(int argc, char **argv);
 int qf_cli_run(int argc, char **argv);
 int qf_cli_show(int argc, char **argv);
+int qf_cli_enable(int argc, char **argv);
+int qf_cli_guard(int argc, char **argv);
+int qf_cli_diff(int argc, char **argv);
+int qf_cli_audit(int argc, char **argv);
+int qf_cli_workload(int argc, char **argv);
+int qf_cli_report(int argc, char **argv);
 
 /* Print "qualify CMD: message" to stderr; returns QF_EXIT_USAGE. */
 int qf_cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -19,6 +19,12 @@ static const subcommand commands[] = {
     { "list",    qf_cli_list,    "registered kernels, ops and formats (text or JSON)" },
     { "run",     qf_cli_run,     "sweep a suite: isolated runs, journal, verdicts, reports" },
     { "show",    qf_cli_show,    "print a report (results.json): summary, failures, provenance" },
+    { "enable",  qf_cli_enable,  "enablement tables per architecture from results (md, json, C)" },
+    { "guard",   qf_cli_guard,   "ask an enablement table whether a kernel may run for a shape" },
+    { "diff",    qf_cli_diff,    "compare two sweeps for pre-merge gating (exit 1 on regression)" },
+    { "audit",   qf_cli_audit,   "quantization error of .npy/.safetensors tensors per scheme" },
+    { "workload", qf_cli_workload, "transformer forward from kernels vs the exact path: KL, top-1" },
+    { "report",  qf_cli_report,  "one self-contained HTML page with plots from results/audit JSON" },
 };
 /* clang-format on */
 

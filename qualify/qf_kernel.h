@@ -241,7 +241,8 @@ typedef struct qf_tensor_scale {
     qf_format_id format; /* e8m0 (MX), e4m3 (NVFP4), float32, float16, bfloat16 */
     int axis;            /* BLOCK: 1 cuts rows into column blocks, 0 columns into row blocks */
     size_t block;        /* BLOCK: elements per block (32 MX, 16 NVFP4, 32/64/128 groups) */
-    void *data;          /* scale codes, row-major (qf_block_scale_count layout) */
+    void *data;          /* scale codes, row-major (qf_block_scale_count layout); 3-d
+                          * tensors: batch entry p's after entry p - 1's */
     size_t count;        /* number of scale codes */
     void *zero_point;    /* int16 per scale (asymmetric integer groups), or NULL */
     int has_global;      /* NVFP4 second level: value *= decode_f32(global_code) */

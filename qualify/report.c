@@ -744,6 +744,11 @@ qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const
             fputs(", input: ", out);
             md_cell(out, x->input);
         }
+        /* A model kernel's arch is "sim:<arch>": say it was simulated. */
+        fputs(", arch: ", out);
+        md_cell(out, x->arch[0] ? x->arch : "cpu");
+        if (!strncmp(x->arch, "sim:", 4))
+            fputs(" (simulated on the CPU)", out);
         fputs("\n- reason: ", out);
         md_cell(out, x->reason[0] ? x->reason : "(none given)");
         if (x->has_metrics) {
@@ -841,6 +846,8 @@ static void junit_case(FILE *out, const qf_result *x, int strict)
         fputs(" dtypes: ", out);
         xml_text(out, x->dtype, 0);
         fprintf(out, " seed: %llu", (unsigned long long)x->seed);
+        fputs(" arch: ", out);
+        xml_text(out, x->arch[0] ? x->arch : "cpu", 0);
         fputs("\nreproduce: ", out);
         xml_text(out, rep[0] ? rep : "(unknown)", 0);
         fputs("\n</failure>\n    </testcase>\n", out);

@@ -19,6 +19,8 @@
 #include "qf_suite.h"
 
 #include "_runner_device.h"
+#include "_runner_scaled.h"
+
 #include "qf_backend.h"
 #include "qf_block.h"
 #include "qf_bound.h"
@@ -176,7 +178,10 @@ typedef struct prep {
     char fail1[256];         /* the reference found the second output wrong (moe indices) */
     int out1_is_scale;       /* quantize: the second buffer is out[0].scale.data */
     uint32_t global_code[2]; /* quantize nvfp4: out[0].scale.global_code of each run */
-    int scaled;              /* gemm with per-tensor scales (FP8) */
+    int scaled;              /* gemm with scaled operands (any recipe) */
+    int recipe;              /* its _qf_rs_recipe (_runner_scaled.h) */
+    size_t group;            /* recipe group: the group size along K */
+    void *inscale[2];        /* scale codes of a and b beyond per_tensor */
     uint32_t in_scale[2];    /* the float32 scale codes of a and b (value = decode(code) * scale) */
     uint64_t seed;
     /* The policy's baseline kernel and the tuple it serves the case with
@@ -192,6 +197,8 @@ static void prep_free(prep *p)
         free(p->inval[i]);
         free(p->incode[i]);
     }
+    free(p->inscale[0]);
+    free(p->inscale[1]);
     guarded_free(&p->g[0]);
     guarded_free(&p->g[1]);
     guarded_free(&p->g1[0]);
@@ -224,10 +231,9 @@ static int tuple_matches(const char *op, const qf_suite_case *c, const qf_dtype_
     if (!fmt_eq(out, t->out[0]) || (acc && !fmt_eq(acc, t->arith.acc_format)))
         return 0;
     if (!strcmp(op, "gemm")) {
-        /* The case's scaling must be the tuple's: none, or per tensor. */
-        int per_tensor = c->dtype->scale && !strcmp(c->dtype->scale, "per_tensor");
-        qf_scale_kind want = per_tensor ? QF_SCALE_TENSOR : QF_SCALE_NONE;
-        if (t->in_scale[0] != want || t->in_scale[1] != want)
+        /* The case's scaling must be the tuple's (runner_scaled.c). */
+        if (!_qf_rs_tuple_matches(_qf_rs_recipe_of(c->dtype->scale), (size_t)param_real(c, "group_size", 128),
+                                  t))
             return 0;
         return fmt_eq(role(c, "a"), t->in[0]) && fmt_eq(role(c, "b"), t->in[1]);
     }
@@ -335,10 +341,13 @@ static int build_op(prep *p, qf_result *r)
         g->trans_b = param_real(c, "trans_b", 0) != 0;
         g->alpha = param_real(c, "alpha", 1);
         g->beta = param_real(c, "beta", 0);
-        if (strcmp(c->dtype->scale ? c->dtype->scale : "none", "none")) {
-            if (strcmp(c->dtype->scale, "per_tensor")) {
+        p->recipe = (int)_qf_rs_recipe_of(c->dtype->scale);
+        p->group = (size_t)param_real(c, "group_size", 128);
+        if (p->recipe != QF_RS_NONE) {
+            if (p->recipe == QF_RS_UNKNOWN) {
                 say(r, QF_VERDICT_UNSUPPORTED,
-                    "unsupported: the runner drives scaled GEMM with per_tensor scales only, not %s",
+                    "unsupported: the runner drives scaled GEMM with per_tensor, per_channel, mx, nvfp4 and "
+                    "group scales, not %s",
                     c->dtype->scale);
                 return -1;
             }
@@ -641,6 +650,26 @@ static int gen_scaled(prep *p, qf_result *r, int slot, const qf_dist *d, int ndi
     return 0;
 }
 
+/* An operand scaled by a recipe beyond per_tensor (runner_scaled.c):
+ * rows x cols per batch entry. */
+static int gen_recipe(prep *p, qf_result *r, int slot, const qf_dist *d, int ndim, const int64_t *shape,
+                      size_t rows, size_t cols)
+{
+    const qf_op_gemm *g = &p->op.u.gemm;
+    _qf_rs_operand o = {NULL, NULL, NULL};
+    char why[256];
+    int mis = 0, rc;
+    rc = _qf_rs_gen((_qf_rs_recipe)p->recipe, p->group, p->t->in[slot], slot, slot ? g->trans_b : g->trans_a,
+                    d, p->seed, ndim, shape, g->batch ? g->batch : 1, rows, cols, &p->in[slot], &o, &mis, why,
+                    sizeof why);
+    p->inval[slot] = o.val;
+    p->incode[slot] = o.codes;
+    p->inscale[slot] = o.scales;
+    if (rc)
+        say(r, mis ? QF_VERDICT_MISTRUSTED : QF_VERDICT_UNSUPPORTED, "%s", why);
+    return rc;
+}
+
 static int prepare_inputs(prep *p, qf_result *r)
 {
     qf_dist d;
@@ -664,9 +693,14 @@ static int prepare_inputs(prep *p, qf_result *r)
         } else {
             sa[0] = ar, sa[1] = ac, sb[0] = br, sb[1] = bc, sc[0] = m, sc[1] = n;
         }
-        if (p->scaled) {
+        if (p->recipe == QF_RS_PER_TENSOR) {
             if (gen_scaled(p, r, 0, &d, nd, sa, (size_t)(bt * ar), (size_t)ac) ||
                 gen_scaled(p, r, 1, &d, nd, sb, (size_t)(bt * br), (size_t)bc))
+                return -1;
+        } else if (p->scaled) {
+            if ((p->recipe == QF_RS_GROUP ? gen_input(p, r, 0, &d, nd, sa, (size_t)(bt * ar), (size_t)ac)
+                                          : gen_recipe(p, r, 0, &d, nd, sa, (size_t)ar, (size_t)ac)) ||
+                gen_recipe(p, r, 1, &d, nd, sb, (size_t)br, (size_t)bc))
                 return -1;
         } else if (gen_input(p, r, 0, &d, nd, sa, (size_t)(bt * ar), (size_t)ac) ||
                    gen_input(p, r, 1, &d, nd, sb, (size_t)(bt * br), (size_t)bc))
@@ -1062,7 +1096,7 @@ static int reference_gemm(prep *p, checked *ck, qf_result *r, uint64_t target, u
     qf_bound_coef coef;
     size_t i;
     /* The dequantization scales are one more rounding in the epilogue. */
-    int epilogue = (g->alpha != 1) + (g->beta != 0) + p->scaled;
+    int epilogue = (g->alpha != 1) + (g->beta != 0) + _qf_rs_epilogue((_qf_rs_recipe)p->recipe);
     qf_status s;
     d.layout = QF_ROW_MAJOR;
     d.trans_a = g->trans_a ? QF_TRANS : QF_NO_TRANS;
@@ -2005,7 +2039,12 @@ static void fill_common(qf_result *r, const qf_suite *suite, const qf_suite_case
     r->nparams = i;
     snprintf(r->input, sizeof r->input, "%s", c->input->label ? c->input->label : c->input->name);
     r->seed = c->seed;
-    snprintf(r->arch, sizeof r->arch, "%s", o->arch ? o->arch : "cpu");
+    /* A model kernel runs on the CPU but stands for the matrix unit it
+     * models: its results are labelled "sim:<arch>" (docs/enable.md). */
+    if (pr->k->simulates && strncmp(o->arch ? o->arch : "cpu", "sim:", 4))
+        snprintf(r->arch, sizeof r->arch, "sim:%s", pr->k->simulates);
+    else
+        snprintf(r->arch, sizeof r->arch, "%s", o->arch ? o->arch : "cpu");
     gmtime_r(&now, &tm);
     strftime(r->started, sizeof r->started, "%Y-%m-%dT%H:%M:%SZ", &tm);
     /* The reproducer: the same suite, this case, this kernel. */

@@ -71,7 +71,7 @@ static const char *const quant_families[] = {"mx", "nvfp4", "group", "fp8", NULL
 static const char *const scale_rules[] = {"floor", "ceil", "even", "rceil", NULL};
 static const char *const round_modes[] = {"rne", "rna", "rtz", "up", "down", "stochastic", NULL};
 static const char *const gemm_scales[] = {"none",      "per_tensor", "per_channel", "per_token",
-                                          "per_block", "mx",         "nvfp4",       NULL};
+                                          "per_block", "mx",         "nvfp4",       "group",     NULL};
 
 /* clang-format off */
 static const pspec gemm_params[] = {
@@ -79,6 +79,7 @@ static const pspec gemm_params[] = {
     {"trans_b", PT_BOOL, 0, 0, 0, 0, NULL, 0, 0, NULL},
     {"alpha",   PT_REAL, REAL_ANY,         NULL, 0, 1, NULL},
     {"beta",    PT_REAL, REAL_ANY,         NULL, 0, 0, NULL},
+    {"group_size", PT_INT, 1, 65536, 0, 0, NULL, 0, 128, NULL}, /* scale: group (W4A16) */
     {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL}};
 static const pspec attn_params[] = {
     {"causal",             PT_BOOL, 0, 0, 0, 0,       NULL, 0, 0, NULL},
@@ -128,7 +129,7 @@ static const pspec quant_params[] = {
 
 static const op_schema op_schemas[QF_SUITE_OP_COUNT] = {
     {"gemm", 4, {{"M", 1, 0, -1}, {"N", 1, 0, -1}, {"K", 1, 0, -1}, {"batch", 0, 1, -1}}, "M, N, K",
-     4, {"a", "b", "acc", "out"}, {ROLE_IN, ROLE_IN, ROLE_ACC, ROLE_OUT}, 3u, gemm_scales, gemm_params},
+     4, {"a", "b", "acc", "out"}, {ROLE_IN, ROLE_IN, ROLE_ACC, ROLE_OUT}, 11u, gemm_scales, gemm_params},
     {"attention", 7, {{"batch", 0, 1, -1}, {"heads", 1, 0, -1}, {"kv_heads", 0, 0, 1}, {"seq_q", 1, 0, -1},
                       {"seq_k", 0, 0, 3}, {"head_dim", 1, 0, -1}, {"head_dim_v", 0, 0, 5}},
      "heads, seq_q, head_dim",
@@ -1013,7 +1014,11 @@ static qf_status parse_dtype(ctx *c, yaml_node_t *n, const char *field, const op
             if (os->role_kind[r] == ROLE_REQUIRED)
                 return fail(c, n, field, "the tuple needs '%s' for %s", os->roles[r], os->name);
             if (os->role_kind[r] == ROLE_ACC)
-                given[r] = qf_format_get(given[0]->id == QF_FLOAT64 ? QF_FLOAT64 : QF_FLOAT32);
+                /* Integer inputs: an exact accumulator (int32 sums of
+                 * int8 products are exact in float64 too). */
+                given[r] = qf_format_get(given[0]->id == QF_FLOAT64 || given[0]->kind == QF_KIND_INT
+                                             ? QF_FLOAT64
+                                             : QF_FLOAT32);
             else
                 given[r] = given[0];
             at[r] = n;

@@ -55,6 +55,35 @@ static inline qf_status _qf_cpu_check2(const qf_kernel_call *call, const qf_tens
     return QF_OK;
 }
 
+/* Code i of an array of codes stored in storage_bits-wide elements (8, 16
+ * or 32), and of a tensor of its format. */
+static inline uint64_t _qf_cpu_load_raw(const void *data, int storage_bits, int64_t i)
+{
+    switch (storage_bits) {
+    case 8: return ((const uint8_t *)data)[i];
+    case 16: return ((const uint16_t *)data)[i];
+    default: return ((const uint32_t *)data)[i];
+    }
+}
+
+static inline uint64_t _qf_cpu_load_code(const qf_tensor *t, int64_t off)
+{
+    return _qf_cpu_load_raw(t->data, qf_format_get(t->format)->storage_bits, off);
+}
+
+/* Round v once (nearest even) into output format fo and store the code at
+ * element off of D (a value already of the format is stored as is). */
+static inline void _qf_cpu_store_code(const qf_tensor *D, const qf_format *fo, int64_t off, double v)
+{
+    uint64_t c = qf_format_encode(fo, v, QF_ROUND_RNE, 0, 0, 0);
+    if (fo->storage_bits == 32)
+        ((uint32_t *)D->data)[off] = (uint32_t)c;
+    else if (fo->storage_bits == 16)
+        ((uint16_t *)D->data)[off] = (uint16_t)c;
+    else
+        ((uint8_t *)D->data)[off] = (uint8_t)c;
+}
+
 static inline float _qf_f32_of_bits(uint32_t u)
 {
     float f;
@@ -94,6 +123,10 @@ qf_status _qf_cpu_rmsnorm_f32_run(void *ctx, const qf_kernel_call *call);
 qf_status _qf_cpu_gemm_fast_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
                                      char *why, size_t why_size);
 qf_status _qf_cpu_gemm_fast_run(void *ctx, const qf_kernel_call *call);
+/* gemm_quant.c: quantized-operand GEMMs; kernel->user holds the algorithm. */
+qf_status _qf_cpu_gemm_quant_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
+                                      char *why, size_t why_size);
+qf_status _qf_cpu_gemm_quant_run(void *ctx, const qf_kernel_call *call);
 /* attention.c */
 qf_status _qf_cpu_attention_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
                                      char *why, size_t why_size);

@@ -136,18 +136,6 @@ static qf_status check_slot(const qf_kernel_call *call, const qf_tensor *t, cons
     return QF_OK;
 }
 
-static uint64_t load_code(const qf_tensor *t, int64_t off)
-{
-    switch (qf_format_get(t->format)->storage_bits) {
-    case 8:
-        return ((const uint8_t *)t->data)[off];
-    case 16:
-        return ((const uint16_t *)t->data)[off];
-    default:
-        return ((const uint32_t *)t->data)[off];
-    }
-}
-
 /* float32 -> tf32, nearest with ties away from zero (cvt.rna): add half
  * an ulp of tf32 to the magnitude bits and clear the 13 low bits; a carry
  * into the exponent is the correct next binade (or Inf past the maximum). */
@@ -172,8 +160,8 @@ static void pack(const qf_tensor *t, int64_t pb, int tr, int64_t rows, int64_t d
             int64_t off = tr ? _qf_cpu_off(t, pb, l, r) : _qf_cpu_off(t, pb, r, l);
             /* tf32 lives in a float32 container: take the float32 bits as
              * they are and round them (the identity on tf32 values). */
-            dst[r * depth + l] = tf32 ? round_tf32_rna(_qf_f32_of_bits((uint32_t)load_code(t, off)))
-                                      : (float)qf_format_decode(f, load_code(t, off));
+            dst[r * depth + l] = tf32 ? round_tf32_rna(_qf_f32_of_bits((uint32_t)_qf_cpu_load_code(t, off)))
+                                      : (float)qf_format_decode(f, _qf_cpu_load_code(t, off));
         }
 }
 
@@ -263,19 +251,6 @@ static float mul_round_once(float x, double s)
     return (lo > 0) == ((double)r > hi) ? r : other;
 }
 
-/* Write a value that is already a value of the output format (or a
- * float32 to be rounded once, nearest even) as an output code. */
-static void store_out(const qf_tensor *D, const qf_format *fo, int64_t off, double v)
-{
-    uint64_t c = qf_format_encode(fo, v, QF_ROUND_RNE, 0, 0, 0);
-    if (fo->storage_bits == 32)
-        ((uint32_t *)D->data)[off] = (uint32_t)c;
-    else if (fo->storage_bits == 16)
-        ((uint16_t *)D->data)[off] = (uint16_t)c;
-    else
-        ((uint8_t *)D->data)[off] = (uint8_t)c;
-}
-
 static qf_status gemm_fast_run(const qf_kernel_call *call, int algo)
 {
     const qf_op_gemm *g;
@@ -357,7 +332,7 @@ static qf_status gemm_fast_run(const qf_kernel_call *call, int algo)
                         int64_t off = _qf_cpu_off(D, pb, i, j);
                         float acc;
                         if (algo == GF_F16ACC) {
-                            store_out(D, fo, off, dot_f16acc(ar, br, k));
+                            _qf_cpu_store_code(D, fo, off, dot_f16acc(ar, br, k));
                             continue;
                         }
                         if (algo == GF_SPLITK4) {
@@ -375,12 +350,13 @@ static qf_status gemm_fast_run(const qf_kernel_call *call, int algo)
                             if (alpha != 1.0f)
                                 acc = alpha * acc;
                             if (has_c) {
-                                float bc = beta * (float)qf_format_decode(qf_format_get(C->format),
-                                                                          load_code(C, _qf_cpu_off(C, pb, i, j)));
+                                float bc = beta * (float)qf_format_decode(
+                                                      qf_format_get(C->format),
+                                                      _qf_cpu_load_code(C, _qf_cpu_off(C, pb, i, j)));
                                 acc = acc + bc;
                             }
                         }
-                        store_out(D, fo, off, (double)acc);
+                        _qf_cpu_store_code(D, fo, off, (double)acc);
                     }
             }
         }
@@ -397,11 +373,12 @@ static qf_status gemm_fast_run(const qf_kernel_call *call, int algo)
                     if (alpha != 1.0f)
                         acc = alpha * acc;
                     if (has_c) {
-                        float bc = beta * (float)qf_format_decode(qf_format_get(C->format),
-                                                                  load_code(C, _qf_cpu_off(C, pb, i, j)));
+                        float bc = beta * (float)qf_format_decode(
+                                              qf_format_get(C->format),
+                                              _qf_cpu_load_code(C, _qf_cpu_off(C, pb, i, j)));
                         acc = acc + bc;
                     }
-                    store_out(D, fo, off, (double)acc);
+                    _qf_cpu_store_code(D, fo, off, (double)acc);
                 }
         }
     }

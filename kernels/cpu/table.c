@@ -119,6 +119,88 @@ static const qf_dtype_tuple moe_f32[] = {
                  .deterministic = 1, .deterministic_threads = 1 } },
 };
 
+/* ---- Quantized-operand GEMMs (gemm_quant.c; docs/bounds.md "Scaled and
+ * integer GEMM" derives each claim). */
+#define QG_FP8_CHANNEL ((void *)(intptr_t)0)
+#define QG_MX          ((void *)(intptr_t)1)
+#define QG_NVFP4       ((void *)(intptr_t)2)
+#define QG_INT8        ((void *)(intptr_t)3)
+#define QG_W4A16       ((void *)(intptr_t)4)
+
+/* float32 partial sums of P products promoted into a float32 accumulator,
+ * or (block B) exact block sums added with one rounding each. */
+#define CLAIM_F32_PROMOTE(P)                                                                                 \
+    {                                                                                                        \
+        .acc_format = QF_FLOAT32, .acc_frac_bits = 0, .block_fma = 1, .acc_round = QF_ROUND_RNE,             \
+        .align_truncates = 0, .guard_bits = 0, .promote_interval = P, .promote_format = QF_FLOAT32,          \
+        .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .max_ulp = 0,               \
+        .elem_ulp = 0, .deterministic = 1, .deterministic_threads = 1                                        \
+    }
+#define CLAIM_F32_BLOCK(B)                                                                                   \
+    {                                                                                                        \
+        .acc_format = QF_FLOAT32, .acc_frac_bits = 0, .block_fma = B, .acc_round = QF_ROUND_RNE,             \
+        .align_truncates = 0, .guard_bits = 0, .promote_interval = 0, .promote_format = QF_FLOAT32,          \
+        .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .max_ulp = 0,               \
+        .elem_ulp = 0, .deterministic = 1, .deterministic_threads = 1                                        \
+    }
+/* int32 accumulation, exact: stated as float64 accumulation (exact too for
+ * these sums; qf_arith_claim has no integer accumulator). */
+#define CLAIM_EXACT_INT                                                                                      \
+    {                                                                                                        \
+        .acc_format = QF_FLOAT64, .acc_frac_bits = 0, .block_fma = 1, .acc_round = QF_ROUND_RNE,             \
+        .align_truncates = 0, .guard_bits = 0, .promote_interval = 0, .promote_format = QF_FLOAT64,          \
+        .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .max_ulp = 0,               \
+        .elem_ulp = 0, .deterministic = 1, .deterministic_threads = 1                                        \
+    }
+#define QG_TUPLE(NAME, FA, FB, FO, SA, SB, SF, BLK, CLAIM)                                                   \
+    { .name = NAME, .in = { FA, FB, FO }, .out = { FO }, .in_scale = { SA, SB, QF_SCALE_NONE },              \
+      .in_scale_format = { SF, SF, QF_FLOAT32 }, .in_scale_block = { BLK, BLK, 0 }, .arith = CLAIM }
+#define FP8CH(NAME, FA, FB, FO)                                                                              \
+    QG_TUPLE(NAME, FA, FB, FO, QF_SCALE_ROW, QF_SCALE_COL, QF_FLOAT32, 0, CLAIM_F32_PROMOTE(128))
+#define MX(NAME, FA, FB, FO)                                                                                 \
+    QG_TUPLE(NAME, FA, FB, FO, QF_SCALE_BLOCK, QF_SCALE_BLOCK, QF_FLOAT8_E8M0FNU, 32, CLAIM_F32_PROMOTE(32))
+#define NVFP4(NAME, FO)                                                                                      \
+    QG_TUPLE(NAME, QF_FLOAT4_E2M1FN, QF_FLOAT4_E2M1FN, FO, QF_SCALE_BLOCK, QF_SCALE_BLOCK, QF_FLOAT8_E4M3FN, \
+             16, CLAIM_F32_BLOCK(16))
+#define W4A16(NAME, G)                                                                                       \
+    { .name = NAME, .in = { QF_BFLOAT16, QF_INT4, QF_BFLOAT16 }, .out = { QF_BFLOAT16 },                     \
+      .in_scale = { QF_SCALE_NONE, QF_SCALE_BLOCK, QF_SCALE_NONE },                                          \
+      .in_scale_format = { QF_FLOAT32, QF_BFLOAT16, QF_FLOAT32 }, .in_scale_block = { 0, G, 0 },             \
+      .arith = CLAIM_F32_PROMOTE(G) }
+
+/* clang-format off */
+static const qf_dtype_tuple gemm_fp8_channel[] = {
+    FP8CH("e4m3_e4m3_bf16",  QF_FLOAT8_E4M3FN,   QF_FLOAT8_E4M3FN,   QF_BFLOAT16),
+    FP8CH("e4m3_e4m3_f32",   QF_FLOAT8_E4M3FN,   QF_FLOAT8_E4M3FN,   QF_FLOAT32),
+    FP8CH("e5m2_e5m2_bf16",  QF_FLOAT8_E5M2,     QF_FLOAT8_E5M2,     QF_BFLOAT16),
+    FP8CH("e4m3_e5m2_bf16",  QF_FLOAT8_E4M3FN,   QF_FLOAT8_E5M2,     QF_BFLOAT16),
+    FP8CH("e4m3fnuz_bf16",   QF_FLOAT8_E4M3FNUZ, QF_FLOAT8_E4M3FNUZ, QF_BFLOAT16),
+    FP8CH("e5m2fnuz_bf16",   QF_FLOAT8_E5M2FNUZ, QF_FLOAT8_E5M2FNUZ, QF_BFLOAT16),
+};
+static const qf_dtype_tuple gemm_mxfp8[] = {
+    MX("e4m3_e4m3_bf16",     QF_FLOAT8_E4M3FN,   QF_FLOAT8_E4M3FN,   QF_BFLOAT16),
+    MX("e4m3_e4m3_f32",      QF_FLOAT8_E4M3FN,   QF_FLOAT8_E4M3FN,   QF_FLOAT32),
+    MX("e5m2_e5m2_bf16",     QF_FLOAT8_E5M2,     QF_FLOAT8_E5M2,     QF_BFLOAT16),
+    MX("e4m3_e5m2_bf16",     QF_FLOAT8_E4M3FN,   QF_FLOAT8_E5M2,     QF_BFLOAT16),
+};
+static const qf_dtype_tuple gemm_mxfp4[] = {
+    MX("e2m1_e2m1_bf16",     QF_FLOAT4_E2M1FN,   QF_FLOAT4_E2M1FN,   QF_BFLOAT16),
+    MX("e2m1_e2m1_f32",      QF_FLOAT4_E2M1FN,   QF_FLOAT4_E2M1FN,   QF_FLOAT32),
+};
+static const qf_dtype_tuple gemm_nvfp4[] = {
+    NVFP4("e2m1_e2m1_bf16",  QF_BFLOAT16),
+    NVFP4("e2m1_e2m1_f32",   QF_FLOAT32),
+};
+static const qf_dtype_tuple gemm_int8[] = {
+    { .name = "i8_i8_i32", .in = { QF_INT8, QF_INT8, QF_INT32 }, .out = { QF_INT32 }, .arith = CLAIM_EXACT_INT },
+};
+static const qf_dtype_tuple gemm_w4a16[] = {
+    W4A16("bf16_i4_g32_bf16",  32),
+    W4A16("bf16_i4_g64_bf16",  64),
+    W4A16("bf16_i4_g128_bf16", 128),
+};
+/* clang-format on */
+
 #define KERNEL(NAME, OP, KIND, DESC, DTYPES, RUN, SUPPORTS)                                  \
     { .abi_version = QF_KERNEL_ABI_VERSION, .struct_size = sizeof(qf_kernel), .name = NAME, \
       .op = OP, .kind = KIND, .description = DESC, .backend = "cpu", .archs = "cpu",        \
@@ -130,6 +212,13 @@ static const qf_dtype_tuple moe_f32[] = {
       .archs = "cpu", .simulates = NULL, .dtypes = DTYPES,                                  \
       .n_dtypes = sizeof DTYPES / sizeof DTYPES[0], .run = _qf_cpu_gemm_fast_run,           \
       .supports = _qf_cpu_gemm_fast_supports, .user = ALGO }
+
+#define KERNEL_Q(NAME, DESC, DTYPES, ALGO)                                                  \
+    { .abi_version = QF_KERNEL_ABI_VERSION, .struct_size = sizeof(qf_kernel), .name = NAME, \
+      .op = QF_OP_GEMM, .kind = QF_KERNEL_OPTIMIZED, .description = DESC, .backend = "cpu", \
+      .archs = "cpu", .simulates = NULL, .dtypes = DTYPES,                                  \
+      .n_dtypes = sizeof DTYPES / sizeof DTYPES[0], .run = _qf_cpu_gemm_quant_run,          \
+      .supports = _qf_cpu_gemm_quant_supports, .user = ALGO }
 
 static const qf_kernel cpu_kernels[] = {
     KERNEL("gemm.cpu.naive.f32",   QF_OP_GEMM,    QF_KERNEL_REFERENCE,
@@ -177,6 +266,24 @@ static const qf_kernel cpu_kernels[] = {
     KERNEL("moe_router.cpu.softmax_topk", QF_OP_MOE_ROUTER, QF_KERNEL_OPTIMIZED,
            "float32 router: top-k on the logits, expf(l - max), softmax or renormalized weights",
            moe_f32, _qf_cpu_moe_run, _qf_cpu_moe_supports),
+    KERNEL_Q("gemm.cpu.fp8_channel",
+             "FP8 in, float32 scale per row of a / column of b, float32 sums promoted every 128, 2 scale roundings",
+             gemm_fp8_channel, QG_FP8_CHANNEL),
+    KERNEL_Q("gemm.cpu.mxfp8",
+             "MXFP8 (e8m0 per 32 along K): float32 block sums of 32, scaled by 2^(Xa+Xb), float32 accumulator",
+             gemm_mxfp8, QG_MX),
+    KERNEL_Q("gemm.cpu.mxfp4",
+             "MXFP4 e2m1 (e8m0 per 32 along K): float32 block sums of 32, scaled by 2^(Xa+Xb), float32 accumulator",
+             gemm_mxfp4, QG_MX),
+    KERNEL_Q("gemm.cpu.nvfp4",
+             "NVFP4 e2m1 (e4m3 per 16, float32 global): exact block sums, float32 accumulator, float32 alpha",
+             gemm_nvfp4, QG_NVFP4),
+    KERNEL_Q("gemm.cpu.int8",
+             "int8 in, exact int32 accumulation (K <= 131071), int32 out",
+             gemm_int8, QG_INT8),
+    KERNEL_Q("gemm.cpu.w4a16",
+             "bfloat16 a, int4 b with bfloat16 group scales along K: float32 group sums, scaled, float32 accumulator",
+             gemm_w4a16, QG_W4A16),
 };
 /* clang-format on */
 

@@ -42,9 +42,9 @@ START_TEST(test_load_and_run)
     ck_assert_str_eq(qf_registry_origin(r, n0), good);
     for (i = 0; i < n0; i++)
         ck_assert_str_eq(qf_registry_origin(r, i), "built-in");
-    /* The eight built-in CPU GEMMs (kernels/cpu) and the plugin's. */
+    /* The fourteen built-in CPU GEMMs (kernels/cpu) and the plugin's. */
     ck_assert_uint_eq(qf_registry_match(r, "gemm.cpu.*", NULL, 0) + qf_registry_match(r, "gemm.user.*", NULL, 0),
-                      9);
+                      15);
 
     /* Run it: four interleaved float32 partial sums, then
      * ((s0 + s1) + s2) + s3, each operation rounded: bit for bit. */

@@ -151,8 +151,9 @@ START_TEST(test_builtins_and_lookup)
     ck_assert_ptr_null(qf_registry_find(r, "gemm.cpu.naive"));
     ck_assert_ptr_null(qf_registry_get(r, n));
 
-    /* the two reference GEMMs first, then the 6 candidates of gemm_fast.c */
-    ck_assert_uint_eq(qf_registry_match(r, "gemm.cpu.*", found, 8), 8);
+    /* the two reference GEMMs first, then the 6 candidates of gemm_fast.c
+     * and the 6 of gemm_quant.c */
+    ck_assert_uint_eq(qf_registry_match(r, "gemm.cpu.*", found, 8), 14);
     ck_assert_str_eq(found[0]->name, "gemm.cpu.naive.f32");
     ck_assert_str_eq(found[1]->name, "gemm.cpu.bf16_f32acc");
     /* the three reference kernels and six CPU candidates (blocked, splitk4,

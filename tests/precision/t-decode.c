@@ -52,6 +52,7 @@ static const facts_row facts[QF_FORMAT_COUNT] = {
     { QF_UINT8,           "uint8",           QF_KIND_INT,    8,  0,  0,    0, 255,          1,         1,         0, QF_NAN_NONE, 0, 0, 255 },
     { QF_INT4,            "int4",            QF_KIND_INT,    4,  0,  0,    0, 7,            1,         1,         0, QF_NAN_NONE, 0, -8, 7 },
     { QF_UINT4,           "uint4",           QF_KIND_INT,    4,  0,  0,    0, 15,           1,         1,         0, QF_NAN_NONE, 0, 0, 15 },
+    { QF_INT32,           "int32",           QF_KIND_INT,   32,  0,  0,    0, 2147483647.0, 1,         1,         0, QF_NAN_NONE, 0, -2147483647 - 1, 2147483647 },
 };
 /* clang-format on */
 

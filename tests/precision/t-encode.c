@@ -198,6 +198,23 @@ START_TEST(test_known)
     ck_assert_uint_eq(qf_format_encode(i8, NAN, QF_ROUND_RNE, 0, 0, 0), 0);
     ck_assert_uint_eq(qf_format_encode(u4, -3.0, QF_ROUND_RNE, 0, 0, 0), 0);
     ck_assert_uint_eq(qf_format_encode(u4, INFINITY, QF_ROUND_RNE, 0, 0, 0), 15);
+    {
+        /* int32 (the int8 GEMM output): saturating like the other integers,
+         * ties to even, and every code decodes to its two's complement. */
+        const qf_format *i32 = qf_format_get(QF_INT32);
+        ck_assert_uint_eq(qf_format_encode(i32, 2147483647.0, QF_ROUND_RNE, 0, 0, 0), 0x7FFFFFFFu);
+        ck_assert_uint_eq(qf_format_encode(i32, 3e9, QF_ROUND_RNE, 0, 0, 0), 0x7FFFFFFFu);
+        ck_assert_uint_eq(qf_format_encode(i32, -3e9, QF_ROUND_RNE, 0, 0, 0), 0x80000000u);
+        ck_assert_uint_eq(qf_format_encode(i32, -INFINITY, QF_ROUND_RNE, 0, 0, 0), 0x80000000u);
+        ck_assert_uint_eq(qf_format_encode(i32, -2147483648.0, QF_ROUND_RNE, 0, 0, 0), 0x80000000u);
+        ck_assert_uint_eq(qf_format_encode(i32, 1073741824.5, QF_ROUND_RNE, 0, 0, 0), 0x40000000u);
+        ck_assert_uint_eq(qf_format_encode(i32, -5.5, QF_ROUND_RNE, 0, 0, 0), 0xFFFFFFFAu);
+        ck_assert_uint_eq(qf_format_encode(i32, NAN, QF_ROUND_RNE, 0, 0, 0), 0);
+        ck_assert(qf_format_decode(i32, 0x80000000u) == -2147483648.0);
+        ck_assert(qf_format_decode(i32, 0xFFFFFFFFu) == -1.0);
+        ck_assert(qf_format_decode(i32, 0x7FFFFFFFu) == 2147483647.0);
+        ck_assert_ptr_eq(qf_format_lookup("i32"), i32);
+    }
 }
 END_TEST
 

@@ -22,7 +22,8 @@
  *   scaled gemm  float8_e4m3fn a and b with per-tensor float32 scales,
  *                bfloat16 out; bad: ignores b's scale
  * and two cases the runner cannot check, UNSUPPORTED with the reason:
- * stochastic quantization and per_channel scaled GEMM.
+ * stochastic quantization and per_token scaled GEMM (per_channel, mx,
+ * nvfp4 and group are driven: tests/kernels/t-gemm_quant.c).
  * The suite's kernel globs of log_softmax and glu groups start with '*':
  * the suite loader wants a literal first component to be the suite op
  * (log_softmax, glu) while the registry wants kernel names to start with
@@ -441,7 +442,7 @@ START_TEST(ops_good_and_bad)
           "  - name: g-pc\n"
           "    op: gemm\n"
           "    kernels: [gemm.test.fp8.good]\n"
-          "    dtypes: [{a: float8_e4m3fn, b: float8_e4m3fn, out: bfloat16, scale: per_channel}]\n"
+          "    dtypes: [{a: float8_e4m3fn, b: float8_e4m3fn, out: bfloat16, scale: per_token}]\n"
           "    shapes: {M: [2], N: [2], K: [8]}\n",
           f);
     fclose(f);
@@ -470,7 +471,7 @@ START_TEST(ops_good_and_bad)
     expect(&sum, "gemm", "gemm.test.fp8.bad", QF_VERDICT_FAILED, "bound");
     /* What the runner cannot check says so. */
     expect(&sum, "q-sr", "quantize.test.good", QF_VERDICT_UNSUPPORTED, "stochastic rounding");
-    expect(&sum, "g-pc", "gemm.test.fp8.good", QF_VERDICT_UNSUPPORTED, "per_tensor scales only");
+    expect(&sum, "g-pc", "gemm.test.fp8.good", QF_VERDICT_UNSUPPORTED, "not per_token");
     qf_runner_summary_free(&sum);
     qf_suite_free(suite);
     qf_registry_free(reg);

@@ -39,8 +39,9 @@ START_TEST(test_quick)
     qf_suite *s = load_ok(src_path("shapes/quick.yaml"));
     ck_assert_str_eq(s->name, "quick");
     /* the four pre-merge groups of the reference kernels come first; the
-     * candidate kernels and the matrix-unit models follow */
-    ck_assert_uint_eq(s->ngroups, 22);
+     * candidate kernels, the matrix-unit models and the quantized GEMMs
+     * follow */
+    ck_assert_uint_eq(s->ngroups, 28);
     for (size_t i = 0; i < 4; i++) {
         const qf_suite_group *g = &s->groups[i];
         const char *const *roles;
@@ -264,7 +265,11 @@ static const bad bads[] = {
     {"op: gemm\ndtypes: [{a: f32, q: f32}]\nshapes: {M: 1, N: 1, K: 1}\n",
      "m.yaml:2:19: field 'dtypes[0].q': unknown key 'q' (valid keys: a, b, acc, out, in, scale)", NULL},
     {"op: gemm\ndtypes: [{a: f32, scale: weird}]\nshapes: {M: 1, N: 1, K: 1}\n",
-     "m.yaml:2:26: field 'dtypes[0].scale': unknown scale 'weird' (valid: none, per_tensor", NULL},
+     "m.yaml:2:26: field 'dtypes[0].scale': unknown scale 'weird' (valid: none, per_tensor", "mx, nvfp4, group)"},
+    {"op: gemm\ndtypes: [{a: bf16, b: int4, scale: group}]\nshapes: {M: 1, N: 1, K: 1}\nparams: {group_size: 0}\n",
+     "m.yaml:4:22: field 'params.group_size'", NULL},
+    {"op: gemm\ndtypes: [{a: int8, acc: int32}]\nshapes: {M: 1, N: 1, K: 1}\n",
+     "m.yaml:2:25: field 'dtypes[0].acc': accumulator int32 must be a floating-point format", NULL},
     {"op: softmax\ndtypes: [e8m0]\nshapes: {rows: 1, cols: 1}\n",
      "m.yaml:2:10: field 'dtypes[0]': float8_e8m0fnu is a scale format", NULL},
     {"op: softmax\ndtypes: [int8]\nshapes: {rows: 1, cols: 1}\n",
@@ -330,7 +335,7 @@ static const bad bads[] = {
      "m.yaml:2:10: field 'kernels': expected a name or a list of names, got a mapping", NULL},
     /* params */
     {"op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\nparams: {trans_c: true}\n",
-     "m.yaml:4:10: field 'params.trans_c': unknown key 'trans_c' (valid keys: trans_a, trans_b, alpha, beta)",
+     "m.yaml:4:10: field 'params.trans_c': unknown key 'trans_c' (valid keys: trans_a, trans_b, alpha, beta, group_size)",
      NULL},
     {"op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\nparams: {trans_a: yes}\n",
      "m.yaml:4:19: field 'params.trans_a': expected true or false, got 'yes'", NULL},
@@ -554,6 +559,29 @@ START_TEST(test_hostile)
 }
 END_TEST
 
+/* Quantized GEMM tuples (issue 5): int8 in with int32 out, whose default
+ * accumulator is float64 (exact for integer sums); group scaling with its
+ * group size parameter. */
+START_TEST(test_quant_tuples)
+{
+    static const char y[] = "op: gemm\n"
+                            "dtypes:\n"
+                            "  - {a: int8, b: int8, out: int32}\n"
+                            "  - {a: bf16, b: int4, out: bf16, scale: group}\n"
+                            "  - {a: e2m1, b: e2m1, out: f32, scale: nvfp4}\n"
+                            "shapes: {M: 1, N: 1, K: 1}\n"
+                            "params: {group_size: 64}\n";
+    qf_suite *s = NULL;
+    ck_assert_msg(qf_suite_load_mem(y, strlen(y), "q.yaml", &s, errbuf, sizeof errbuf) == QF_OK, "%s", errbuf);
+    const qf_suite_group *g = &s->groups[0];
+    ck_assert_uint_eq(g->ndtypes, 3);
+    ck_assert_str_eq(g->dtypes[0].label, "i8.i8.f64.i32");
+    ck_assert_str_eq(g->dtypes[1].label, "bf16.i4.f32.bf16+group");
+    ck_assert_str_eq(g->dtypes[2].label, "fp4.fp4.f32.f32+nvfp4");
+    qf_suite_free(s);
+}
+END_TEST
+
 START_TEST(test_ops)
 {
     for (int i = 0; i < QF_SUITE_OP_COUNT; i++) {
@@ -601,6 +629,7 @@ int main(void)
     tcase_add_test(tc, test_bad_files);
     tcase_add_test(tc, test_hostile);
     tcase_add_test(tc, test_ops);
+    tcase_add_test(tc, test_quant_tuples);
     suite_add_tcase(s, tc);
     return qf_test_run(s);
 }

@@ -189,7 +189,7 @@ qf_status qf_cuda_register_kernels(qf_registry *r)
     ks[n] =
         mk("gemm.cuda.wmma.bf16.sm80", QF_OP_GEMM, O,
            "bfloat16 WMMA 16x16x16 (HMMA), float32 tensor-core accumulator in K order, A100 arithmetic",
-           "sm_80 sm_86 sm_87", &wmma_bf16_sm80, qf_cuda_gemm_wmma_run, qf_cuda_gemm_supports, NULL, NULL);
+           "sm_80", &wmma_bf16_sm80, qf_cuda_gemm_wmma_run, qf_cuda_gemm_supports, NULL, NULL);
     GEMM_MN(ks[n], 16, 16, 16);
     n++;
     ks[n] = mk("gemm.cuda.wmma.bf16.sm90", QF_OP_GEMM, O,
@@ -199,7 +199,7 @@ qf_status qf_cuda_register_kernels(qf_registry *r)
     n++;
     ks[n] = mk("gemm.cuda.wmma.f16.sm80", QF_OP_GEMM, O,
                "float16 WMMA 16x16x16 (HMMA), float32 tensor-core accumulator in K order, A100 arithmetic",
-               "sm_80 sm_86 sm_87", &wmma_f16_sm80, qf_cuda_gemm_wmma_run, qf_cuda_gemm_supports, NULL, NULL);
+               "sm_80", &wmma_f16_sm80, qf_cuda_gemm_wmma_run, qf_cuda_gemm_supports, NULL, NULL);
     GEMM_MN(ks[n], 16, 16, 16);
     n++;
     ks[n] = mk("gemm.cuda.wmma.f16.sm90", QF_OP_GEMM, O,
@@ -231,7 +231,7 @@ qf_status qf_cuda_register_kernels(qf_registry *r)
     GEMM_MN(ks[n], 16, 16, 16);
     n++;
     ks[n] = mk("gemm.cublas.bf16.sm80", QF_OP_GEMM, O, "vendor: cublasGemmEx bfloat16, CUBLAS_COMPUTE_32F",
-               "sm_80 sm_86 sm_87", &blas_bf16_sm80, qf_cuda_cublas_gemm_run, qf_cuda_gemm_supports,
+               "sm_80", &blas_bf16_sm80, qf_cuda_cublas_gemm_run, qf_cuda_gemm_supports,
                qf_cuda_cublas_init, qf_cuda_cublas_fini);
     n++;
     ks[n] = mk("gemm.cublas.bf16.sm90", QF_OP_GEMM, O, "vendor: cublasGemmEx bfloat16, CUBLAS_COMPUTE_32F",
@@ -239,7 +239,7 @@ qf_status qf_cuda_register_kernels(qf_registry *r)
                qf_cuda_cublas_init, qf_cuda_cublas_fini);
     n++;
     ks[n] = mk("gemm.cublas.f16.sm80", QF_OP_GEMM, O, "vendor: cublasGemmEx float16, CUBLAS_COMPUTE_32F",
-               "sm_80 sm_86 sm_87", &blas_f16_sm80, qf_cuda_cublas_gemm_run, qf_cuda_gemm_supports,
+               "sm_80", &blas_f16_sm80, qf_cuda_cublas_gemm_run, qf_cuda_gemm_supports,
                qf_cuda_cublas_init, qf_cuda_cublas_fini);
     n++;
     ks[n] = mk("gemm.cublas.f16.sm90", QF_OP_GEMM, O, "vendor: cublasGemmEx float16, CUBLAS_COMPUTE_32F",

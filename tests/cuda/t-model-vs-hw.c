@@ -4,7 +4,7 @@
  * One mma.sync instruction (qf_cuda_mma_probe: m16n8k16 bf16 and f16 on
  * sm_80+, m16n8k32 e4m3 on sm_89+) on crafted and random inputs; each of
  * the 128 results against qf_model_dot of the preset for the device's
- * architecture (a100.* for the sm_80 family, h100.* for sm_90, l40s.e4m3
+ * architecture (a100.* for sm_80, h100.* for sm_90, l40s.e4m3
  * for sm_89, b200.* for sm_100), and on sm_90 one wgmma.mma_async m64n8k16
  * bf16 (qf_cuda_wgmma_probe, 512 results) against h100.bf16.  The e4m3 instruction is mma.sync, while
  * the published H100 FP8 facts are for wgmma: agreement or disagreement
@@ -24,7 +24,7 @@ static const char *preset_for(int kind)
     int cc = atoi(arch + 3);
     const char *gen;
     if (kind < 2)
-        gen = cc >= 100 ? "b200" : cc >= 90 ? "h100" : (cc >= 80 && cc < 89) ? "a100" : NULL;
+        gen = cc >= 100 ? "b200" : cc >= 90 ? "h100" : cc == 80 ? "a100" : NULL;
     else
         gen = cc >= 100 ? "b200" : cc >= 90 ? "h100" : cc == 89 ? "l40s" : NULL;
     if (!gen)

@@ -174,10 +174,25 @@ static const qf_backend cpu_backend = {
     cpu_timer_start, cpu_timer_stop,
 };
 
-/* Every back end built into this library.  CUDA and HIP join here when
- * their back ends exist (kernels/cuda, kernels/hip). */
+/* The GPU back ends live in their own archives (kernels/cuda/backend.cu,
+ * kernels/hip/backend.hip), linked whole into programs built with them
+ * (QF_BACKEND_LIBS).  Weak references keep libqualify itself free of any
+ * CUDA or HIP dependency: where the archive is not linked the address is
+ * NULL and the entry is skipped. */
+#if defined(__GNUC__)
+#define QF_WEAK __attribute__((weak))
+#else
+#define QF_WEAK
+#endif
+extern const qf_backend qf_backend_cuda_table QF_WEAK;
+extern const qf_backend qf_backend_hip_table QF_WEAK;
+
+/* Every back end built into this program; NULL entries are back ends not
+ * linked in. */
 static const qf_backend *const backends[] = {
     &cpu_backend,
+    &qf_backend_cuda_table,
+    &qf_backend_hip_table,
 };
 /* clang-format on */
 
@@ -194,7 +209,7 @@ const qf_backend *qf_backend_get(const char *name)
     if (!name)
         return NULL;
     for (i = 0; i < N_BACKENDS; i++)
-        if (!strcmp(backends[i]->name, name))
+        if (backends[i] && !strcmp(backends[i]->name, name))
             return backends[i];
     return NULL;
 }
@@ -206,7 +221,10 @@ void qf_backend_list_names(char *buf, size_t size)
         return;
     buf[0] = '\0';
     for (i = 0; i < N_BACKENDS && len < size; i++) {
-        int w = snprintf(buf + len, size - len, "%s%s", i ? ", " : "", backends[i]->name);
+        int w;
+        if (!backends[i])
+            continue;
+        w = snprintf(buf + len, size - len, "%s%s", len ? ", " : "", backends[i]->name);
         if (w < 0)
             break;
         len += (size_t)w;

@@ -423,6 +423,7 @@ int qf_cli_run(int argc, char **argv)
         ropt.title = suite->name;
         /* qualify's own revision (NULL: the tree it was built from) */
         qf_provenance_collect(&prov, NULL);
+        qf_runner_gpu_provenance(&prov); /* the GPU of GPU kernels, when one ran */
         qf_provenance_add_file(&prov, suite_path);
         if (qf_report_write_all(outdir, sum.results, sum.n, &prov, &ropt, err, sizeof err) != QF_OK) {
             fprintf(stderr, "qualify run: reports: %s\n", err);

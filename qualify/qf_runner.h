@@ -57,6 +57,11 @@ typedef struct qf_runner_opts {
     void *progress_user;
 } qf_runner_opts;
 
+/* The GPU this process's sweeps ran on (probed by the runner for GPU
+ * kernels), into p's GPU slots: 1 when there was one, 0 otherwise. */
+struct qf_provenance;
+int qf_runner_gpu_provenance(struct qf_provenance *p);
+
 /* jobs 1, timeout 60 s, everything else zero / NULL. */
 qf_runner_opts qf_runner_opts_default(void);
 

@@ -753,6 +753,20 @@ size_t qf_registry_match(const qf_registry *r, const char *glob, const qf_kernel
     return n;
 }
 
+/* GPU kernels register from their back ends' archives (kernels/cuda/table.c,
+ * kernels/hip/table.c) when those are linked in (QF_HAVE_CUDA / QF_HAVE_HIP
+ * builds link them whole); weak references keep libqualify free of CUDA and
+ * HIP, as qualify/backend_cpu.c does for the back-end tables.  Registering
+ * touches no device: without one the kernels are listed and their cases
+ * are UNSUPPORTED (qualify/runner_device.c). */
+#if defined(__GNUC__)
+extern qf_status qf_cuda_register_kernels(qf_registry *r) __attribute__((weak));
+extern qf_status qf_hip_register_kernels(qf_registry *r) __attribute__((weak));
+#else
+static qf_status (*const qf_cuda_register_kernels)(qf_registry *r) = NULL;
+static qf_status (*const qf_hip_register_kernels)(qf_registry *r) = NULL;
+#endif
+
 qf_status qf_registry_add_builtins(qf_registry *r)
 {
     size_t i, n = 0;
@@ -775,6 +789,16 @@ qf_status qf_registry_add_builtins(qf_registry *r)
     t = qf_kernels_bad(&n);
     for (i = 0; i < n; i++) {
         qf_status s = qf_registry_add(r, &t[i]);
+        if (s != QF_OK)
+            return s;
+    }
+    if (qf_cuda_register_kernels) {
+        qf_status s = qf_cuda_register_kernels(r);
+        if (s != QF_OK)
+            return s;
+    }
+    if (qf_hip_register_kernels) {
+        qf_status s = qf_hip_register_kernels(r);
         if (s != QF_OK)
             return s;
     }

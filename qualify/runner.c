@@ -18,6 +18,7 @@
 
 #include "qf_suite.h"
 
+#include "_runner_device.h"
 #include "_runner_scaled.h"
 
 #include "qf_backend.h"
@@ -819,6 +820,13 @@ static void child_run(prep *p, child_report *rep, int timing, size_t warmup, siz
     memset(&call, 0, sizeof call);
     memset(&dev, 0, sizeof dev);
     dev.backend = qf_backend_cpu();
+    /* GPU kernels: device 0 of their back end, tensors staged per run
+     * (runner_device.c) */
+    if (_qf_rdev_is_device(p->k) && (s = _qf_rdev_open(p->k, &dev, rep->msg, sizeof rep->msg)) != QF_OK) {
+        rep->status = s;
+        rep->done = 1;
+        _exit(0);
+    }
     call.abi_version = QF_KERNEL_ABI_VERSION;
     call.kernel = p->k;
     call.dtype = p->t;
@@ -846,7 +854,7 @@ static void child_run(prep *p, child_report *rep, int timing, size_t warmup, siz
              * count gets 2 threads the second time, so the comparison of
              * the two runs checks that claim too. */
             call.threads = run == 1 && p->t->arith.deterministic_threads ? 2 : 1;
-            s = p->k->run(ctx, &call);
+            s = dev.state ? _qf_rdev_run(&dev, ctx, &call, NULL) : p->k->run(ctx, &call);
             rep->global_code[run] = p->out[0].scale.global_code;
         }
     } else {
@@ -857,16 +865,18 @@ static void child_run(prep *p, child_report *rep, int timing, size_t warmup, siz
         else if (p->out1_n)
             p->out[1].data = p->g1[0].data;
         for (i = 0; i < warmup && s == QF_OK; i++)
-            s = p->k->run(ctx, &call);
+            s = dev.state ? _qf_rdev_run(&dev, ctx, &call, NULL) : p->k->run(ctx, &call);
         for (i = 0; i < reps && s == QF_OK && i < sizeof rep->times / sizeof rep->times[0]; i++) {
-            double t0 = now_s();
-            s = p->k->run(ctx, &call);
-            rep->times[i] = now_s() - t0;
+            double t0 = now_s(), kt = 0;
+            s = dev.state ? _qf_rdev_run(&dev, ctx, &call, &kt) : p->k->run(ctx, &call);
+            rep->times[i] = dev.state ? kt : now_s() - t0; /* GPU: device events around the run alone */
             rep->ntimes = i + 1;
         }
     }
     if (p->k->fini)
         p->k->fini(ctx);
+    if (dev.state)
+        qf_device_close(&dev);
     rep->status = s;
     rep->done = 1;
     _exit(0);
@@ -2112,7 +2122,7 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
     const char *arch = o->arch ? o->arch : "cpu";
     prep p;
     size_t i;
-    char why[256];
+    char why[256], devarch[64];
     double t0 = now_s();
     int ok = 0;
     fill_common(r, suite, c, pr, reg, o);
@@ -2121,6 +2131,16 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
     p.k = pr->k;
     p.opname = qf_suite_op_name(c->op);
     p.seed = c->seed;
+    /* GPU kernels run on the device found (runner_device.c): its absence or
+     * another architecture is UNSUPPORTED with the reason. */
+    if (_qf_rdev_is_device(pr->k)) {
+        if (_qf_rdev_probe(pr->k, devarch, sizeof devarch, why, sizeof why)) {
+            say(r, QF_VERDICT_UNSUPPORTED, "unsupported: %s", why);
+            goto out;
+        }
+        arch = devarch;
+        snprintf(r->arch, sizeof r->arch, "%s", arch);
+    }
     if (c->group->narch) {
         for (i = 0; i < c->group->narch && !ok; i++)
             ok = qf_suite_glob_match(c->group->arch[i], arch);
@@ -2135,11 +2155,6 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
     if (!qf_kernel_arch_ok(pr->k, arch)) {
         say(r, QF_VERDICT_UNSUPPORTED, "unsupported: %s runs on '%s', not on %s", pr->k->name,
             pr->k->archs ? pr->k->archs : "?", arch);
-        goto out;
-    }
-    if (pr->k->backend && strcmp(pr->k->backend, "cpu")) {
-        say(r, QF_VERDICT_UNSUPPORTED, "unsupported: back end '%s' is not driven by the runner yet",
-            pr->k->backend);
         goto out;
     }
     if (build_op(&p, r))
@@ -2309,6 +2324,9 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
             goto out;
         sum->journal_torn = torn;
     }
+    /* GPU back ends: probed once here, before the workers fork. */
+    for (i = 0; i < npending; i++)
+        _qf_rdev_prepare(pairs[pending[i]].k);
     slots = calloc((size_t)jobs, sizeof *slots);
     shm = shm_alloc((size_t)jobs * sizeof *shm);
     if (!slots || !shm) {

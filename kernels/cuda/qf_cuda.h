@@ -31,6 +31,17 @@ qf_status qf_cuda_device_arch(int dev, char *arch, size_t arch_size, char *name,
 qf_status qf_cuda_decode_fp8(qf_format_id fmt, const uint8_t *codes, size_t n, float *out, char *err,
                              size_t err_size);
 
+/* One tensor-core instruction on device 0 (mma_probe.cu), C = 0:
+ * kind 0: mma.sync m16n8k16 bf16, 1: the same in float16 (A [16][16],
+ * B [16][8]); kind 2: mma.sync m16n8k32 e4m3 (A [16][32], B [32][8]; sm_89
+ * and later).  a, b: row-major values exactly representable in the input
+ * format; d [16][8] receives the float32 results.  For the model-vs-hardware
+ * check (tests/cuda/t-model-vs-hw.c). */
+qf_status qf_cuda_mma_probe(int kind, const float *a, const float *b, float *d, char *err, size_t err_size);
+/* One wgmma.mma_async m64n8k16 bf16 (sm_90a build on an sm_90 device,
+ * else QF_EUNSUPPORTED): a [64][16], b [16][8], d [64][8]. */
+qf_status qf_cuda_wgmma_probe(const float *a, const float *b, float *d, char *err, size_t err_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -33,6 +33,12 @@ qf_status qf_hip_device_arch(int dev, char *arch, size_t arch_size, char *name, 
 qf_status qf_hip_decode_fp8(qf_format_id fmt, const uint8_t *codes, size_t n, float *out, char *err,
                             size_t err_size);
 
+/* One MFMA instruction on device 0 (mfma_probe.hip), C = 0: kind 0
+ * v_mfma_f32_16x16x16bf16_1k, kind 1 v_mfma_f32_16x16x16f16; a [16][16],
+ * b [16][16] row-major values exact in the input format; d [16][16]
+ * receives the float32 results (tests/hip/t-model-vs-hw.c). */
+qf_status qf_hip_mfma_probe(int kind, const float *a, const float *b, float *d, char *err, size_t err_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,41 @@
+/* _hip.h: helpers shared by the HIP back end and kernels (private).
+ *
+ * Every HIP call goes through QF_HIP (in a function with `qf_status st`, a
+ * `done` label and msg/msg_size), which records the call, the error name
+ * and the line; a launch is followed by QF_HIP_LAUNCH (hipGetLastError,
+ * then hipDeviceSynchronize).
+ *
+ * Targets: Debian 12's hipcc (ROCm 5.2, clang 15) compiles for gfx90a and
+ * gfx940 but knows no gfx942 or newer; the kernels use the MFMA builtins
+ * where __gfx90a__ / __gfx940__ is defined and refuse other targets at run
+ * time with that reason (docs/gpu.md "Guards").
+ */
+#ifndef QF__HIP_H
+#define QF__HIP_H
+
+#include <hip/hip_runtime.h>
+#include <stdio.h>
+
+#include "qf_kernel.h"
+#include "qf_status.h"
+
+extern "C" qf_status qf_hip_fail(hipError_t e, const char *what, const char *file, int line, char *msg,
+                                 size_t msg_size);
+extern "C" const char *qf_hip_last_error(void);
+
+#define QF_HIP(call)                                                                                         \
+    do {                                                                                                     \
+        hipError_t e_ = (call);                                                                              \
+        if (e_ != hipSuccess) {                                                                              \
+            st = qf_hip_fail(e_, #call, __FILE__, __LINE__, msg, msg_size);                                  \
+            goto done;                                                                                       \
+        }                                                                                                    \
+    } while (0)
+
+#define QF_HIP_LAUNCH()                                                                                      \
+    do {                                                                                                     \
+        QF_HIP(hipGetLastError());                                                                           \
+        QF_HIP(hipDeviceSynchronize());                                                                      \
+    } while (0)
+
+#endif

@@ -1,0 +1,89 @@
+/* mfma_probe.hip: ONE matrix-core instruction on given inputs, for the
+ * model-vs-hardware check (tests/hip/t-model-vs-hw.c compares its results
+ * bit for bit with kernels/models).
+ *
+ * One wave (64 lanes) executes one v_mfma_f32_16x16x16bf16_1k or
+ * v_mfma_f32_16x16x16f16 with C = 0 on A [16][16] and B [16][16] given as
+ * float values exactly representable in the input format.  Operand layout
+ * (AMD matrix instruction calculator, 16x16x16, 4 elements per lane): lane
+ * l holds A[l % 16][4 (l / 16) + i] and B[4 (l / 16) + i][l % 16], and
+ * receives D[4 (l / 16) + i][l % 16], i = 0..3.  Built for gfx90a and
+ * gfx940 (both have the two instructions); elsewhere the kernel raises a
+ * flag instead.
+ */
+#include <hip/hip_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "_hip.h"
+#include "qf_hip.h"
+
+typedef _Float16 qf_half4 __attribute__((ext_vector_type(4)));
+typedef short qf_short4 __attribute__((ext_vector_type(4)));
+typedef float qf_float4 __attribute__((ext_vector_type(4)));
+
+__global__ void hk_mfma_probe(const float *A, const float *B, float *D, int bf, int *bad)
+{
+    int l = (int)threadIdx.x;
+#if defined(__gfx90a__) || defined(__gfx940__)
+    qf_float4 c = {0.f, 0.f, 0.f, 0.f};
+    int kb = 4 * (l / 16);
+    if (bf) {
+        qf_short4 a, b;
+        for (int i = 0; i < 4; i++) {
+            /* the inputs are bfloat16 values: their float32 bits end in 16 zeros */
+            a[i] = (short)(__float_as_uint(A[(l % 16) * 16 + kb + i]) >> 16);
+            b[i] = (short)(__float_as_uint(B[(kb + i) * 16 + l % 16]) >> 16);
+        }
+        c = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(a, b, c, 0, 0, 0);
+    } else {
+        qf_half4 a, b;
+        for (int i = 0; i < 4; i++) {
+            a[i] = (_Float16)A[(l % 16) * 16 + kb + i];
+            b[i] = (_Float16)B[(kb + i) * 16 + l % 16];
+        }
+        c = __builtin_amdgcn_mfma_f32_16x16x16f16(a, b, c, 0, 0, 0);
+    }
+    for (int i = 0; i < 4; i++)
+        D[(kb + i) * 16 + l % 16] = c[i];
+#else
+    if (l == 0)
+        *bad = 1;
+#endif
+}
+
+extern "C" qf_status qf_hip_mfma_probe(int kind, const float *a, const float *b, float *d, char *err,
+                                       size_t err_size)
+{
+    char *msg = err;
+    size_t msg_size = err_size;
+    qf_status st = QF_OK;
+    float *da = NULL, *db = NULL, *dd = NULL;
+    int *bad = NULL, hbad = 0;
+    const size_t bytes = 16 * 16 * sizeof(float);
+    if ((kind != 0 && kind != 1) || !a || !b || !d)
+        return QF_EINVAL;
+    QF_HIP(hipMalloc((void **)&da, bytes));
+    QF_HIP(hipMalloc((void **)&db, bytes));
+    QF_HIP(hipMalloc((void **)&dd, bytes));
+    QF_HIP(hipMalloc((void **)&bad, sizeof(int)));
+    QF_HIP(hipMemset(bad, 0, sizeof(int)));
+    QF_HIP(hipMemcpy(da, a, bytes, hipMemcpyHostToDevice));
+    QF_HIP(hipMemcpy(db, b, bytes, hipMemcpyHostToDevice));
+    hipLaunchKernelGGL(hk_mfma_probe, dim3(1), dim3(64), 0, 0, da, db, dd, kind == 0, bad);
+    QF_HIP_LAUNCH();
+    QF_HIP(hipMemcpy(d, dd, bytes, hipMemcpyDeviceToHost));
+    QF_HIP(hipMemcpy(&hbad, bad, sizeof(int), hipMemcpyDeviceToHost));
+    if (hbad) {
+        if (err && err_size)
+            snprintf(err, err_size, "no MFMA code in this build for the device's architecture");
+        st = QF_EUNSUPPORTED;
+    }
+done:
+    (void)hipFree(da);
+    (void)hipFree(db);
+    (void)hipFree(dd);
+    (void)hipFree(bad);
+    return st;
+}

@@ -1,0 +1,160 @@
+/* table.c: the HIP kernels' records and claims (kernels.hip computes them).
+ *
+ * MFMA arithmetic per target, from the CPU models of the same hardware
+ * (qf_model_claim of kernels/models presets; ../shared/FACTS.md "How
+ * matrix units accumulate"): gfx90a (MI250X) fp16/bf16 groups of 4 summed
+ * by a pairwise float32 tree, subnormals flushed, nearest even; gfx940 is a
+ * CDNA3 (MI300-series) target and is claimed with the MI300 facts, which
+ * were published for gfx942 (an assumption docs/gpu.md states).  gfx942
+ * and newer are not listed: Debian 12's clang 15 cannot compile for them
+ * (docs/gpu.md "Guards"), so such a device gets "architecture gfx942 not in
+ * the kernel's archs".  Row reductions and attention claim what the CUDA
+ * ones claim (kernels/cuda/table.c).
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "_hip_kernels.h"
+#include "qf_kernel.h"
+#include "qf_model.h"
+
+typedef struct built {
+    qf_dtype_tuple t[4];
+    size_t n;
+} built;
+
+static built g90_bf16, g90_f16, g940_bf16, g940_f16, norm_f32, softmax_f32, attn_bf16, quant_fnuz;
+
+static void add_tuple(built *b, const char *name, qf_format_id in, qf_format_id out, const char *preset)
+{
+    qf_dtype_tuple *t = &b->t[b->n++];
+    memset(t, 0, sizeof *t);
+    t->name = name;
+    t->in[0] = t->in[1] = in;
+    t->in[2] = t->out[0] = out;
+    t->arith = qf_model_claim(qf_model_preset(preset));
+    t->arith.out_round = QF_ROUND_RNE;
+    t->arith.sum_order = QF_SUM_SEQUENTIAL;
+    t->arith.deterministic = 1;
+    t->arith.deterministic_threads = 1;
+}
+
+static qf_arith_claim f32_claim(void)
+{
+    qf_arith_claim c = qf_arith_claim_default();
+    c.deterministic = 1;
+    c.deterministic_threads = 1;
+    return c;
+}
+
+static void build_tables(void)
+{
+    qf_dtype_tuple *t;
+    add_tuple(&g90_bf16, "bf16", QF_BFLOAT16, QF_BFLOAT16, "mi250x.bf16");
+    add_tuple(&g90_bf16, "bf16_f32", QF_BFLOAT16, QF_FLOAT32, "mi250x.bf16");
+    add_tuple(&g90_f16, "f16_f32", QF_FLOAT16, QF_FLOAT32, "mi250x.f16");
+    add_tuple(&g940_bf16, "bf16", QF_BFLOAT16, QF_BFLOAT16, "mi300.bf16");
+    add_tuple(&g940_bf16, "bf16_f32", QF_BFLOAT16, QF_FLOAT32, "mi300.bf16");
+    add_tuple(&g940_f16, "f16_f32", QF_FLOAT16, QF_FLOAT32, "mi300.f16");
+    t = &norm_f32.t[norm_f32.n++];
+    memset(t, 0, sizeof *t);
+    t->name = "f32";
+    t->in[0] = t->in[1] = t->in[2] = t->out[0] = QF_FLOAT32;
+    t->arith = f32_claim();
+    t = &softmax_f32.t[softmax_f32.n++];
+    memset(t, 0, sizeof *t);
+    t->name = "f32";
+    t->in[0] = t->out[0] = QF_FLOAT32;
+    t->arith = f32_claim();
+    t = &attn_bf16.t[attn_bf16.n++];
+    memset(t, 0, sizeof *t);
+    t->name = "bf16";
+    t->in[0] = t->in[1] = t->in[2] = QF_BFLOAT16;
+    t->out[0] = QF_BFLOAT16;
+    t->out[1] = QF_FLOAT32;
+    t->arith = f32_claim();
+    t->arith.acc_format = QF_BFLOAT16; /* P rounded to bfloat16 (docs/gpu.md) */
+    /* FP8 fnuz quantization: exact */
+    t = &quant_fnuz.t[quant_fnuz.n++];
+    memset(t, 0, sizeof *t);
+    t->name = "f32_e4m3fnuz";
+    t->in[0] = QF_FLOAT32;
+    t->out[0] = QF_FLOAT8_E4M3FNUZ;
+    t->arith = f32_claim();
+    t = &quant_fnuz.t[quant_fnuz.n++];
+    memset(t, 0, sizeof *t);
+    t->name = "f32_e5m2fnuz";
+    t->in[0] = QF_FLOAT32;
+    t->out[0] = QF_FLOAT8_E5M2FNUZ;
+    t->arith = f32_claim();
+}
+
+static qf_kernel mk(const char *name, qf_op op, const char *desc, const char *archs, const built *b,
+                    qf_kernel_run_fn run, qf_kernel_supports_fn sup, int gemm)
+{
+    qf_kernel k;
+    memset(&k, 0, sizeof k);
+    k.abi_version = QF_KERNEL_ABI_VERSION;
+    k.struct_size = sizeof(qf_kernel);
+    k.name = name;
+    k.op = op;
+    k.kind = QF_KERNEL_OPTIMIZED;
+    k.description = desc;
+    k.backend = "hip";
+    k.archs = archs;
+    k.dtypes = b->t;
+    k.n_dtypes = b->n;
+    k.run = run;
+    k.supports = sup;
+    k.limits.align_bytes = 256;
+    if (gemm) {
+        k.limits.multiple_of[0] = k.limits.multiple_of[1] = k.limits.multiple_of[2] = 16;
+        k.user = (void *)1; /* claims MFMA: kernels.hip refuses its plain path */
+    }
+    return k;
+}
+
+qf_status qf_hip_register_kernels(qf_registry *r)
+{
+    static int built_once;
+    qf_kernel ks[8];
+    size_t n = 0, i;
+    if (!built_once) {
+        build_tables();
+        built_once = 1;
+    }
+    ks[n++] = mk("gemm.hip.mfma_gfx90a.bf16", QF_OP_GEMM,
+                 "bfloat16 MFMA 16x16x16 (bf16_1k), float32 accumulator in K order, MI250X arithmetic",
+                 "gfx90a", &g90_bf16, qf_hip_gemm_run, qf_hip_gemm_supports, 1);
+    ks[n++] = mk("gemm.hip.mfma_gfx90a.f16", QF_OP_GEMM,
+                 "float16 MFMA 16x16x16, float32 accumulator in K order, MI250X arithmetic", "gfx90a",
+                 &g90_f16, qf_hip_gemm_run, qf_hip_gemm_supports, 1);
+    ks[n++] =
+        mk("gemm.hip.mfma_gfx940.bf16", QF_OP_GEMM,
+           "bfloat16 MFMA 16x16x16 (bf16_1k), float32 accumulator in K order, MI300 arithmetic (assumed)",
+           "gfx940", &g940_bf16, qf_hip_gemm_run, qf_hip_gemm_supports, 1);
+    ks[n++] = mk("gemm.hip.mfma_gfx940.f16", QF_OP_GEMM,
+                 "float16 MFMA 16x16x16, float32 accumulator in K order, MI300 arithmetic (assumed)",
+                 "gfx940", &g940_f16, qf_hip_gemm_run, qf_hip_gemm_supports, 1);
+    ks[n++] =
+        mk("rmsnorm.hip.f32", QF_OP_RMSNORM,
+           "float32 RMSNorm, one block per row: strided sums of squares, 256-leaf tree, 1/sqrt, x*r*w+b",
+           "gfx90a gfx940", &norm_f32, qf_hip_rmsnorm_run, NULL, 0);
+    ks[n++] = mk("softmax.hip.f32", QF_OP_SOFTMAX,
+                 "float32 softmax, one block per row: tree max, expf, tree sum, division", "gfx90a gfx940",
+                 &softmax_f32, qf_hip_softmax_run, NULL, 0);
+    ks[n++] =
+        mk("attention.hip.flash.bf16", QF_OP_ATTENTION,
+           "bfloat16 flash-style forward: 32 lanes per query row, online softmax per 32-key tile, P rounded "
+           "to bfloat16 before P V, float32 O, causal or none; GQA",
+           "gfx90a gfx940", &attn_bf16, qf_hip_attention_run, qf_hip_attention_supports, 0);
+    ks[n++] = mk("quantize.hip.fp8_fnuz", QF_OP_QUANTIZE,
+                 "FP8 fnuz per-tensor scaling with gfx940's cvt_pk_fp8/bf8 (exact product, saturating)",
+                 "gfx940", &quant_fnuz, qf_hip_quantize_run, qf_hip_quantize_supports, 0);
+    for (i = 0; i < n; i++) {
+        qf_status s = qf_registry_add(r, &ks[i]);
+        if (s != QF_OK)
+            return s;
+    }
+    return QF_OK;
+}

@@ -1,0 +1,42 @@
+/* _runner_device.h: how the runner drives kernels whose tensors live on a
+ * GPU back end (private; qualify/runner_device.c).
+ *
+ * Parent side (never touches a driver, so the forked kernel children can):
+ *   _qf_rdev_prepare probes each GPU back end a sweep needs once, in a
+ *   child process, before the workers fork; _qf_rdev_probe answers from
+ *   that probe: the device's architecture, or why the kernel cannot run
+ *   ("no CUDA device ...", "architecture sm_80 not in the kernel's archs
+ *   sm_90"), which the runner reports as UNSUPPORTED.
+ * Kernel-child side:
+ *   _qf_rdev_open opens device 0 of the kernel's back end; _qf_rdev_run
+ *   runs one call: device buffers with guard regions around every output
+ *   (filled with a canary byte), inputs and poisoned outputs copied in, the
+ *   kernel run and synchronized (timed with the back end's events), outputs
+ *   copied back into the host buffers; a clobbered device guard byte is
+ *   mirrored into the host canary at the same distance, so the runner's
+ *   canary check reports it as for a CPU kernel.
+ */
+#ifndef QF__RUNNER_DEVICE_H
+#define QF__RUNNER_DEVICE_H
+
+#include <stddef.h>
+
+#include "qf_backend.h"
+#include "qf_kernel.h"
+
+/* 1 when k's tensors live on a GPU back end (backend set and not "cpu"). */
+int _qf_rdev_is_device(const qf_kernel *k);
+/* Probe k's back end now if not done yet in this process (call before
+ * forking workers so they inherit the answer). */
+void _qf_rdev_prepare(const qf_kernel *k);
+/* 0 and the device's architecture in arch; -1 and the reason in why. */
+int _qf_rdev_probe(const qf_kernel *k, char *arch, size_t arch_size, char *why, size_t why_size);
+
+/* Kernel child: open device 0 of k's back end into dev (QF_EUNSUPPORTED
+ * with the reason in msg when there is none). */
+qf_status _qf_rdev_open(const qf_kernel *k, qf_device *dev, char *msg, size_t msg_size);
+/* One call of k->run with call's host tensors staged through dev;
+ * *kernel_s receives the device time of the run alone (may be NULL). */
+qf_status _qf_rdev_run(qf_device *dev, void *ctx, qf_kernel_call *call, double *kernel_s);
+
+#endif

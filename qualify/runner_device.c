@@ -1,0 +1,412 @@
+/* runner_device.c: driving kernels whose tensors live on a GPU back end
+ * (_runner_device.h says what each function does; docs/runner.md
+ * "GPU kernels").
+ *
+ * The runner's checks stay the same for every back end: the host output
+ * buffers (poisoned, between canary pages) are what the verdict reads.  A
+ * GPU call stages them: each output gets a device buffer of
+ * [guard][data][guard], the guards filled with GUARD_BYTE by memset, the
+ * data with the host buffer's poison (copied, so both runs keep their
+ * different poison), and after the run the data comes back and the guards
+ * are compared byte by byte.  A CUDA or HIP driver is never touched in the
+ * calling process: the probe and the kernel runs are child processes, since
+ * a driver initialized before fork() is unusable in the child.
+ */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "_runner_device.h"
+#include "qf_provenance.h"
+#include "qf_runner.h"
+
+#define GUARD       256u /* device guard bytes on each side (keeps 256-byte alignment) */
+#define GUARD_BYTE  0xCD
+#define PROBE_LIMIT 120.0 /* seconds a device probe may take (driver start-up) */
+
+#if defined(__GNUC__)
+#define QF_WEAK __attribute__((weak))
+#else
+#define QF_WEAK
+#endif
+/* The back ends' last error text, when their archives are linked in. */
+extern const char *qf_cuda_last_error(void) QF_WEAK;
+extern const char *qf_hip_last_error(void) QF_WEAK;
+
+static const char *backend_error(const char *name)
+{
+    if (!strcmp(name, "cuda") && qf_cuda_last_error)
+        return qf_cuda_last_error();
+    if (!strcmp(name, "hip") && qf_hip_last_error)
+        return qf_hip_last_error();
+    return "";
+}
+
+static const char *vendor(const char *name)
+{
+    return !strcmp(name, "cuda") ? "CUDA" : !strcmp(name, "hip") ? "HIP" : name;
+}
+
+int _qf_rdev_is_device(const qf_kernel *k)
+{
+    return k && k->backend && strcmp(k->backend, "cpu") != 0;
+}
+
+/* ---- The probe ----------------------------------------------------------- */
+
+typedef struct probe {
+    char backend[16];
+    int done, ok;
+    char arch[64];
+    char describe[512];
+    char why[256];
+} probe;
+
+#define MAX_PROBES 4
+static probe probes[MAX_PROBES];
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Open device 0 of be in a child process and report arch and describe. */
+static void run_probe(probe *pr, const char *name)
+{
+    const qf_backend *be = qf_backend_get(name);
+    probe *sh;
+    pid_t pid;
+    int st = 0;
+    double t0;
+    snprintf(pr->backend, sizeof pr->backend, "%s", name);
+    pr->done = 1;
+    pr->ok = 0;
+    if (!be) {
+        snprintf(pr->why, sizeof pr->why, "the %s back end is not built into this qualify", name);
+        return;
+    }
+    sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED) {
+        snprintf(pr->why, sizeof pr->why, "cannot map the probe's report: %s", strerror(errno));
+        return;
+    }
+    memset(sh, 0, sizeof *sh);
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        snprintf(pr->why, sizeof pr->why, "cannot fork the device probe: %s", strerror(errno));
+        munmap(sh, sizeof *sh);
+        return;
+    }
+    if (pid == 0) {
+        qf_device dev;
+        qf_status s = qf_device_open(be, 0, &dev);
+        if (s != QF_OK) {
+            const char *e = backend_error(name);
+            snprintf(sh->why, sizeof sh->why, "no %s device (%s)", vendor(name), *e ? e : qf_status_str(s));
+        } else {
+            if (be->arch(dev.state, sh->arch, sizeof sh->arch) == QF_OK &&
+                be->describe(dev.state, sh->describe, sizeof sh->describe) == QF_OK)
+                sh->ok = 1;
+            else
+                snprintf(sh->why, sizeof sh->why, "the %s device did not say its architecture (%s)",
+                         vendor(name), backend_error(name));
+            qf_device_close(&dev);
+        }
+        sh->done = 1;
+        _exit(0);
+    }
+    t0 = now_s();
+    for (;;) {
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid)
+            break;
+        if ((w < 0 && errno != EINTR) || now_s() - t0 > PROBE_LIMIT) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            snprintf(pr->why, sizeof pr->why, "no %s device (the probe did not answer within %.0f s)",
+                     vendor(name), PROBE_LIMIT);
+            munmap(sh, sizeof *sh);
+            return;
+        }
+        {
+            struct timespec ts = {0, 5000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (!sh->done)
+        snprintf(pr->why, sizeof pr->why, "no %s device (the probe %s %d)", vendor(name),
+                 WIFSIGNALED(st) ? "died of signal" : "exited with status",
+                 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+    else {
+        pr->ok = sh->ok;
+        snprintf(pr->arch, sizeof pr->arch, "%s", sh->arch);
+        snprintf(pr->describe, sizeof pr->describe, "%s", sh->describe);
+        snprintf(pr->why, sizeof pr->why, "%s", sh->why);
+    }
+    munmap(sh, sizeof *sh);
+}
+
+static probe *get_probe(const char *name)
+{
+    int i;
+    for (i = 0; i < MAX_PROBES; i++)
+        if (probes[i].done && !strcmp(probes[i].backend, name))
+            return &probes[i];
+    for (i = 0; i < MAX_PROBES; i++)
+        if (!probes[i].done) {
+            run_probe(&probes[i], name);
+            return &probes[i];
+        }
+    return NULL;
+}
+
+void _qf_rdev_prepare(const qf_kernel *k)
+{
+    if (_qf_rdev_is_device(k))
+        (void)get_probe(k->backend);
+}
+
+int _qf_rdev_probe(const qf_kernel *k, char *arch, size_t arch_size, char *why, size_t why_size)
+{
+    probe *pr;
+    if (!_qf_rdev_is_device(k)) {
+        snprintf(why, why_size, "%s is not a GPU kernel", k ? k->name : "(null)");
+        return -1;
+    }
+    pr = get_probe(k->backend);
+    if (!pr) {
+        snprintf(why, why_size, "too many back ends to probe");
+        return -1;
+    }
+    if (!pr->ok) {
+        snprintf(why, why_size, "%s", pr->why);
+        return -1;
+    }
+    snprintf(arch, arch_size, "%s", pr->arch);
+    if (!qf_kernel_arch_ok(k, pr->arch)) {
+        snprintf(why, why_size, "architecture %s not in the kernel's archs %s", pr->arch,
+                 k->archs ? k->archs : "(none)");
+        return -1;
+    }
+    return 0;
+}
+
+/* "cuda: NAME; sm_90; ...; driver CUDA 13.0; runtime 13.0": the field
+ * starting with key (key "" gives the name after "backend: "). */
+static void describe_field(const char *d, const char *key, char *out, size_t size)
+{
+    const char *p = strchr(d, ':');
+    out[0] = '\0';
+    if (!p)
+        return;
+    p++;
+    while (*p) {
+        size_t n;
+        while (*p == ' ' || *p == ';')
+            p++;
+        n = strcspn(p, ";");
+        if (!*key || !strncmp(p, key, strlen(key))) {
+            size_t skip = *key ? strlen(key) : 0;
+            snprintf(out, size, "%.*s", (int)(n - skip), p + skip);
+            return;
+        }
+        p += n;
+    }
+}
+
+int qf_runner_gpu_provenance(qf_provenance *p)
+{
+    int i;
+    for (i = 0; i < MAX_PROBES; i++)
+        if (probes[i].done && probes[i].ok) {
+            char name[256], drv[64], rt[64], rt2[80];
+            describe_field(probes[i].describe, "", name, sizeof name);
+            describe_field(probes[i].describe, "driver ", drv, sizeof drv);
+            describe_field(probes[i].describe, "runtime ", rt, sizeof rt);
+            snprintf(rt2, sizeof rt2, "%s %s", vendor(probes[i].backend), rt);
+            qf_provenance_set_gpu(p, name, probes[i].arch, rt2, drv);
+            return 1;
+        }
+    return 0;
+}
+
+/* ---- Kernel child -------------------------------------------------------- */
+
+qf_status _qf_rdev_open(const qf_kernel *k, qf_device *dev, char *msg, size_t msg_size)
+{
+    const qf_backend *be = _qf_rdev_is_device(k) ? qf_backend_get(k->backend) : NULL;
+    qf_status s;
+    if (!be) {
+        if (msg && msg_size)
+            snprintf(msg, msg_size, "the %s back end is not built into this qualify", k ? k->backend : "?");
+        return QF_EUNSUPPORTED;
+    }
+    s = qf_device_open(be, 0, dev);
+    if (s != QF_OK) {
+        const char *e = backend_error(k->backend);
+        if (msg && msg_size)
+            snprintf(msg, msg_size, "no %s device (%s)", vendor(k->backend), *e ? e : qf_status_str(s));
+        return QF_EUNSUPPORTED;
+    }
+    return QF_OK;
+}
+
+static size_t tensor_bytes(const qf_tensor *t)
+{
+    return t->bytes ? t->bytes : qf_tensor_dense_bytes(t);
+}
+
+static size_t scale_bytes(const qf_tensor *t)
+{
+    const qf_format *f;
+    if (t->scale.kind == QF_SCALE_NONE || !t->scale.data)
+        return 0;
+    f = qf_format_get(t->scale.format);
+    return f ? qf_format_array_bytes(f, t->scale.count) : 0;
+}
+
+/* One staged buffer: the host pointer it mirrors, its device allocation
+ * (guard + data + guard for outputs) and the data's device address. */
+typedef struct staged {
+    void *host;
+    unsigned char *alloc, *data;
+    size_t bytes;
+    int output;
+} staged;
+
+#define MAX_STAGED (2 * (QF_KERNEL_MAX_IN + QF_KERNEL_MAX_OUT))
+
+static void fail_msg(qf_kernel_call *call, const qf_device *dev, const char *what, size_t bytes)
+{
+    if (call->msg && call->msg_size) {
+        const char *e = backend_error(dev->backend->name);
+        snprintf(call->msg, call->msg_size, "%s back end: %s (%zu bytes)%s%s", dev->backend->name, what,
+                 bytes, *e ? ": " : "", e);
+    }
+}
+
+static qf_status stage(qf_device *dev, qf_kernel_call *call, staged *s, void *host, size_t bytes, int output)
+{
+    const qf_backend *be = dev->backend;
+    qf_status st;
+    s->host = host;
+    s->bytes = bytes;
+    s->output = output;
+    st = be->alloc(dev->state, bytes + (output ? 2 * GUARD : 0), (void **)&s->alloc);
+    if (st != QF_OK) {
+        s->alloc = NULL;
+        fail_msg(call, dev, "allocation", bytes);
+        return st;
+    }
+    s->data = s->alloc + (output ? GUARD : 0);
+    if (output && (st = be->memset(dev->state, s->alloc, GUARD_BYTE, bytes + 2 * GUARD)) != QF_OK) {
+        fail_msg(call, dev, "memset of the guards", bytes);
+        return st;
+    }
+    /* inputs: the codes; outputs: the host buffer's poison */
+    if ((st = be->copy(dev->state, s->data, host, bytes, QF_COPY_HOST_TO_DEVICE)) != QF_OK)
+        fail_msg(call, dev, "copy to the device", bytes);
+    return st;
+}
+
+/* Copy an output back and mirror clobbered guard bytes into the host
+ * canaries (the host buffer has a canary page on each side). */
+static qf_status unstage(qf_device *dev, qf_kernel_call *call, staged *s)
+{
+    const qf_backend *be = dev->backend;
+    unsigned char guard[2][GUARD];
+    unsigned char *h = s->host;
+    size_t i;
+    qf_status st = be->copy(dev->state, s->host, s->data, s->bytes, QF_COPY_DEVICE_TO_HOST);
+    if (st != QF_OK) {
+        fail_msg(call, dev, "copy back to the host", s->bytes);
+        return st;
+    }
+    if ((st = be->copy(dev->state, guard[0], s->alloc, GUARD, QF_COPY_DEVICE_TO_HOST)) != QF_OK ||
+        (st = be->copy(dev->state, guard[1], s->data + s->bytes, GUARD, QF_COPY_DEVICE_TO_HOST)) != QF_OK) {
+        fail_msg(call, dev, "copy of the guards", GUARD);
+        return st;
+    }
+    for (i = 0; i < GUARD; i++) {
+        if (guard[0][i] != GUARD_BYTE)
+            h[-(ptrdiff_t)(GUARD - i)] ^= 0xFF;
+        if (guard[1][i] != GUARD_BYTE)
+            h[s->bytes + i] ^= 0xFF;
+    }
+    return QF_OK;
+}
+
+qf_status _qf_rdev_run(qf_device *dev, void *ctx, qf_kernel_call *call, double *kernel_s)
+{
+    const qf_backend *be = dev->backend;
+    qf_kernel_call dc = *call;
+    qf_tensor din[QF_KERNEL_MAX_IN], dout[QF_KERNEL_MAX_OUT];
+    staged sg[MAX_STAGED];
+    int nin = qf_op_slot_count(call->op->op, 0), nout = qf_op_slot_count(call->op->op, 1), i, ns = 0;
+    qf_status st = QF_OK, st2;
+    qf_timer tm;
+    memset(sg, 0, sizeof sg);
+    if (kernel_s)
+        *kernel_s = 0;
+    for (i = 0; i < nin && st == QF_OK; i++) {
+        din[i] = call->in[i];
+        if (din[i].data) {
+            st = stage(dev, call, &sg[ns], din[i].data, tensor_bytes(&din[i]), 0);
+            din[i].data = sg[ns++].data;
+        }
+        if (st == QF_OK && scale_bytes(&din[i])) {
+            st = stage(dev, call, &sg[ns], din[i].scale.data, scale_bytes(&din[i]), 0);
+            din[i].scale.data = sg[ns++].data;
+        }
+    }
+    for (i = 0; i < nout && st == QF_OK; i++) {
+        dout[i] = call->out[i];
+        if (dout[i].data) {
+            st = stage(dev, call, &sg[ns], dout[i].data, tensor_bytes(&dout[i]), 1);
+            dout[i].data = sg[ns++].data;
+        }
+        if (st == QF_OK && dout[i].scale.data && scale_bytes(&dout[i])) {
+            st = stage(dev, call, &sg[ns], dout[i].scale.data, scale_bytes(&dout[i]), 1);
+            dout[i].scale.data = sg[ns++].data;
+        }
+    }
+    if (st == QF_OK) {
+        dc.in = din;
+        dc.out = dout;
+        dc.device = dev;
+        if ((st = be->timer_start(dev->state, &tm)) != QF_OK)
+            fail_msg(call, dev, "timer start", 0);
+        else {
+            st = call->kernel->run(ctx, &dc);
+            /* the run's own status first; then the device must be clean */
+            st2 = be->timer_stop(dev->state, &tm, kernel_s ? kernel_s : &(double){0});
+            if (st == QF_OK && st2 != QF_OK) {
+                fail_msg(call, dev, "synchronize after the kernel", 0);
+                st = st2;
+            }
+        }
+    }
+    if (st == QF_OK) {
+        for (i = 0; i < ns && st == QF_OK; i++)
+            if (sg[i].output)
+                st = unstage(dev, call, &sg[i]);
+        for (i = 0; i < nout; i++)
+            call->out[i].scale.global_code = dout[i].scale.global_code;
+    }
+    for (i = 0; i < ns; i++)
+        if (sg[i].alloc)
+            be->free(dev->state, sg[i].alloc);
+    return st;
+}

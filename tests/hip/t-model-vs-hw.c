@@ -1,0 +1,64 @@
+/* t-model-vs-hw.c (HIP): the CPU models of kernels/models against the AMD
+ * matrix cores, bit for bit (tests/common/qf_model_vs_hw.h).
+ *
+ * One MFMA instruction (qf_hip_mfma_probe: v_mfma_f32_16x16x16bf16_1k and
+ * ..._16x16x16f16) on crafted and random inputs; each of the 256 results
+ * against qf_model_dot of the preset for the device (mi250x.* on gfx90a;
+ * mi300.* on gfx940, an MI300 target whose published facts are gfx942's,
+ * docs/gpu.md).  Without a usable device (none, or a target this build has
+ * no code for): exit 77 (skipped).
+ */
+#include "qf_hip.h"
+#include "qf_model_vs_hw.h"
+
+static char arch[32], devname[128];
+static qf_mvh h;
+
+static const char *preset_for(int kind)
+{
+    static char name[64];
+    const char *gen = !strcmp(arch, "gfx90a") ? "mi250x" : !strncmp(arch, "gfx94", 5) ? "mi300" : NULL;
+    if (!gen)
+        return NULL;
+    snprintf(name, sizeof name, "%s.%s", gen, kind == 0 ? "bf16" : "f16");
+    return qf_model_preset(name) ? name : NULL;
+}
+
+START_TEST(test_bf16)
+{
+    ck_assert_int_eq(
+        qf_mvh_run(&h, 0, 16, QF_BFLOAT16, 0x1p-12, 2, "mfma_f32_16x16x16bf16_1k", preset_for(0)), 0);
+}
+END_TEST
+
+START_TEST(test_f16)
+{
+    ck_assert_int_eq(qf_mvh_run(&h, 1, 16, QF_FLOAT16, 0x1p-12, 2, "mfma_f32_16x16x16f16", preset_for(1)), 0);
+}
+END_TEST
+
+int main(void)
+{
+    char why[256] = "";
+    Suite *s;
+    TCase *tc;
+    if (qf_hip_device_count(why, sizeof why) == 0) {
+        printf("SKIP hip/model-vs-hw: %s\n", why);
+        return QF_TEST_SKIP;
+    }
+    if (qf_hip_device_arch(0, arch, sizeof arch, devname, sizeof devname) != QF_OK) {
+        printf("SKIP hip/model-vs-hw: cannot read device 0's properties\n");
+        return QF_TEST_SKIP;
+    }
+    printf("device 0: %s (%s)\n", devname, arch);
+    h.arch = arch;
+    h.probe = qf_hip_mfma_probe;
+    h.n = 16;
+    qf_mvh_report_header(devname, arch);
+    s = suite_create("hip/model-vs-hw");
+    tc = tcase_create("mfma");
+    tcase_add_test(tc, test_bf16);
+    tcase_add_test(tc, test_f16);
+    suite_add_tcase(s, tc);
+    return qf_test_run(s);
+}

@@ -704,10 +704,19 @@ qf_status qf_enable_write_c(const qf_enable_table *t, const char *dir, const cha
         c_u64s(f, lo, e->ndims);
         fputs(", ", f);
         c_u64s(f, hi, e->ndims);
-        fprintf(f, ", %zu, %s_r%zu},\n", e->nregions, name, i);
+        fprintf(f, ", %zu, %s_r%zu, ", e->nregions, name, i);
+        /* cpu entries carry the ISA features of the CPU they ran on. */
+        for (k = 0; k < t->narchs; k++)
+            if (!strcmp(e->arch, "cpu") && !strcmp(t->archs[k].arch, "cpu"))
+                break;
+        if (k < t->narchs)
+            c_string(f, t->archs[k].cpu_isa);
+        else
+            fputs("0", f);
+        fputs("},\n", f);
     }
     if (!t->nentries)
-        fputs("    {\"\", \"\", \"\", 0, {0}, {0}, {0}, 0, 0},\n", f);
+        fputs("    {\"\", \"\", \"\", 0, {0}, {0}, {0}, 0, 0, 0},\n", f);
     fprintf(f, "};\n\nconst qf_guard_table %s = {%zu, %s_entries};\n", name, t->nentries, name);
     if (fclose(f)) {
         errf(err, err_size, "%s: cannot write", path);

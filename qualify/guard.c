@@ -16,6 +16,7 @@ struct qf_guard {
     const qf_guard_table *table;
     char arch[64];
     char force[128]; /* "" | "off" | kernel name */
+    char isa[1024];  /* this CPU's ISA features (qf_guard_cpu_identity) */
     int log;
     /* Owned storage when opened from JSON. */
     qf_guard_table own;
@@ -35,6 +36,7 @@ const char *qf_guard_answer_name(qf_guard_answer a)
     case QF_GUARD_NOT_SWEPT: return "not-swept";
     case QF_GUARD_UNKNOWN_ARCH: return "unknown-arch";
     case QF_GUARD_NOT_FORCED: return "not-forced";
+    case QF_GUARD_ISA_MISSING: return "isa-missing";
     }
     return "?";
 }
@@ -71,10 +73,12 @@ static void read_env(qf_guard *g)
     const char *f = getenv("QF_GUARD_FORCE"), *l = getenv("QF_GUARD_LOG"), *a = getenv("QF_GUARD_ARCH");
     snprintf(g->force, sizeof g->force, "%s", f ? f : "");
     g->log = l && *l && strcmp(l, "0") != 0;
+    char vendor[64], model[256];
     if (a && *a)
         snprintf(g->arch, sizeof g->arch, "%s", a);
     else
         qf_guard_detect_arch(g->arch, sizeof g->arch);
+    qf_guard_cpu_identity(vendor, sizeof vendor, model, sizeof model, g->isa, sizeof g->isa);
 }
 
 int qf_guard_open_table(const qf_guard_table *t, qf_guard **out)
@@ -113,6 +117,50 @@ const char *qf_guard_arch(const qf_guard *g)
 void qf_guard_set_arch(qf_guard *g, const char *arch)
 {
     snprintf(g->arch, sizeof g->arch, "%s", arch);
+}
+
+const char *qf_guard_isa(const qf_guard *g)
+{
+    return g->isa;
+}
+
+void qf_guard_set_isa(qf_guard *g, const char *isa)
+{
+    snprintf(g->isa, sizeof g->isa, "%s", isa ? isa : "");
+}
+
+/* The first feature of need (space-separated) that have lacks, into
+ * missing; 0 when have has them all.  "unknown" needs nothing. */
+static int isa_missing(const char *need, const char *have, char *missing, size_t size)
+{
+    const char *p = need;
+    if (!need || !strcmp(need, "unknown"))
+        return 0;
+    while (*p) {
+        const char *q, *h = have;
+        size_t n;
+        int found = 0;
+        while (*p == ' ')
+            p++;
+        for (q = p; *q && *q != ' '; q++)
+            ;
+        n = (size_t)(q - p);
+        while (n && *h && !found) {
+            const char *r;
+            while (*h == ' ')
+                h++;
+            for (r = h; *r && *r != ' '; r++)
+                ;
+            found = (size_t)(r - h) == n && !strncmp(h, p, n);
+            h = r;
+        }
+        if (n && !found) {
+            snprintf(missing, size, "%.*s", (int)n, p);
+            return 1;
+        }
+        p = q;
+    }
+    return 0;
 }
 
 /* ---- Loading enable.json ------------------------------------------------------------ */
@@ -185,6 +233,21 @@ static int load_regions(qf_guard *g, const json_t *arr, int failed, qf_guard_ent
     return 0;
 }
 
+/* The ISA features recorded for architecture "cpu" in the table
+ * ("architectures": [{"arch": "cpu", "cpu": {"isa": ...}}]), or NULL. */
+static const char *table_cpu_isa(const json_t *root)
+{
+    size_t i;
+    json_t *a;
+    json_array_foreach(json_object_get(root, "architectures"), i, a)
+    {
+        const char *name = json_string_value(json_object_get(a, "arch"));
+        if (name && !strcmp(name, "cpu"))
+            return json_string_value(json_object_get(json_object_get(a, "cpu"), "isa"));
+    }
+    return NULL;
+}
+
 int qf_guard_open_json(const char *path, qf_guard **out, char *err, size_t err_size)
 {
     json_error_t je;
@@ -231,6 +294,8 @@ int qf_guard_open_json(const char *path, qf_guard **out, char *err, size_t err_s
         x->kernel = keep(g, json_string_value(json_object_get(e, "kernel")));
         x->dtype = keep(g, json_string_value(json_object_get(e, "dtype")));
         if (!x->arch || !x->kernel || !x->dtype || !*x->arch || !*x->kernel)
+            goto bad;
+        if (!strcmp(x->arch, "cpu") && table_cpu_isa(root) && !(x->isa = keep(g, table_cpu_isa(root))))
             goto bad;
         json_array_foreach(dims, j, d)
         {
@@ -336,6 +401,12 @@ static void decide(const qf_guard *g, const char *kernel, const char *dtype, con
     if (!arch_known) {
         d->answer = QF_GUARD_UNKNOWN_ARCH;
         snprintf(d->reason, sizeof d->reason, "the table has no entry for architecture %s", g->arch);
+        return;
+    }
+    if (e && !strcmp(e->arch, "cpu") && e->isa && isa_missing(e->isa, g->isa, rt, sizeof rt)) {
+        d->answer = QF_GUARD_ISA_MISSING;
+        snprintf(d->reason, sizeof d->reason,
+                 "this CPU lacks %s, which the CPU %s qualified on had (%s)", rt, kernel, e->isa);
         return;
     }
     if (!e) {

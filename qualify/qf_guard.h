@@ -51,6 +51,12 @@ typedef struct qf_guard_entry {
     uint64_t swept_lo[QF_GUARD_MAX_DIMS], swept_hi[QF_GUARD_MAX_DIMS]; /* swept range */
     size_t nregions;
     const qf_guard_region *regions;
+    /* Entries of architecture "cpu": the ISA features of the CPU the
+     * results came from (space-separated, as the provenance records them);
+     * a kernel may dispatch on them, so the guard allows the entry only on
+     * a CPU that has every one.  NULL or "": no requirement (GPU and
+     * simulated architectures, or an unknown CPU). */
+    const char *isa;
 } qf_guard_entry;
 
 typedef struct qf_guard_table {
@@ -68,7 +74,8 @@ typedef enum qf_guard_answer {
     QF_GUARD_NOT_QUALIFIED, /* inside the swept range, in no region */
     QF_GUARD_NOT_SWEPT,     /* outside the swept range, or no entry */
     QF_GUARD_UNKNOWN_ARCH,  /* the table has nothing for this architecture */
-    QF_GUARD_NOT_FORCED     /* QF_GUARD_FORCE names another kernel */
+    QF_GUARD_NOT_FORCED,    /* QF_GUARD_FORCE names another kernel */
+    QF_GUARD_ISA_MISSING    /* a cpu entry qualified on a CPU with ISA features this one lacks */
 } qf_guard_answer;
 
 /* "qualified", "failed", "not-qualified", ... */
@@ -108,6 +115,12 @@ void qf_guard_close(qf_guard *g);
  * (a simulated architecture such as "sim:sm_90", for example). */
 const char *qf_guard_arch(const qf_guard *g);
 void qf_guard_set_arch(qf_guard *g, const char *arch);
+/* The ISA features of this CPU that cpu entries are checked against
+ * (space-separated): detected when the guard is opened
+ * (qf_guard_cpu_identity); qf_guard_set_isa overrides them (tests, or a
+ * dispatcher that knows better). */
+const char *qf_guard_isa(const qf_guard *g);
+void qf_guard_set_isa(qf_guard *g, const char *isa);
 
 /* May KERNEL run for DTYPE and SHAPE?  Returns d->allowed. */
 int qf_guard_may_run(const qf_guard *g, const char *kernel, const char *dtype, const qf_guard_shape *shape,

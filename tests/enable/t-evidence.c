@@ -164,6 +164,26 @@ START_TEST(test_evidence)
             checked++;
         }
         ck_assert_uint_ge(checked, 30);
+        /* The cpu entries carry this machine's ISA features: on a CPU
+         * without them (here: one claiming only sse2) they are denied. */
+        for (i = 0; i < n; i++)
+            if (!strcmp(res[i].arch, "cpu") && res[i].verdict == QF_VERDICT_QUALIFIED)
+                break;
+        ck_assert_uint_lt(i, n);
+        {
+            qf_guard_shape s;
+            qf_guard_decision dec;
+            s.ndims = res[i].ndims;
+            for (d = 0; d < s.ndims; d++) {
+                s.names[d] = res[i].dims[d].name;
+                s.values[d] = res[i].dims[d].value;
+            }
+            qf_guard_set_arch(g, "cpu");
+            ck_assert_int_eq(qf_guard_may_run(g, res[i].kernel, res[i].dtype, &s, &dec), 1);
+            qf_guard_set_isa(g, "sse2");
+            ck_assert_int_eq(qf_guard_may_run(g, res[i].kernel, res[i].dtype, &s, &dec), 0);
+            ck_assert_int_eq(dec.answer, QF_GUARD_ISA_MISSING);
+        }
         qf_guard_close(g);
         free(res);
     }

@@ -18,7 +18,7 @@ static const qf_guard_region fast_regions[] = {
     {1, "FAILED", "error 12 ulp > bound 3 ulp", {1, 8192}, {64, 8192}, {1, 1}},
 };
 static const qf_guard_entry entries[] = {
-    {"sm_90", "fast", "bf16", 2, {"M", "K"}, {1, 128}, {64, 8192}, 2, fast_regions},
+    {"sm_90", "fast", "bf16", 2, {"M", "K"}, {1, 128}, {64, 8192}, 2, fast_regions, NULL},
     {"sm_90",
      "safe",
      "bf16",
@@ -27,7 +27,8 @@ static const qf_guard_entry entries[] = {
      {1, 1},
      {1024, 1 << 20},
      1,
-     (const qf_guard_region[]){{0, "QUALIFIED", "", {1, 1}, {1024, 1 << 20}, {1, 1}}}},
+     (const qf_guard_region[]){{0, "QUALIFIED", "", {1, 1}, {1024, 1 << 20}, {1, 1}}},
+     NULL},
     /* Swept with batch 1 and 4, qualified only at batch 1. */
     {"sm_90",
      "batched",
@@ -37,9 +38,21 @@ static const qf_guard_entry entries[] = {
      {1, 1},
      {64, 4},
      1,
-     (const qf_guard_region[]){{0, "QUALIFIED", "", {1, 1}, {64, 1}, {1, 1}}}},
+     (const qf_guard_region[]){{0, "QUALIFIED", "", {1, 1}, {64, 1}, {1, 1}}},
+     NULL},
+    /* A CPU entry qualified on a CPU with these ISA features. */
+    {"cpu",
+     "simd",
+     "bf16",
+     1,
+     {"M"},
+     {1},
+     {64},
+     1,
+     (const qf_guard_region[]){{0, "QUALIFIED", "", {1}, {64}, {1}}},
+     "sse4.2 avx2 avx512f"},
 };
-static const qf_guard_table table = {3, entries};
+static const qf_guard_table table = {4, entries};
 
 static qf_guard *open_guard(void)
 {
@@ -86,6 +99,15 @@ START_TEST(test_answers)
     ck_assert_int_eq(ask(g, "batched", "M=3,batch=1", &ok), QF_GUARD_QUALIFIED);
     ck_assert_int_eq(ask(g, "batched", "M=3,batch=4", &ok), QF_GUARD_NOT_QUALIFIED);
     ck_assert_int_eq(ask(g, "batched", "batch=1", &ok), QF_GUARD_NOT_SWEPT);
+    /* ISA: allowed only on a CPU with every feature the entry's CPU had. */
+    qf_guard_set_arch(g, "cpu");
+    qf_guard_set_isa(g, "sse4.2 avx avx2 fma avx512f avx512bw");
+    ck_assert_int_eq(ask(g, "simd", "M=3", &ok), QF_GUARD_QUALIFIED);
+    qf_guard_set_isa(g, "sse4.2 avx avx2 fma avx512");
+    ck_assert_int_eq(ask(g, "simd", "M=3", &ok), QF_GUARD_ISA_MISSING); /* avx512 is not avx512f */
+    ck_assert_int_eq(ok, 0);
+    qf_guard_set_isa(g, "");
+    ck_assert_int_eq(ask(g, "simd", "M=3", &ok), QF_GUARD_ISA_MISSING);
     qf_guard_set_arch(g, "gfx942");
     ck_assert_int_eq(ask(g, "fast", "M=3,K=128", &ok), QF_GUARD_UNKNOWN_ARCH);
     ck_assert_int_eq(ok, 0);

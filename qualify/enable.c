@@ -120,6 +120,13 @@ qf_status qf_enable_add(qf_enable_table *t, const qf_result *r, size_t n, const 
         qf_enable_entry *e;
         qf_enable_point *pt = NULL;
         int cls = verdict_class(c->verdict);
+        if (!c->kernel[0] || !c->op[0]) {
+            /* A case that names no kernel (or op) cannot go into any entry;
+             * dropping it silently would hide evidence. */
+            errf(err, err_size, "%s: case %zu (%s): no '%s'", source ? source : "results", i,
+                 c->case_id[0] ? c->case_id : "no case_id", c->kernel[0] ? "op" : "kernel");
+            return QF_EINVAL;
+        }
         if (add_arch(t, arch, prov, source))
             return QF_ENOMEM;
         e = find_entry(t, c);

@@ -58,6 +58,9 @@ int qf_guard_shape_parse(char *text, qf_guard_shape *s)
         v = strtoull(eq + 1, &end, 10);
         if (errno || *end)
             return -1;
+        for (size_t i = 0; i < s->ndims; i++)
+            if (!strcmp(s->names[i], p))
+                return -1; /* M=16,...,M=4: which one is meant? */
         s->names[s->ndims] = p;
         s->values[s->ndims] = (uint64_t)v;
         s->ndims++;

@@ -170,6 +170,19 @@ qf_status qf_workload_weights_load(const qf_safetensors *st, qf_workload_config 
     }
     if (cfg.layers == 0)
         return fail(err, err_size, QF_EINVAL, "%s: no tensor 'model.layers.0.input_layernorm.weight'", st->name);
+    /* The layers must be numbered 0..L-1 without a gap: a tensor of a later
+     * layer would otherwise be ignored and the receipt describe a smaller
+     * model than the file holds. */
+    for (idx = 0; idx < st->ntensors; idx++) {
+        unsigned long long li;
+        int used = 0;
+        if (sscanf(st->tensors[idx].name, "model.layers.%llu.%n", &li, &used) == 1 && used > 0 &&
+            li >= cfg.layers)
+            return fail(err, err_size, QF_EINVAL,
+                        "%s: tensor '%s' belongs to layer %llu, but 'model.layers.%zu.input_layernorm.weight' "
+                        "is missing (layers must be numbered 0..N-1)",
+                        st->name, st->tensors[idx].name, li, cfg.layers);
+    }
     if (!cfg.heads || cfg.dim % cfg.heads)
         return fail(err, err_size, QF_EINVAL, "%s: dim %zu (from the embedding) is not a multiple of heads %zu",
                     st->name, cfg.dim, cfg.heads);

@@ -64,6 +64,8 @@ int qf_cli_enable(int argc, char **argv)
         return qf_cli_usage_error("enable", "no results file given; see 'qualify enable --help'");
     if (!out)
         return qf_cli_usage_error("enable", "the output directory is missing (-o DIR)");
+    if (qf_enable_c_name_check(name, err, sizeof err) != QF_OK)
+        return qf_cli_usage_error("enable", "--name: %s", err); /* before anything is written */
     qf_enable_init(&t);
     for (i = optind; i < argc; i++) {
         qf_result *r = NULL;

@@ -621,13 +621,18 @@ static void c_u64s(FILE *f, const uint64_t *v, size_t n)
     fputc('}', f);
 }
 
-qf_status qf_enable_write_c(const qf_enable_table *t, const char *dir, const char *name, char *err,
-                            size_t err_size)
+qf_status qf_enable_c_name_check(const char *name, char *err, size_t err_size)
 {
-    char path[4096];
-    FILE *f;
-    size_t i, k, d;
+    /* C11 6.4.1 */
+    static const char *const keywords[] = {
+        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
+        "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
+        "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
+        "volatile", "while", "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary",
+        "_Noreturn", "_Static_assert", "_Thread_local",
+    };
     const char *p;
+    size_t i;
     if (!name || !*name || isdigit((unsigned char)*name)) {
         errf(err, err_size, "'%s' is not a C identifier", name ? name : "");
         return QF_EINVAL;
@@ -637,6 +642,23 @@ qf_status qf_enable_write_c(const qf_enable_table *t, const char *dir, const cha
             errf(err, err_size, "'%s' is not a C identifier", name);
             return QF_EINVAL;
         }
+    for (i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
+        if (!strcmp(name, keywords[i])) {
+            errf(err, err_size, "'%s' is a C keyword, not a name for the table", name);
+            return QF_EINVAL;
+        }
+    return QF_OK;
+}
+
+qf_status qf_enable_write_c(const qf_enable_table *t, const char *dir, const char *name, char *err,
+                            size_t err_size)
+{
+    char path[4096];
+    FILE *f;
+    size_t i, k, d;
+    qf_status st = qf_enable_c_name_check(name, err, err_size);
+    if (st != QF_OK)
+        return st;
     snprintf(path, sizeof path, "%s/%s.h", dir, name);
     if (!(f = fopen(path, "w"))) {
         errf(err, err_size, "%s: cannot write", path);

@@ -359,6 +359,20 @@ static void decide(const qf_guard *g, const char *kernel, const char *dtype, con
         if (x[k] < e->swept_lo[k] || x[k] > e->swept_hi[k])
             inside = 0;
     }
+    for (k = 0; k < s->ndims; k++) {
+        /* A dimension the entry does not have (a typo, or B=8 meant as the
+         * batch) would otherwise be ignored and the answer given for
+         * another shape than the caller's. */
+        size_t m;
+        for (m = 0; m < e->ndims && strcmp(s->names[k], e->dims[m]); m++)
+            ;
+        if (m == e->ndims) {
+            d->answer = QF_GUARD_NOT_SWEPT;
+            snprintf(d->reason, sizeof d->reason, "the shape has dimension %s, which %s does not have",
+                     s->names[k], kernel);
+            return;
+        }
+    }
     /* Failed regions first: a shape a failure covers is never enabled. */
     for (i = 0; i < e->nregions; i++) {
         const qf_guard_region *r = &e->regions[i];

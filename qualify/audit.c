@@ -217,6 +217,12 @@ qf_status qf_audit_scheme_parse_list(const char *list, qf_audit_scheme **out, si
     qf_status st = QF_OK;
     if (!list || !out || !n)
         return QF_EINVAL;
+    {
+        /* "bf16,,e4m3" or a trailing comma is a typo, not a shorter list. */
+        size_t len = strlen(list);
+        if (len && (list[0] == ',' || list[len - 1] == ',' || strstr(list, ",,")))
+            return fail(err, err_size, "empty scheme in '%s' (a comma too many)", list);
+    }
     copy = strdup(list);
     if (!copy)
         return QF_ENOMEM;
@@ -231,6 +237,16 @@ qf_status qf_audit_scheme_parse_list(const char *list, qf_audit_scheme **out, si
         }
         if ((st = qf_audit_scheme_parse(tok, &v[count], err, err_size)) != QF_OK)
             break;
+        {
+            /* Labels key the ranking and the summary: one row each. */
+            size_t i;
+            for (i = 0; i < count && strcmp(v[i].label, v[count].label); i++)
+                ;
+            if (i < count) {
+                st = fail(err, err_size, "scheme '%s' is given twice (as '%s')", tok, v[i].label);
+                break;
+            }
+        }
         count++;
     }
     free(copy);

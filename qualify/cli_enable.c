@@ -78,6 +78,8 @@ int qf_cli_enable(int argc, char **argv)
                 return qf_cli_usage_error("enable", "%s: %s", argv[i], err[0] ? err : qf_status_str(st));
             return qf_cli_usage_error("enable", "%s", err);
         }
+        if (err[0])
+            fprintf(stderr, "qualify enable: %s\n", err);
         st = qf_enable_add(&t, r, n, &prov, argv[i], err, sizeof err);
         free(r);
         qf_provenance_free(&prov);

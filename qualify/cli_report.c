@@ -677,6 +677,8 @@ int qf_cli_report(int argc, char **argv)
             rc = QF_EXIT_USAGE;
             break;
         }
+        if (err[0])
+            fprintf(stderr, "qualify report: %s\n", err);
         if (!in[nin].n) {
             /* An empty sweep (a --kernel filter that matched nothing) has
              * nothing to plot; a page saying so would look like success. */

@@ -217,12 +217,6 @@ qf_status qf_audit_scheme_parse_list(const char *list, qf_audit_scheme **out, si
     qf_status st = QF_OK;
     if (!list || !out || !n)
         return QF_EINVAL;
-    {
-        /* "bf16,,e4m3" or a trailing comma is a typo, not a shorter list. */
-        size_t len = strlen(list);
-        if (len && (list[0] == ',' || list[len - 1] == ',' || strstr(list, ",,")))
-            return fail(err, err_size, "empty scheme in '%s' (a comma too many)", list);
-    }
     copy = strdup(list);
     if (!copy)
         return QF_ENOMEM;

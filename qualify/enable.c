@@ -70,11 +70,36 @@ static qf_enable_arch *find_arch(qf_enable_table *t, const char *arch)
     return NULL;
 }
 
-static qf_status add_arch(qf_enable_table *t, const char *arch, const qf_provenance *prov, const char *source)
+static qf_status add_arch(qf_enable_table *t, const char *arch, const qf_provenance *prov, const char *source,
+                          char *err, size_t err_size)
 {
     qf_enable_arch *a = find_arch(t, arch), *n;
-    if (a)
+    if (a) {
+        /* One architecture, one kind of machine: the CPU results of an
+         * AVX2 laptop and an AVX-512 server (or two GPU models reporting
+         * one sm_XY) merged under one name would enable shapes measured on
+         * the other machine.  Journals carry no provenance: not compared. */
+        if (!prov || a->simulated || !strcmp(a->cpu_vendor, "unknown"))
+            return QF_OK;
+        if (!strcmp(arch, "cpu") && prov->cpu_vendor[0] &&
+            (strcmp(a->cpu_vendor, prov->cpu_vendor) || strcmp(a->cpu_model, prov->cpu_model) ||
+             strcmp(a->cpu_isa, prov->cpu_isa))) {
+            errf(err, err_size,
+                 "%s: architecture cpu ran on %s, %s (%s), but in %s on %s, %s (%s): results of different CPUs "
+                 "cannot share one table; run qualify enable on each machine's results apart",
+                 source ? source : "results", prov->cpu_vendor, prov->cpu_model, prov->cpu_isa, a->source,
+                 a->cpu_vendor, a->cpu_model, a->cpu_isa);
+            return QF_EINVAL;
+        }
+        if (strcmp(arch, "cpu") && prov->gpu_name[0] && a->gpu_name[0] && strcmp(a->gpu_name, prov->gpu_name)) {
+            errf(err, err_size,
+                 "%s: architecture %s ran on %s, but in %s on %s: results of different devices cannot share "
+                 "one table; run qualify enable on each device's results apart",
+                 source ? source : "results", arch, prov->gpu_name, a->source, a->gpu_name);
+            return QF_EINVAL;
+        }
         return QF_OK;
+    }
     n = realloc(t->archs, (t->narchs + 1) * sizeof *n);
     if (!n)
         return QF_ENOMEM;
@@ -127,8 +152,11 @@ qf_status qf_enable_add(qf_enable_table *t, const qf_result *r, size_t n, const 
                  c->case_id[0] ? c->case_id : "no case_id", c->kernel[0] ? "op" : "kernel");
             return QF_EINVAL;
         }
-        if (add_arch(t, arch, prov, source))
-            return QF_ENOMEM;
+        {
+            qf_status st = add_arch(t, arch, prov, source, err, err_size);
+            if (st != QF_OK)
+                return st;
+        }
         e = find_entry(t, c);
         if (!e) {
             qf_enable_entry *ne = realloc(t->entries, (t->nentries + 1) * sizeof *ne);

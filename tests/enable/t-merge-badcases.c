@@ -3,7 +3,10 @@
  * case with different verdicts, where the worse verdict wins whatever the
  * order, docs/enable.md), cases only in one file of a diff, and results
  * whose cases are malformed (no kernel, a member of the wrong type): exit 2
- * naming the file, the case and the member, nothing on stdout.
+ * naming the file, the case and the member, nothing on stdout.  Results of
+ * one architecture from different machines (an Intel AVX2 CPU and the
+ * machine of the sweep, both "cpu") are exit 2 too: before, they were
+ * merged under the identity of the first file.
  * Without QF_QUALIFY_BIN: skipped (77). */
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
@@ -225,6 +228,54 @@ START_TEST(test_member_of_wrong_type)
 }
 END_TEST
 
+START_TEST(test_different_cpus)
+{
+    char path[512], args[1024];
+    json_t *j;
+    qf_cli_result r;
+    write_subset("m1.json", 1, 0);
+    write_subset("m16.json", 16, 0);
+    snprintf(path, sizeof path, "%s/m16.json", dir);
+    j = load(path);
+    json_object_set_new(json_object_get(j, "provenance"), "cpu",
+                        json_pack("{s:s, s:s, s:[s,s], s:i}", "vendor", "GenuineIntel", "model", "Intel Xeon (test)",
+                                  "isa", "sse4.2", "avx2", "count", 8));
+    snprintf(path, sizeof path, "%s/m16-other-cpu.json", dir);
+    ck_assert_int_eq(json_dump_file(j, path, 0), 0);
+    json_decref(j);
+    /* The FP8 model's cases are sim:sm_90 (host CPU irrelevant): merged. */
+    snprintf(args, sizeof args, "%s/m1.json %s -o %s/t-sim", dir, path, dir);
+    r = qf_cli_run(bin, "enable", args);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    qf_cli_result_free(&r);
+    /* The same files relabelled as CPU results: refused, both named. */
+    {
+        int k;
+        for (k = 0; k < 2; k++) {
+            char p2[512];
+            size_t i;
+            json_t *c;
+            snprintf(p2, sizeof p2, k ? "%s" : "%s/m1.json", k ? path : dir);
+            j = load(p2);
+            json_array_foreach(json_object_get(j, "cases"), i, c)
+            {
+                json_object_set_new(c, "arch", json_string("cpu"));
+            }
+            snprintf(p2, sizeof p2, "%s/cpu%d.json", dir, k);
+            ck_assert_int_eq(json_dump_file(j, p2, 0), 0);
+            json_decref(j);
+        }
+    }
+    snprintf(args, sizeof args, "%s/cpu0.json %s/cpu1.json -o %s/t-cpu", dir, dir, dir);
+    r = qf_cli_run(bin, "enable", args);
+    ck_assert_msg(r.rc == 2, "rc %d: %s", r.rc, r.out);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_msg(strstr(r.err, "cpu1.json") && strstr(r.err, "cpu0.json") && strstr(r.err, "Intel Xeon (test)"),
+                  "%s", r.err);
+    qf_cli_result_free(&r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("enable/merge-badcases");
@@ -240,6 +291,7 @@ int main(void)
     tcase_add_test(tc, test_diff_only_in_one);
     tcase_add_test(tc, test_case_without_kernel);
     tcase_add_test(tc, test_member_of_wrong_type);
+    tcase_add_test(tc, test_different_cpus);
     suite_add_tcase(s, tc);
     return qf_test_run(s);
 }

@@ -231,6 +231,16 @@ qf_status qf_audit_scheme_parse_list(const char *list, qf_audit_scheme **out, si
         }
         if ((st = qf_audit_scheme_parse(tok, &v[count], err, err_size)) != QF_OK)
             break;
+        {
+            /* Labels key the ranking and the summary: one row each. */
+            size_t i;
+            for (i = 0; i < count && strcmp(v[i].label, v[count].label); i++)
+                ;
+            if (i < count) {
+                st = fail(err, err_size, "scheme '%s' is given twice (as '%s')", tok, v[i].label);
+                break;
+            }
+        }
         count++;
     }
     free(copy);

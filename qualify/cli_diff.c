@@ -87,6 +87,19 @@ int qf_cli_diff(int argc, char **argv)
                 return qf_cli_usage_error("diff", "%s: %s", path, err[0] ? err : qf_status_str(st));
             return qf_cli_usage_error("diff", "%s", err);
         }
+        if (err[0])
+            fprintf(stderr, "qualify diff: %s\n", err);
+        for (size_t i = 0; i < n[k]; i++)
+            if (!r[k][i].kernel[0] || !r[k][i].op[0]) {
+                /* Matching is by kernel; a case without one would be
+                 * reported as lost or new for no reason. */
+                int rc = qf_cli_usage_error("diff", "%s: case %zu (%s): no '%s'", path, i,
+                                            r[k][i].case_id[0] ? r[k][i].case_id : "no case_id",
+                                            r[k][i].kernel[0] ? "op" : "kernel");
+                free(r[0]);
+                free(r[1]);
+                return rc;
+            }
     }
     st = qf_diff_markdown(stdout, r[0], n[0], r[1], n[1], argv[optind], argv[optind + 1], &o, &counts);
     free(r[0]);

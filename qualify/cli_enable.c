@@ -64,6 +64,8 @@ int qf_cli_enable(int argc, char **argv)
         return qf_cli_usage_error("enable", "no results file given; see 'qualify enable --help'");
     if (!out)
         return qf_cli_usage_error("enable", "the output directory is missing (-o DIR)");
+    if (qf_enable_c_name_check(name, err, sizeof err) != QF_OK)
+        return qf_cli_usage_error("enable", "--name: %s", err); /* before anything is written */
     qf_enable_init(&t);
     for (i = optind; i < argc; i++) {
         qf_result *r = NULL;
@@ -76,6 +78,8 @@ int qf_cli_enable(int argc, char **argv)
                 return qf_cli_usage_error("enable", "%s: %s", argv[i], err[0] ? err : qf_status_str(st));
             return qf_cli_usage_error("enable", "%s", err);
         }
+        if (err[0])
+            fprintf(stderr, "qualify enable: %s\n", err);
         st = qf_enable_add(&t, r, n, &prov, argv[i], err, sizeof err);
         free(r);
         qf_provenance_free(&prov);

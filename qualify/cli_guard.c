@@ -86,7 +86,8 @@ int qf_cli_guard(int argc, char **argv)
     if (!nk || !dtype || !shape_text)
         return qf_cli_usage_error("guard", "--kernel, --dtype and --shape are required");
     if (qf_guard_shape_parse(shape_text, &shape))
-        return qf_cli_usage_error("guard", "--shape: expected NAME=VALUE,... with unsigned integers");
+        return qf_cli_usage_error("guard",
+                                  "--shape: expected NAME=VALUE,... with unsigned integers, each NAME once");
     if (qf_guard_open_json(argv[optind], &g, err, sizeof err))
         return qf_cli_usage_error("guard", "%s", err);
     if (arch)

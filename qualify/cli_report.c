@@ -482,9 +482,21 @@ static int plot_bars(FILE *out, const char *title, const char *const *labels, co
 static qf_status audit_check(const char *path, const json_t *doc, char *err, size_t size)
 {
     const json_t *tensors = json_object_get(doc, "tensors"), *summary = json_object_get(doc, "summary");
+    const json_t *version = json_object_get(doc, "version");
     size_t i, j;
+    /* cli_audit.c writes version 1; a later version may change what the
+     * keys mean, so it is refused rather than drawn wrongly. */
+    if (!json_is_integer(version) || json_integer_value(version) != 1) {
+        snprintf(err, size, "%s: audit: 'version' must be the integer 1 (this qualify reads audit version 1)",
+                 path);
+        return QF_EUNSUPPORTED;
+    }
     if (!json_is_array(tensors) || !json_is_array(summary)) {
         snprintf(err, size, "%s: audit: 'tensors' and 'summary' must be arrays", path);
+        return QF_EPARSE;
+    }
+    if (!json_array_size(tensors) || !json_array_size(summary)) {
+        snprintf(err, size, "%s: audit: no tensors or no summary: nothing to plot", path);
         return QF_EPARSE;
     }
     for (i = 0; i < json_array_size(summary); i++)
@@ -663,6 +675,16 @@ int qf_cli_report(int argc, char **argv)
         if (qf_report_read(argv[a], &in[nin].results, &in[nin].n, NULL, err, sizeof err) != QF_OK) {
             fprintf(stderr, "qualify report: %s\n", err);
             rc = QF_EXIT_USAGE;
+            break;
+        }
+        if (err[0])
+            fprintf(stderr, "qualify report: %s\n", err);
+        if (!in[nin].n) {
+            /* An empty sweep (a --kernel filter that matched nothing) has
+             * nothing to plot; a page saying so would look like success. */
+            fprintf(stderr, "qualify report: %s: no cases: nothing to plot\n", argv[a]);
+            rc = QF_EXIT_USAGE;
+            nin++;
             break;
         }
         total += in[nin].n;

@@ -128,6 +128,8 @@ int qf_cli_show(int argc, char **argv)
             return qf_cli_usage_error("show", "%s: %s", path, err[0] ? err : qf_status_str(st));
         return qf_cli_usage_error("show", "%s", err);
     }
+    if (err[0])
+        fprintf(stderr, "qualify show: %s\n", err);
     opt.strict = strict;
     if (json) {
         if (print_json(r, n, failed_only, strict)) {

@@ -70,11 +70,36 @@ static qf_enable_arch *find_arch(qf_enable_table *t, const char *arch)
     return NULL;
 }
 
-static qf_status add_arch(qf_enable_table *t, const char *arch, const qf_provenance *prov, const char *source)
+static qf_status add_arch(qf_enable_table *t, const char *arch, const qf_provenance *prov, const char *source,
+                          char *err, size_t err_size)
 {
     qf_enable_arch *a = find_arch(t, arch), *n;
-    if (a)
+    if (a) {
+        /* One architecture, one kind of machine: the CPU results of an
+         * AVX2 laptop and an AVX-512 server (or two GPU models reporting
+         * one sm_XY) merged under one name would enable shapes measured on
+         * the other machine.  Journals carry no provenance: not compared. */
+        if (!prov || a->simulated || !strcmp(a->cpu_vendor, "unknown"))
+            return QF_OK;
+        if (!strcmp(arch, "cpu") && prov->cpu_vendor[0] &&
+            (strcmp(a->cpu_vendor, prov->cpu_vendor) || strcmp(a->cpu_model, prov->cpu_model) ||
+             strcmp(a->cpu_isa, prov->cpu_isa))) {
+            errf(err, err_size,
+                 "%s: architecture cpu ran on %s, %s (%s), but in %s on %s, %s (%s): results of different CPUs "
+                 "cannot share one table; run qualify enable on each machine's results apart",
+                 source ? source : "results", prov->cpu_vendor, prov->cpu_model, prov->cpu_isa, a->source,
+                 a->cpu_vendor, a->cpu_model, a->cpu_isa);
+            return QF_EINVAL;
+        }
+        if (strcmp(arch, "cpu") && prov->gpu_name[0] && a->gpu_name[0] && strcmp(a->gpu_name, prov->gpu_name)) {
+            errf(err, err_size,
+                 "%s: architecture %s ran on %s, but in %s on %s: results of different devices cannot share "
+                 "one table; run qualify enable on each device's results apart",
+                 source ? source : "results", arch, prov->gpu_name, a->source, a->gpu_name);
+            return QF_EINVAL;
+        }
         return QF_OK;
+    }
     n = realloc(t->archs, (t->narchs + 1) * sizeof *n);
     if (!n)
         return QF_ENOMEM;
@@ -120,8 +145,18 @@ qf_status qf_enable_add(qf_enable_table *t, const qf_result *r, size_t n, const 
         qf_enable_entry *e;
         qf_enable_point *pt = NULL;
         int cls = verdict_class(c->verdict);
-        if (add_arch(t, arch, prov, source))
-            return QF_ENOMEM;
+        if (!c->kernel[0] || !c->op[0]) {
+            /* A case that names no kernel (or op) cannot go into any entry;
+             * dropping it silently would hide evidence. */
+            errf(err, err_size, "%s: case %zu (%s): no '%s'", source ? source : "results", i,
+                 c->case_id[0] ? c->case_id : "no case_id", c->kernel[0] ? "op" : "kernel");
+            return QF_EINVAL;
+        }
+        {
+            qf_status st = add_arch(t, arch, prov, source, err, err_size);
+            if (st != QF_OK)
+                return st;
+        }
         e = find_entry(t, c);
         if (!e) {
             qf_enable_entry *ne = realloc(t->entries, (t->nentries + 1) * sizeof *ne);
@@ -614,13 +649,18 @@ static void c_u64s(FILE *f, const uint64_t *v, size_t n)
     fputc('}', f);
 }
 
-qf_status qf_enable_write_c(const qf_enable_table *t, const char *dir, const char *name, char *err,
-                            size_t err_size)
+qf_status qf_enable_c_name_check(const char *name, char *err, size_t err_size)
 {
-    char path[4096];
-    FILE *f;
-    size_t i, k, d;
+    /* C11 6.4.1 */
+    static const char *const keywords[] = {
+        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
+        "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
+        "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
+        "volatile", "while", "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary",
+        "_Noreturn", "_Static_assert", "_Thread_local",
+    };
     const char *p;
+    size_t i;
     if (!name || !*name || isdigit((unsigned char)*name)) {
         errf(err, err_size, "'%s' is not a C identifier", name ? name : "");
         return QF_EINVAL;
@@ -630,6 +670,23 @@ qf_status qf_enable_write_c(const qf_enable_table *t, const char *dir, const cha
             errf(err, err_size, "'%s' is not a C identifier", name);
             return QF_EINVAL;
         }
+    for (i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
+        if (!strcmp(name, keywords[i])) {
+            errf(err, err_size, "'%s' is a C keyword, not a name for the table", name);
+            return QF_EINVAL;
+        }
+    return QF_OK;
+}
+
+qf_status qf_enable_write_c(const qf_enable_table *t, const char *dir, const char *name, char *err,
+                            size_t err_size)
+{
+    char path[4096];
+    FILE *f;
+    size_t i, k, d;
+    qf_status st = qf_enable_c_name_check(name, err, err_size);
+    if (st != QF_OK)
+        return st;
     snprintf(path, sizeof path, "%s/%s.h", dir, name);
     if (!(f = fopen(path, "w"))) {
         errf(err, err_size, "%s: cannot write", path);

@@ -60,6 +60,9 @@ int qf_guard_shape_parse(char *text, qf_guard_shape *s)
         v = strtoull(eq + 1, &end, 10);
         if (errno || *end)
             return -1;
+        for (size_t i = 0; i < s->ndims; i++)
+            if (!strcmp(s->names[i], p))
+                return -1; /* M=16,...,M=4: which one is meant? */
         s->names[s->ndims] = p;
         s->values[s->ndims] = (uint64_t)v;
         s->ndims++;
@@ -426,6 +429,20 @@ static void decide(const qf_guard *g, const char *kernel, const char *dtype, con
         }
         if (x[k] < e->swept_lo[k] || x[k] > e->swept_hi[k])
             inside = 0;
+    }
+    for (k = 0; k < s->ndims; k++) {
+        /* A dimension the entry does not have (a typo, or B=8 meant as the
+         * batch) would otherwise be ignored and the answer given for
+         * another shape than the caller's. */
+        size_t m;
+        for (m = 0; m < e->ndims && strcmp(s->names[k], e->dims[m]); m++)
+            ;
+        if (m == e->ndims) {
+            d->answer = QF_GUARD_NOT_SWEPT;
+            snprintf(d->reason, sizeof d->reason, "the shape has dimension %s, which %s does not have",
+                     s->names[k], kernel);
+            return;
+        }
     }
     /* Failed regions first: a shape a failure covers is never enabled. */
     for (i = 0; i < e->nregions; i++) {

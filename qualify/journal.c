@@ -381,18 +381,33 @@ qf_status qf_result_from_json(const json_t *j, qf_result *r, char *err, size_t e
         BAD("record");
     if (!json_is_string(json_object_get(j, "case_id")))
         BAD("case_id");
-    if (get_str(j, "case_id", r->case_id, sizeof r->case_id) ||
-        get_str(j, "suite", r->suite, sizeof r->suite) || get_str(j, "op", r->op, sizeof r->op) ||
-        get_str(j, "kernel", r->kernel, sizeof r->kernel) ||
-        get_str(j, "kernel_kind", r->kernel_kind, sizeof r->kernel_kind) ||
-        get_str(j, "kernel_origin", r->kernel_origin, sizeof r->kernel_origin) ||
-        get_str(j, "dtype", r->dtype, sizeof r->dtype) ||
-        get_str(j, "dtype_tuple", r->dtype_tuple, sizeof r->dtype_tuple) ||
-        get_str(j, "input", r->input, sizeof r->input) || get_str(j, "arch", r->arch, sizeof r->arch) ||
-        get_str(j, "reason", r->reason, sizeof r->reason) ||
-        get_str(j, "started", r->started, sizeof r->started) ||
-        get_str(j, "reproducer", r->reproducer, sizeof r->reproducer))
-        BAD("a string member");
+    {
+        /* Each string member by name, so a wrong type names the member. */
+        struct {
+            const char *key;
+            char *dst;
+            size_t size;
+        } const strs[] = {
+            {"case_id", r->case_id, sizeof r->case_id},
+            {"suite", r->suite, sizeof r->suite},
+            {"op", r->op, sizeof r->op},
+            {"kernel", r->kernel, sizeof r->kernel},
+            {"kernel_kind", r->kernel_kind, sizeof r->kernel_kind},
+            {"kernel_origin", r->kernel_origin, sizeof r->kernel_origin},
+            {"dtype", r->dtype, sizeof r->dtype},
+            {"dtype_tuple", r->dtype_tuple, sizeof r->dtype_tuple},
+            {"input", r->input, sizeof r->input},
+            {"arch", r->arch, sizeof r->arch},
+            {"reason", r->reason, sizeof r->reason},
+            {"started", r->started, sizeof r->started},
+            {"reproducer", r->reproducer, sizeof r->reproducer},
+        };
+        for (i = 0; i < sizeof strs / sizeof strs[0]; i++)
+            if (get_str(j, strs[i].key, strs[i].dst, strs[i].size)) {
+                errf(err, err_size, "member '%s': a string expected", strs[i].key);
+                return QF_EPARSE;
+            }
+    }
     x = json_object_get(j, "roles");
     if (x) {
         if (!json_is_object(x))

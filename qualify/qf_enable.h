@@ -99,8 +99,12 @@ qf_status qf_enable_finish(qf_enable_table *t);
 qf_status qf_enable_to_json(const qf_enable_table *t, struct json_t **out);
 qf_status qf_enable_write_json(const qf_enable_table *t, const char *path, char *err, size_t err_size);
 qf_status qf_enable_write_markdown(const qf_enable_table *t, const char *path, char *err, size_t err_size);
+/* QF_OK when name can name the table in C: an identifier that is not a C11
+ * keyword (`--name int` would write a pair no compiler accepts); else
+ * QF_EINVAL with the reason.  Checked before any output is written. */
+qf_status qf_enable_c_name_check(const char *name, char *err, size_t err_size);
 /* NAME.h and NAME.c in dir; the table is `const qf_guard_table NAME`.
- * name must be a C identifier (QF_EINVAL). */
+ * name must pass qf_enable_c_name_check (QF_EINVAL). */
 qf_status qf_enable_write_c(const qf_enable_table *t, const char *dir, const char *name, char *err,
                             size_t err_size);
 

@@ -96,7 +96,8 @@ typedef struct qf_guard_shape {
 } qf_guard_shape;
 
 /* Parse "M=16,N=4096,K=128" into s; names point into text, which is
- * modified and must outlive s.  0, or -1 on bad text. */
+ * modified and must outlive s.  0, or -1 on bad text (a name given twice
+ * is bad text: the answer would depend on which one is read). */
 int qf_guard_shape_parse(char *text, qf_guard_shape *s);
 
 /* ---- The guard ------------------------------------------------------------------- */

@@ -113,7 +113,9 @@ qf_status qf_report_provenance_from_json(const struct json_t *j, qf_provenance *
  * empty, and the writers then leave the provenance out).  QF_EIO when the
  * file cannot be read or is a directory, QF_EPARSE with
  * "PATH: message" (naming the case index and member) when it is not a
- * report, QF_EUNSUPPORTED for a newer schema_version. */
+ * report, QF_EUNSUPPORTED for a newer schema_version.  On QF_OK, err is
+ * empty, or holds a warning to show (a journal whose last line is cut
+ * short: that case is left out). */
 qf_status qf_report_read(const char *path, qf_result **results, size_t *n, qf_provenance *prov, char *err,
                          size_t err_size);
 

@@ -1068,8 +1068,19 @@ qf_status qf_report_read(const char *path, qf_result **results, size_t *n, qf_pr
         }
         fclose(f);
     }
-    if (looks_like_journal(path))
-        return qf_journal_read(path, results, n, NULL, NULL, err, err_size);
+    if (err && err_size)
+        err[0] = '\0';
+    if (looks_like_journal(path)) {
+        int torn = 0;
+        st = qf_journal_read(path, results, n, &torn, NULL, err, err_size);
+        /* A run killed mid-write leaves its last record cut short; the
+         * cases before it are good, but the caller must be able to say the
+         * input is incomplete. */
+        if (st == QF_OK && torn)
+            errf(err, err_size,
+                 "%s: warning: the last line is cut short (an interrupted run?); that case is left out", path);
+        return st;
+    }
     doc = json_load_file(path, 0, &je);
     if (!doc) {
         errf(err, err_size, "%s:%d:%d: not JSON: %s", path, je.line, je.column, je.text);

@@ -170,6 +170,19 @@ qf_status qf_workload_weights_load(const qf_safetensors *st, qf_workload_config 
     }
     if (cfg.layers == 0)
         return fail(err, err_size, QF_EINVAL, "%s: no tensor 'model.layers.0.input_layernorm.weight'", st->name);
+    /* The layers must be numbered 0..L-1 without a gap: a tensor of a later
+     * layer would otherwise be ignored and the receipt describe a smaller
+     * model than the file holds. */
+    for (idx = 0; idx < st->ntensors; idx++) {
+        unsigned long long li;
+        int used = 0;
+        if (sscanf(st->tensors[idx].name, "model.layers.%llu.%n", &li, &used) == 1 && used > 0 &&
+            li >= cfg.layers)
+            return fail(err, err_size, QF_EINVAL,
+                        "%s: tensor '%s' belongs to layer %llu, but 'model.layers.%zu.input_layernorm.weight' "
+                        "is missing (layers must be numbered 0..N-1)",
+                        st->name, st->tensors[idx].name, li, cfg.layers);
+    }
     if (!cfg.heads || cfg.dim % cfg.heads)
         return fail(err, err_size, QF_EINVAL, "%s: dim %zu (from the embedding) is not a multiple of heads %zu",
                     st->name, cfg.dim, cfg.heads);
@@ -392,6 +405,20 @@ static const qf_dtype_tuple *gemm_tuple(const qf_workload_plan *p)
     return &k->dtypes[0];
 }
 
+/* y[m][n] = a[m][k] w[n][k]^T by the reference, rounded into x->fmt. */
+static qf_status gemm_ref(run_ctx *x, const double *a, const double *w, size_t m, size_t n, size_t k, double *y)
+{
+    qf_gemm_desc g = qf_gemm_desc_default();
+    g.trans_b = QF_TRANS;
+    g.m = m, g.n = n, g.k = k;
+    g.a = a, g.lda = k, g.b = w, g.ldb = k;
+    g.out = x->fmt;
+    g.ldd = n;
+    g.d_value = y;
+    g.threads = 1;
+    return qf_gemm(&g);
+}
+
 /* y[m][n] = a[m][k] w[n][k]^T */
 static qf_status gemm(run_ctx *x, const double *a, const double *w, size_t m, size_t n, size_t k, double *y)
 {
@@ -408,15 +435,7 @@ static qf_status gemm(run_ctx *x, const double *a, const double *w, size_t m, si
     d.u.gemm.batch = 1;
     ker = dt ? pick(x, QF_WL_OP_GEMM, &d, dt) : pick(x, QF_WL_OP_GEMM, &d, NULL);
     if (!ker) {
-        qf_gemm_desc g = qf_gemm_desc_default();
-        g.trans_b = QF_TRANS;
-        g.m = m, g.n = n, g.k = k;
-        g.a = a, g.lda = k, g.b = w, g.ldb = k;
-        g.out = x->fmt;
-        g.ldd = n;
-        g.d_value = y;
-        g.threads = 1;
-        return qf_gemm(&g);
+        return gemm_ref(x, a, w, m, n, k, y);
     } else {
         const qf_format *fa = qf_format_get(dt->in[0]), *fb = qf_format_get(dt->in[1]);
         int scaled = fa->bits == 8 && fa->kind == QF_KIND_FLOAT && fb->bits == 8 && fb->kind == QF_KIND_FLOAT;
@@ -490,6 +509,17 @@ static qf_status gemm(run_ctx *x, const double *a, const double *w, size_t m, si
         rm(in, QF_KERNEL_MAX_IN);
         rm(out, QF_KERNEL_MAX_OUT);
         free(sa), free(sw), free(ca), free(cw), free(dv);
+        if (s == QF_EUNSUPPORTED) {
+            /* The kernel passed qf_kernel_check but refused the call when
+             * it ran (a plugin that takes no transposed B, for one): the
+             * same as a refusal up front, a fallback that says why, not
+             * an error. */
+            note(x, QF_WL_OP_GEMM, "fallback: reference correctly rounded to float32 (%s)",
+                 x->err && x->err[0] ? x->err : "the kernel refused the call when run");
+            if (x->err)
+                x->err[0] = '\0';
+            return gemm_ref(x, a, w, m, n, k, y);
+        }
         return s;
     }
 }

@@ -1885,8 +1885,8 @@ static void evaluate(prep *p, qf_result *r, double timeout_s, int timing, size_t
     if (p->op.op == QF_OP_GEMM && r->bound.kind[0])
         n_ovf = _qf_rr_gemm_mark_overflow(r->bound.rel_abs,
                                           _qf_rr_unscale_factor(&p->in[0], &p->in[1], p->op.u.gemm.alpha),
-                                          _qf_rr_acc_max(&p->t->arith), ck.n, ck.absb, ck.exact, ck.got,
-                                          ck.status, &ovf_reach);
+                                          _qf_rr_acc_max(&p->t->arith), ck.n, ck.absb, ck.exact, ck.rounded,
+                                          ck.got, ck.status, &ovf_reach);
     mi.status = p->op.op == QF_OP_GEMM && !n_ovf ? NULL : ck.status;
     mi.cols = r->sampled ? 0 : p->cols;
     s = qf_metrics_compute(&mi, &r->metrics, NULL);
@@ -1933,8 +1933,9 @@ static void evaluate(prep *p, qf_result *r, double timeout_s, int timing, size_t
     if (n_ovf && (r->verdict == QF_VERDICT_QUALIFIED || r->verdict == QF_VERDICT_MARGINAL ||
                   r->verdict == QF_VERDICT_MISTRUSTED))
         say(r, QF_VERDICT_MISTRUSTED,
-            "%zu element(s) NaN or Inf where the claimed %s accumulator may overflow (intermediates up to "
-            "%.3g >= its max %.3g) and the exact result is finite: outside the range the claim defines",
+            "%zu element(s) NaN or Inf (result or rounded reference) where the claimed %s accumulator may "
+            "overflow (intermediates up to %.3g >= its max %.3g) and the exact result is finite: outside the "
+            "range the claim defines",
             n_ovf, qf_format_get(p->t->arith.acc_format)->name, ovf_reach, _qf_rr_acc_max(&p->t->arith));
     /* A FAILED kernel stays FAILED (certain evidence); a kernel that would
      * pass cannot, since its fitness against the baseline is unknown. */

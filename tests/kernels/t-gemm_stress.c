@@ -13,6 +13,10 @@
  * nan0: a wrapper that writes NaN into one output element of
  *     gemm.cpu.w4a16 and of gemm.cpu.mxfp8 on normal inputs, where no
  *     intermediate can reach float32's max: still FAILED.
+ * rtzsat: gemm.model.h100.bf16 / a100.tf32 (truncating accumulators) on
+ *     near-saturation inputs: the model overflows to +-FLT_MAX, as RTZ
+ *     does, where the RNE-rounded reference is Inf.  Before: FAILED
+ *     ("finite where the reference is NaN or Inf").  Now MISTRUSTED.
  * nvtiny: gemm.cpu.nvfp4 on values of 1e-17 .. 3e-22, where
  *     the float32 alpha = g_a g_b of the two global scales (amax / 2688
  *     each) is subnormal or 0 and errs by up to 2^-150 absolutely, an
@@ -127,6 +131,11 @@ static const char yaml[] =
     "    inputs: [normal, {name: outliers, fraction: 0.03, scale: 1000}]\n"
     "    shapes: {M: [3], N: [5], K: [45]}\n"
     "    params: {group_size: 32}\n"
+    "  - name: rtzsat\n"
+    "    kernels: [gemm.model.h100.bf16, gemm.model.a100.tf32]\n"
+    "    dtypes: [{in: bf16, acc: f32, out: f32}, {in: tf32, acc: f32, out: f32}]\n"
+    "    inputs: [{name: near_saturation, lo: 0.5, hi: 1}]\n"
+    "    shapes: {M: [2], N: [33], K: [1, 32]}\n"
     "  - name: nvtiny\n"
     "    kernels: [gemm.cpu.nvfp4]\n"
     "    dtypes: [{a: e2m1, b: e2m1, out: f32, scale: nvfp4}, {a: e2m1, b: e2m1, out: bf16, scale: nvfp4}]\n"
@@ -159,6 +168,10 @@ START_TEST(regressions)
     expect(&sum, "w4sat", "gemm.cpu.w4a16", QF_VERDICT_MISTRUSTED, "accumulator may overflow", 72);
     expect(&sum, "nan0", "gemm.test.w4a16.nan0", QF_VERDICT_FAILED, "NaN or Inf", 6);
     expect(&sum, "nan0", "gemm.test.mxfp8.nan0", QF_VERDICT_FAILED, "NaN or Inf", 6);
+    /* Truncating (RTZ) accumulators overflow to +-max, the reference to
+     * Inf: was FAILED ("finite where the reference is NaN or Inf"). */
+    expect(&sum, "rtzsat", "gemm.model.h100.bf16", QF_VERDICT_MISTRUSTED, "accumulator may overflow", 6);
+    expect(&sum, "rtzsat", "gemm.model.a100.tf32", QF_VERDICT_MISTRUSTED, "accumulator may overflow", 6);
     /* 2 dtypes x 3 inputs x 2 shapes x 3 seeds */
     expect(&sum, "nvtiny", "gemm.cpu.nvfp4", QF_VERDICT_QUALIFIED, NULL, 36);
     qf_runner_summary_free(&sum);
@@ -172,9 +185,12 @@ START_TEST(range_helpers)
     uint8_t e8[3] = {127 - 3, 127, 127 + 5}; /* e8m0: 2^-3, 1, 2^5 */
     uint16_t bf[2] = {0x3F80, 0x3E00};       /* bfloat16: 1, 0.125 */
     uint8_t zero[1] = {0x00};                /* e4m3: 0 */
-    double absb[4] = {1e38, 1e38, 1e30, 1e38}, exact[4] = {1, 1, 1, INFINITY};
-    double got[4] = {NAN, 2, NAN, NAN}, worst;
-    uint8_t st[4] = {0, 0, 0, 0};
+    /* NaN at a finite exact value (marked); a finite result (not); a NaN
+     * where nothing can overflow (not); an exact Inf (not); a truncating
+     * accumulator's +-max where the rounded reference is Inf (marked). */
+    double absb[5] = {1e38, 1e38, 1e30, 1e38, 4e38}, exact[5] = {1, 1, 1, INFINITY, 4e38};
+    double got[5] = {NAN, 2, NAN, NAN, 0x1.fffffep127}, rounded[5] = {1, 1, 1, INFINITY, INFINITY}, worst;
+    uint8_t st[5] = {0, 0, 0, 0, 0};
     qf_arith_claim c = qf_arith_claim_default();
     int64_t shape[2] = {1, 96};
     memset(&a, 0, sizeof a);
@@ -202,11 +218,12 @@ START_TEST(range_helpers)
     ck_assert_double_eq(_qf_rr_acc_max(&c), qf_format_get(QF_FLOAT32)->max);
     /* Only non-finite results at a finite exact value where the reach
      * (1 + rel) A f is at least the accumulator's max. */
-    ck_assert_uint_eq(_qf_rr_gemm_mark_overflow(1e-6, 4, _qf_rr_acc_max(&c), 4, absb, exact, got, st, &worst), 1);
+    ck_assert_uint_eq(_qf_rr_gemm_mark_overflow(1e-6, 4, _qf_rr_acc_max(&c), 5, absb, exact, rounded, got, st, &worst), 2);
     ck_assert_int_eq(st[0], QF_REF_UNDEFINED);
     ck_assert_int_eq(st[1] + st[2] + st[3], 0);
+    ck_assert_int_eq(st[4], QF_REF_UNDEFINED);
     ck_assert(worst >= 4e38);
-    ck_assert_uint_eq(_qf_rr_gemm_mark_overflow(1e-6, 1, _qf_rr_acc_max(&c), 4, absb, exact, got, st, &worst), 0);
+    ck_assert_uint_eq(_qf_rr_gemm_mark_overflow(1e-6, 1, _qf_rr_acc_max(&c), 4, absb, exact, rounded, got, st, &worst), 0);
 }
 END_TEST
 

@@ -17,6 +17,11 @@
  *     near-saturation inputs: the model overflows to +-FLT_MAX, as RTZ
  *     does, where the RNE-rounded reference is Inf.  Before: FAILED
  *     ("finite where the reference is NaN or Inf").  Now MISTRUSTED.
+ * flush: gemm.model.mi250x.bf16 (flushes subnormal inputs and float32
+ *     results, which qf_arith_claim cannot state) on values of 1e-19:
+ *     products near 2^-126 are flushed.  Before: FAILED by 1e7 ulps.  Now
+ *     UNSUPPORTED (the model declines where flushing changed a result);
+ *     normal inputs still QUALIFIED.
  * nvtiny: gemm.cpu.nvfp4 on values of 1e-17 .. 3e-22, where
  *     the float32 alpha = g_a g_b of the two global scales (amax / 2688
  *     each) is subnormal or 0 and errs by up to 2^-150 absolutely, an
@@ -136,6 +141,11 @@ static const char yaml[] =
     "    dtypes: [{in: bf16, acc: f32, out: f32}, {in: tf32, acc: f32, out: f32}]\n"
     "    inputs: [{name: near_saturation, lo: 0.5, hi: 1}]\n"
     "    shapes: {M: [2], N: [33], K: [1, 32]}\n"
+    "  - name: flush\n"
+    "    kernels: [gemm.model.mi250x.bf16]\n"
+    "    dtypes: [{in: bf16, acc: f32, out: f32}]\n"
+    "    inputs: [{name: normal, std: 1.0e-19}, normal]\n"
+    "    shapes: {M: [4], N: [5], K: [8, 64]}\n"
     "  - name: nvtiny\n"
     "    kernels: [gemm.cpu.nvfp4]\n"
     "    dtypes: [{a: e2m1, b: e2m1, out: f32, scale: nvfp4}, {a: e2m1, b: e2m1, out: bf16, scale: nvfp4}]\n"
@@ -172,6 +182,27 @@ START_TEST(regressions)
      * Inf: was FAILED ("finite where the reference is NaN or Inf"). */
     expect(&sum, "rtzsat", "gemm.model.h100.bf16", QF_VERDICT_MISTRUSTED, "accumulator may overflow", 6);
     expect(&sum, "rtzsat", "gemm.model.a100.tf32", QF_VERDICT_MISTRUSTED, "accumulator may overflow", 6);
+    /* gfx90a flushes subnormal inputs and float32 results, which the claim
+     * cannot state: declined where flushing changed a result (was FAILED
+     * by up to 1e7 ulps), judged as usual elsewhere. */
+    {
+        size_t i, dec = 0, ok = 0;
+        for (i = 0; i < sum.n; i++) {
+            const qf_result *r = &sum.results[i];
+            if (strncmp(r->case_id, "flush:", 6))
+                continue;
+            if (strstr(r->case_id, "std=1e-19")) {
+                ck_assert_msg(r->verdict == QF_VERDICT_UNSUPPORTED && strstr(r->reason, "flushing"), "%s: %s",
+                              r->case_id, r->reason);
+                dec++;
+            } else {
+                ck_assert_msg(r->verdict == QF_VERDICT_QUALIFIED, "%s: %s", r->case_id, r->reason);
+                ok++;
+            }
+        }
+        ck_assert_uint_eq(dec, 6);
+        ck_assert_uint_eq(ok, 6);
+    }
     /* 2 dtypes x 3 inputs x 2 shapes x 3 seeds */
     expect(&sum, "nvtiny", "gemm.cpu.nvfp4", QF_VERDICT_QUALIFIED, NULL, 36);
     qf_runner_summary_free(&sum);

@@ -28,6 +28,11 @@
  *     error the accumulator (A / (g_a g_b)) multiplies.  Before: FAILED by
  *     up to 6e6 ulps (every seed, K = 64 and 1024).  Now QUALIFIED
  *     (docs/bounds.md "Underflow in the scale epilogue").
+ * past_range: a finite result for a finite exact value past the output's
+ *     range (float16: x = 65530 rounds to Inf) is judged by the bound: a
+ *     correct accumulator within its bound but below 65520 rounds to 65504.
+ *     Was FAILED ("finite where the reference is NaN or Inf") whatever
+ *     the bound; still FAILED outside the bound or with no bound.
  * range_helpers: the unscale factor and the marking rule on hand-made
  *     data (scale categories, alpha, a zero scale, finite results).
  */
@@ -42,6 +47,7 @@
 #include "_runner_range.h"
 #include "qf_format.h"
 #include "qf_kernel.h"
+#include "qf_metrics.h"
 #include "qf_ref.h"
 #include "qf_result.h"
 #include "qf_runner.h"
@@ -258,12 +264,37 @@ START_TEST(range_helpers)
 }
 END_TEST
 
+START_TEST(past_range)
+{
+    const qf_format *f16 = qf_format_get(QF_FLOAT16);
+    double got[1] = {65504}, exact[1] = {65530}, wide[1] = {40}, narrow[1] = {10};
+    qf_metrics_input in;
+    qf_metrics m;
+    memset(&in, 0, sizeof in);
+    in.out = f16;
+    in.n = 1;
+    in.got = got;
+    in.exact = exact;
+    in.bound = wide;
+    ck_assert_int_eq(qf_metrics_compute(&in, &m, NULL), QF_OK);
+    ck_assert_uint_eq(m.finite_bad + m.nonfinite_bad + m.n_violations, 0);
+    ck_assert_uint_eq(m.n_checked, 1);
+    in.bound = narrow;
+    ck_assert_int_eq(qf_metrics_compute(&in, &m, NULL), QF_OK);
+    ck_assert_uint_eq(m.n_violations, 1);
+    in.bound = NULL;
+    ck_assert_int_eq(qf_metrics_compute(&in, &m, NULL), QF_OK);
+    ck_assert_uint_eq(m.finite_bad, 1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kernels/gemm_stress");
     TCase *tc = tcase_create("gemm_stress");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, range_helpers);
+    tcase_add_test(tc, past_range);
     tcase_add_test(tc, regressions);
     suite_add_tcase(s, tc);
     return qf_test_run(s);

@@ -141,7 +141,12 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
             }
             continue;
         }
-        if (isinf(r)) {
+        /* An exact value past the output's range whose correctly rounded
+         * value is Inf, and a finite result: a kernel may round an
+         * accumulator that is within its bound of the exact value, but
+         * below the overflow threshold, to max.  Judged by the bound when
+         * there is one (docs/verdicts.md). */
+        if (isinf(r) && !(isfinite(x) && isfinite(g) && !isnan(bnd))) {
             if (g == r) {
                 m->n_exact_rounded++;
             } else {

@@ -19,6 +19,7 @@
 #include "qf_suite.h"
 
 #include "_runner_device.h"
+#include "_runner_range.h"
 #include "_runner_scaled.h"
 
 #include "qf_backend.h"
@@ -1171,6 +1172,8 @@ static int reference_gemm(prep *p, checked *ck, qf_result *r, uint64_t target, u
         say(r, QF_VERDICT_MISTRUSTED, "cannot derive the bound from the claim: %s", qf_status_str(s));
         return -1;
     }
+    if (p->scaled) /* underflow inside the scale epilogue (runner_range.c) */
+        _qf_rr_scaled_underflow(p->recipe, &p->in[0], &p->in[1], &coef);
     qf_bound_apply(&coef, ck->n, ck->absb, ck->exact, ck->bound);
     snprintf(r->bound.kind, sizeof r->bound.kind, "gemm");
     r->bound.rel_abs = coef.rel_abs;
@@ -1820,7 +1823,8 @@ static void evaluate(prep *p, qf_result *r, double timeout_s, int timing, size_t
     qf_metrics_input mi;
     qf_verdict_input vi = qf_verdict_input_default();
     qf_policy pol;
-    size_t i, ndiff = 0, first = 0;
+    size_t i, ndiff = 0, first = 0, n_ovf = 0;
+    double ovf_reach = 0;
     int eb;
     uint64_t target = gr->sampling.max_elements, tile = gr->sampling.tile;
     qf_status s;
@@ -1876,7 +1880,14 @@ static void evaluate(prep *p, qf_result *r, double timeout_s, int timing, size_t
     mi.exact = ck.exact;
     mi.rounded = ck.rounded;
     mi.bound = r->bound.kind[0] ? ck.bound : NULL;
-    mi.status = p->op.op == QF_OP_GEMM ? NULL : ck.status;
+    /* NaN / Inf where the claimed accumulator may overflow: unchecked, and
+     * the case MISTRUSTED below (docs/bounds.md, runner_range.c). */
+    if (p->op.op == QF_OP_GEMM && r->bound.kind[0])
+        n_ovf = _qf_rr_gemm_mark_overflow(r->bound.rel_abs,
+                                          _qf_rr_unscale_factor(&p->in[0], &p->in[1], p->op.u.gemm.alpha),
+                                          _qf_rr_acc_max(&p->t->arith), ck.n, ck.absb, ck.exact, ck.rounded,
+                                          ck.got, ck.status, &ovf_reach);
+    mi.status = p->op.op == QF_OP_GEMM && !n_ovf ? NULL : ck.status;
     mi.cols = r->sampled ? 0 : p->cols;
     s = qf_metrics_compute(&mi, &r->metrics, NULL);
     if (s != QF_OK) {
@@ -1919,6 +1930,13 @@ static void evaluate(prep *p, qf_result *r, double timeout_s, int timing, size_t
         say(r, QF_VERDICT_MISTRUSTED, "verdict failed: %s", qf_status_str(s));
         goto done;
     }
+    if (n_ovf && (r->verdict == QF_VERDICT_QUALIFIED || r->verdict == QF_VERDICT_MARGINAL ||
+                  r->verdict == QF_VERDICT_MISTRUSTED))
+        say(r, QF_VERDICT_MISTRUSTED,
+            "%zu element(s) NaN or Inf (result or rounded reference) where the claimed %s accumulator may "
+            "overflow (intermediates up to %.3g >= its max %.3g) and the exact result is finite: outside the "
+            "range the claim defines",
+            n_ovf, qf_format_get(p->t->arith.acc_format)->name, ovf_reach, _qf_rr_acc_max(&p->t->arith));
     /* A FAILED kernel stays FAILED (certain evidence); a kernel that would
      * pass cannot, since its fitness against the baseline is unknown. */
     if (p->bk && !vi.baseline && r->verdict == QF_VERDICT_QUALIFIED)

@@ -202,6 +202,24 @@ static qf_status model_run(void *ctx, const qf_kernel_call *call)
                     free(cb);
                     return _qf_cpu_fail(call, s, "model parameters rejected");
                 }
+                if (p->flush_in || p->flush_out) {
+                    /* qf_arith_claim cannot state flushing (docs/models.md):
+                     * where flushing changed a result, the claim does not
+                     * cover the case, so decline it rather than be judged
+                     * by a bound that assumes gradual underflow. */
+                    qf_model_params nf = *p;
+                    double w;
+                    nf.flush_in = nf.flush_out = 0;
+                    if (qf_model_dot(&nf, (size_t)k, ra, 1, cb, 1, &w) == QF_OK &&
+                        memcmp(&v, &w, sizeof v) != 0 && !(v != v && w != w)) {
+                        free(ra);
+                        free(cb);
+                        return _qf_cpu_fail(call, QF_EUNSUPPORTED,
+                                            "element (%lld, %lld): flushing a subnormal input or float32 result "
+                                            "changed it (%.9g, %.9g without), which the claim cannot state",
+                                            (long long)i, (long long)j, v, w);
+                    }
+                }
                 /* Epilogue in float32, nearest even (as gemm.c). */
                 r = (float)v;
                 if (g->alpha != 1)

@@ -1,0 +1,54 @@
+/* _runner_range.h: where a GEMM claim's accumulator may overflow (private;
+ * runner_range.c, docs/bounds.md "Overflow of the claimed accumulator").
+ *
+ * The derived bounds assume the claimed accumulator never overflows.  When
+ * its intermediates can reach the format's largest finite value, a NaN or
+ * Inf from a kernel that does exactly what it claims is possible where the
+ * exact result is finite (or Inf where the result is Inf).  Such elements
+ * are not evidence against the kernel, nor for it: the runner leaves them
+ * unchecked and the case MISTRUSTED with the reason, never FAILED.
+ */
+#ifndef QF__RUNNER_RANGE_H
+#define QF__RUNNER_RANGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qf_bound.h"
+#include "qf_kernel.h"
+
+/* Factor f >= 1 such that every intermediate of the claimed arithmetic of
+ * a (possibly scaled) GEMM is at most (1 + rel) |alpha| sum|a b| f: the
+ * product over the scale categories of operands a and b (per-tensor, row,
+ * column or block scales; the NVFP4 global scale) and over alpha of
+ * 1 / min(1, smallest scale of the category).  A scale that is zero or
+ * not a number gives +Inf (anything may overflow). */
+double _qf_rr_unscale_factor(const qf_tensor *a, const qf_tensor *b, double alpha);
+
+/* The largest finite value the claim's accumulator (and promoted
+ * accumulator) holds. */
+double _qf_rr_acc_max(const qf_arith_claim *claim);
+
+/* Mark (status = QF_REF_UNDEFINED) each of the n checked elements whose
+ * kernel result got[i] or correctly rounded reference rounded[i] is NaN or
+ * +-Inf (an RNE accumulator overflows to Inf, a truncating one to +-max)
+ * while the exact result exact[i] is a finite number, where the claimed
+ * accumulator may overflow: (1 + rel) absb[i] f >= acc_max.  Returns how
+ * many were marked; *worst gets the largest such intermediate estimate (0
+ * when none). */
+size_t _qf_rr_gemm_mark_overflow(double rel, double f, double acc_max, size_t n, const double *absb,
+                                 const double *exact, const double *rounded, const double *got, uint8_t *status,
+                                 double *worst);
+
+/* Underflow inside a scale epilogue, which the GEMM coefficient (one
+ * relative rounding per epilogue step) does not see (docs/bounds.md
+ * "Underflow in the scale epilogue"): recipe is a _qf_rs_recipe, a and b
+ * the operands handed to the kernel.  nvfp4: alpha = fl(g_a g_b) below
+ * float32's normal range errs by up to 2^-150 absolutely, which the
+ * accumulator (up to (1 + rel) A / (g_a g_b)) magnifies: rel_abs grows by
+ * 2^-150 / (g_a g_b) (1 + rel)(1 + u)(1 + u_o).  per_channel: fl(s_b acc)
+ * may underflow by 2^-150, then times s_a: abs_min grows by
+ * max(s_a) 2^-150 (1 + u)(1 + u_o).  Other recipes: unchanged. */
+void _qf_rr_scaled_underflow(int recipe, const qf_tensor *a, const qf_tensor *b, qf_bound_coef *coef);
+
+#endif

@@ -284,12 +284,18 @@ static int bad_args(const qf_arith_claim *claim, size_t n, const void *a, const 
     return !claim || n == 0 || !a || !b || !c || qf_arith_claim_check(claim) != QF_OK;
 }
 
+/* Absolute error of an exp that underflows in the compute format. */
+static double abs_t_of(const qf_arith_claim *claim, const nl_ctx *c)
+{
+    return (claim->elem_ulp > 0 ? claim->elem_ulp : 2.0) * c->sub + c->sub;
+}
+
 qf_status qf_bound_softmax(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
                            double scale, const double *exact, double *bound)
 {
     nl_ctx c;
     size_t i;
-    double m = -INFINITY, g, eps_s = 0, eps_max = 0, dd, abs_t;
+    double m = -INFINITY, g, eps_s = 0, eps_max = 0, dd, abs_t, f_on = 1, abs_on = 0;
     if (bad_args(claim, n, x, exact, bound))
         return QF_EINVAL;
     if (claim->max_ulp > 0) {
@@ -309,10 +315,27 @@ qf_status qf_bound_softmax(const qf_arith_claim *claim, const qf_format *out, si
     }
     /* Sum of n positive terms in any order: at most n - 1 roundings each. */
     g = expm1((double)(n - 1) * log1p(c.ue));
+    if (claim->attn_kv_tile > 0) {
+        /* Online normalizer (Milakov and Gimelshein 2018) over tiles of
+         * attn_kv_tile elements: at most T = ceil(n / tile) - 1 rescales of
+         * the running sum by a computed exp(m_old - m_new), each an exp
+         * (rho), its argument's rounding and one product rounding; the
+         * arguments add up to at most m - min_j scale x_j (docs/bounds.md
+         * "Online softmax").  The numerators use the final max: only the
+         * denominator's weights carry this factor. */
+        double amin = m, tt;
+        for (i = 0; i < n; i++)
+            if (scale * x[i] < amin && scale * x[i] > -INFINITY)
+                amin = scale * x[i];
+        tt = ceil((double)n / (double)claim->attn_kv_tile) - 1;
+        f_on = exp(tt * (log1p(c.rho) + log1p(c.u)) +
+                   c.u * (1 + c.u) * ((m - amin) + 2 * c.u * (fabs(m) + fabs(amin))));
+        /* A factor that underflows: l <= n (1 + g) before the product. */
+        abs_on = tt * ((double)n * (1 + g) * abs_t_of(claim, &c) + c.sub);
+    }
     /* Division, possibly as reciprocal then multiply. */
     dd = (1 + c.rho) * (1 + c.u) - 1;
-    /* Absolute error of a term that underflows in the compute format. */
-    abs_t = (claim->elem_ulp > 0 ? claim->elem_ulp : 2.0) * c.sub + c.sub;
+    abs_t = abs_t_of(claim, &c);
     /* First pass: eps_j into bound[] (scratch), and eps_S. */
     for (i = 0; i < n; i++) {
         double a = scale * x[i], eta, e;
@@ -325,11 +348,11 @@ qf_status qf_bound_softmax(const qf_arith_claim *claim, const qf_format *out, si
         eta = c.u * (fabs(a - m) + c.u * fabs(m)) * (1 + c.u) + 2 * c.u * fabs(a) * (1 + c.u);
         e = (1 + c.rho) * exp(eta) - 1;
         bound[i] = e;
-        eps_s += fabs(exact[i]) * ((1 + e) * (1 + g) - 1);
+        eps_s += fabs(exact[i]) * ((1 + e) * f_on * (1 + g) - 1);
         if (e > eps_max)
             eps_max = e;
     }
-    eps_s = eps_s * QF_BOUND_SAFETY + (double)n * abs_t;
+    eps_s = eps_s * QF_BOUND_SAFETY + (double)n * abs_t + abs_on;
     for (i = 0; i < n; i++) {
         double y = fabs(exact[i]), k, e;
         if (scale * x[i] == -INFINITY) {
@@ -341,7 +364,9 @@ qf_status qf_bound_softmax(const qf_arith_claim *claim, const qf_format *out, si
             continue;
         }
         k = (1 + bound[i]) * (1 + dd) / (1 - eps_s) - 1;
-        e = k * y + abs_t * (1 + dd) / (1 - eps_s);
+        /* + the quotient's own rounding when it is subnormal (the relative
+         * dd does not cover it). */
+        e = k * y + abs_t * (1 + dd) / (1 - eps_s) + c.sub;
         bound[i] = nl_finish(&c, e, y);
     }
     return QF_OK;
@@ -368,12 +393,12 @@ static void welford_errors(const nl_ctx *c, size_t n, const double *x, double *a
         /* M^_k = fl(M^ + fl(delta^ / k)): the old error shrinks by 1 - 1/k
          * (delta^ carries -alpha), plus the rounding terms r / k and the
          * addition's (accumulator) rounding. */
-        r = (fabs(delta) + a) * ((1 + c->u) * (1 + dd) - 1);
+        r = (fabs(delta) + a) * ((1 + c->u) * (1 + dd) - 1) + c->sub; /* + underflow */
         an = (a * (1 - 1 / dk) + r / dk) * (1 + c->ue) + c->ue * fabs(mk) + 0x1p-52 * sabs;
         /* e^ = fl(x - M^_k), t^ = fl(delta^ e^), M2^ = fl(M2^ + t^). */
         e = xk - mk;
         ee = an + c->u * (fabs(e) + an);
-        t = fabs(delta) * ee + fabs(e) * dl + dl * ee + c->u * (fabs(delta) + dl) * (fabs(e) + ee);
+        t = fabs(delta) * ee + fabs(e) * dl + dl * ee + c->u * (fabs(delta) + dl) * (fabs(e) + ee) + c->sub;
         m2 += fabs(delta * e); /* M2_k (delta e >= 0 exactly) */
         b = b + t + c->ue * (m2 + b + t);
         a = an;
@@ -427,14 +452,16 @@ qf_status qf_bound_norm(const qf_arith_claim *claim, const qf_format *out, size_
         double b_m2, dd = (1 + c.rho) * (1 + c.u) - 1;
         welford_errors(&c, n, x, &e_mu, &b_m2);
         lo = d2 > b_m2 ? d2 - b_m2 : 0;
-        v_hi = ((d2 + b_m2) * (1 + dd) / dn + eps) * (1 + c.ue);
-        v_lo = (lo * (1 - dd) / dn + eps) * (1 - c.ue);
+        v_hi = ((d2 + b_m2) * (1 + dd) / dn + c.sub + eps) * (1 + c.ue);
+        v_lo = (fmax(lo * (1 - dd) / dn - c.sub, 0) + eps) * (1 - c.ue);
     } else {
         d2 = sqrt(d2);
         e2 = sqrt(e2) * QF_BOUND_SAFETY;
-        v_hi = ((d2 + e2) * (d2 + e2) * (1 + g) * (1 + c.ue) / dn + eps) * (1 + c.ue);
+        /* + c.sub: squares and the division that underflow lose up to
+         * half a subnormal step each, n of them divided by n. */
+        v_hi = ((d2 + e2) * (d2 + e2) * (1 + g) * (1 + c.ue) / dn + c.sub + eps) * (1 + c.ue);
         lo = d2 > e2 ? d2 - e2 : 0;
-        v_lo = (lo * lo * (1 - g) * (1 - c.ue) / dn + eps) * (1 - c.ue);
+        v_lo = (fmax(lo * lo * (1 - g) * (1 - c.ue) / dn - c.sub, 0) + eps) * (1 - c.ue);
     }
     if (!(v_lo > 0) || !(v > 0)) {
         for (i = 0; i < n; i++)
@@ -451,7 +478,10 @@ qf_status qf_bound_norm(const qf_arith_claim *claim, const qf_format *out, size_
         /* d^ r^ (two roundings: * r, * w) against d r: the extreme corners. */
         lo_d = d > e ? d - e : 0;
         dev = fmax((d + e) * r_hi * f_hi - d * r, d * r - lo_d * r_lo * f_lo);
-        err = wi * dev;
+        /* Either product may land below the smallest normal, where its
+         * rounding is absolute: half a subnormal step each (the first
+         * then scaled by |w|). */
+        err = wi * dev + 0.5 * c.sub * (wi + 1);
         if (b && bi != 0)
             err = err * (1 + c.u) + c.u * fabs(y); /* + b, rounded */
         bound[i] = nl_finish(&c, err, y);
@@ -468,7 +498,7 @@ qf_status qf_bound_attention(const qf_arith_claim *claim, const qf_format *out, 
     qf_status st;
     size_t j, t;
     double m = -INFINITY, smin = INFINITY, sum = 0, e_max = 0, g, dd, u_p = 0, abs_p = 0, f_resc = 1;
-    double eps_s = 0, tiles;
+    double eps_s = 0, tiles, abs_e;
     if (bad_args(claim, n_kv, s, s_abs, v) || !exact || !bound || d_v == 0)
         return QF_EINVAL;
     if (claim->max_ulp > 0) {
@@ -519,6 +549,9 @@ qf_status qf_bound_attention(const qf_arith_claim *claim, const qf_format *out, 
      * computed exp(m_old - m_new) and rounds O and l once each; the
      * arguments' total is at most m - smin (docs/bounds.md "Attention"). */
     tiles = kv_tile ? ceil((double)n_kv / (double)kv_tile) - 1 : 0;
+    /* An exp (a weight or a rescale factor) that underflows in the compute
+     * format errs absolutely: elem_ulp + 1 subnormal steps. */
+    abs_e = abs_t_of(claim, &c);
     if (tiles > 0)
         f_resc = exp(tiles * (log1p(c.rho) + 2 * log1p(c.u)) + 2 * c.u * (m - smin + 2 * e_max));
     /* Per-key relative weight error eps_j, the denominator's eps_S and the
@@ -536,10 +569,25 @@ qf_status qf_bound_attention(const qf_arith_claim *claim, const qf_format *out, 
         eps_s += y * ((1 + e) * (1 + g) - 1);
         for (t = 0; t < d_v; t++) {
             double vt = fabs(v[j * d_v + t]);
-            bound[t] += y * vt * ((1 + e) * (1 + u_p) * (1 + pv.rel_abs) - 1) + abs_p * vt;
+            bound[t] += y * vt * ((1 + e) * (1 + u_p) * (1 + pv.rel_abs) - 1) + abs_p * vt +
+                        abs_e * (1 + u_p) * (1 + pv.rel_abs) * vt;
         }
     }
-    eps_s = eps_s * QF_BOUND_SAFETY + (double)n_kv * c.sub;
+    eps_s = eps_s * QF_BOUND_SAFETY + (double)n_kv * abs_e;
+    if (tiles > 0) {
+        /* A rescale factor that underflows: its absolute error times the
+         * running l (at most n (1 + rho)(1 + g): weights <= 1 + rho) or the
+         * running O (at most (1 + rho)(1 + u_p)(1 + rel_PV) sum_j |v_j|),
+         * plus the product's own absolute rounding, once per rescale. */
+        eps_s += tiles * ((double)n_kv * (1 + c.rho) * (1 + g) * abs_e + c.sub);
+        for (t = 0; t < d_v; t++) {
+            double sv = 0;
+            for (j = 0; j < n_kv; j++)
+                if (s[j] != -INFINITY)
+                    sv += fabs(v[j * d_v + t]);
+            bound[t] += tiles * (sv * (1 + c.rho) * (1 + u_p) * (1 + pv.rel_abs) * abs_e + c.sub);
+        }
+    }
     for (t = 0; t < d_v; t++) {
         double o = fabs(exact[t]), a = bound[t] * QF_BOUND_SAFETY + pv.abs_min, err;
         if (!(eps_s < 1)) {
@@ -612,6 +660,11 @@ qf_status qf_bound_rope(const qf_arith_claim *claim, const qf_format *out, size_
          * sum, each rounded (an FMA only removes roundings). */
         ra = xa * ec + xb * es + c.u * (xa * (fabs(cs) + ec) + xb * (fabs(sn) + es));
         rb = xa * es + xb * ec + c.u * (xa * (fabs(sn) + es) + xb * (fabs(cs) + ec));
+        /* A product below the smallest normal rounds absolutely: half a
+         * subnormal step each, two per output (the sum of two subnormals
+         * is exact). */
+        ra = ra + c.sub;
+        rb = rb + c.sub;
         ra = ra + c.u * (fabs(exact[ia]) + ra);
         rb = rb + c.u * (fabs(exact[ib]) + rb);
         bound[ia] = nl_finish(&c, ra * QF_BOUND_SAFETY, exact[ia]);

@@ -125,8 +125,10 @@ typedef struct qf_arith_claim {
     /* Appended in ABI 2 (a zeroed tail is the ABI 1 meaning).
      * Flash-style attention: keys per tile of the online softmax (its
      * running max and sum are rescaled once per tile); 0 = one pass over
-     * all keys.  attn_p_format: the format P is rounded to before P V
-     * (FlashAttention-2/3 round to the input type); a format that holds
+     * all keys.  Softmax reads it too: an online normalizer over tiles
+     * of that many elements (1 = per element).  attn_p_format: the format
+     * P is rounded to before P V (FlashAttention-2/3 round to the input
+     * type); a format that holds
      * every compute-format value (float64, the default and what a zeroed
      * field says, or acc_format itself) means "none": P stays in the
      * compute format. */

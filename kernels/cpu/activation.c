@@ -12,6 +12,7 @@
  *     gelu_tanh(x) x * sigmoid(2 t), t = float32(sqrt(2/pi)) * (x +
  *                  float32(0.044715) * x^3)  (1 + tanh(t) = 2 sigmoid(2 t))
  *     relu(x)      x > 0 ? x : +0
+ *     x = -inf     +0 for every function (the limit, as the reference)
  * Claim: the default float32 arithmetic with elem_ulp = 4, from which
  * qf_bound_activation derives the bound of every element (docs/bounds.md
  * "Activations": the rounded constants and arguments, the argument's
@@ -53,6 +54,11 @@ static float sigmoidf_(float x)
 
 static float act(qf_ref_act a, float x)
 {
+    /* The limit at -inf is 0 for every activation (the reference's value,
+     * refs/ref_act.c); the formulas below would give -inf * 0 = NaN for
+     * silu and the gelus (found by tests/stress/nl-rowops.yaml). */
+    if (x == -INFINITY)
+        return 0.0f;
     switch (a) {
     case QF_REF_ACT_GELU_ERF: {
         float t = -x * 0.70710678118654752f;

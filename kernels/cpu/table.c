@@ -97,12 +97,12 @@ static const qf_dtype_tuple attention_naive[] = {
 static const qf_dtype_tuple layernorm_f32[] = {
     { .name = "f32",      .in = { QF_FLOAT32,  QF_FLOAT32,  QF_FLOAT32 },  .out = { QF_FLOAT32 },  .arith = CLAIM_F32_SEQ },
 };
-/* Online softmax: a measured max_ulp (softmax_online.c says why). */
+/* Online softmax: the derived bound, online over tiles of 1 (softmax_online.c). */
 static const qf_dtype_tuple softmax_online_f32[] = {
     { .name = "f32",      .in = { QF_FLOAT32 }, .out = { QF_FLOAT32 },
       .arith = { .acc_format = QF_FLOAT32, .block_fma = 1, .acc_round = QF_ROUND_RNE, .promote_format = QF_FLOAT32,
-                 .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .max_ulp = 256,
-                 .deterministic = 1, .deterministic_threads = 1 } },
+                 .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .max_ulp = 0,
+                 .deterministic = 1, .deterministic_threads = 1, .attn_kv_tile = 1 } },
 };
 /* Activations: the derived bound (qf_bound_activation) with elem_ulp 4
  * for glibc's erfcf (activation.c says why). */

@@ -774,6 +774,8 @@ static float m_sig(float x)
 
 static float m_act(qf_ref_act a, float x)
 {
+    if (x == -INFINITY)
+        return 0.0f; /* the limit, as the reference (not -inf * 0) */
     switch (a) {
     case QF_REF_ACT_GELU_ERF:
         return r32((double)r32(0.5 * (double)x) * (double)erfcf(r32(-(double)x * (double)0.70710678118654752f)));

@@ -29,16 +29,19 @@ double _qf_rr_unscale_factor(const qf_tensor *a, const qf_tensor *b, double alph
  * accumulator) holds. */
 double _qf_rr_acc_max(const qf_arith_claim *claim);
 
-/* Mark (status = QF_REF_UNDEFINED) each of the n checked elements whose
- * kernel result got[i] or correctly rounded reference rounded[i] is NaN or
- * +-Inf (an RNE accumulator overflows to Inf, a truncating one to +-max)
- * while the exact result exact[i] is a finite number, where the claimed
- * accumulator may overflow: (1 + rel) absb[i] f >= acc_max.  Returns how
- * many were marked; *worst gets the largest such intermediate estimate (0
- * when none). */
+/* Where the claimed accumulator may overflow, (1 + rel) absb[i] f >=
+ * acc_max, and the exact result exact[i] is finite: mark (status =
+ * QF_REF_UNDEFINED) each of the n checked elements whose kernel result
+ * got[i] is finite while the correctly rounded reference rounded[i] is NaN
+ * or +-Inf (a truncating accumulator overflows to +-max), or whose result
+ * and reference are both non-finite (NaN against Inf): no evidence either
+ * way.  A NaN or Inf result where the rounded reference is finite is not
+ * marked: it stays FAILED (DESIGN.md "Verdicts"), and *n_failed counts
+ * those the overflow explains.  Returns how many were marked; *worst gets
+ * the largest intermediate estimate of either kind (0 when none). */
 size_t _qf_rr_gemm_mark_overflow(double rel, double f, double acc_max, size_t n, const double *absb,
                                  const double *exact, const double *rounded, const double *got, uint8_t *status,
-                                 double *worst);
+                                 double *worst, size_t *n_failed);
 
 /* Underflow inside a scale epilogue, which the GEMM coefficient (one
  * relative rounding per epilogue step) does not see (docs/bounds.md

@@ -1823,7 +1823,7 @@ static void evaluate(prep *p, qf_result *r, double timeout_s, int timing, size_t
     qf_metrics_input mi;
     qf_verdict_input vi = qf_verdict_input_default();
     qf_policy pol;
-    size_t i, ndiff = 0, first = 0, n_ovf = 0;
+    size_t i, ndiff = 0, first = 0, n_ovf = 0, n_ovf_failed = 0;
     double ovf_reach = 0;
     int eb;
     uint64_t target = gr->sampling.max_elements, tile = gr->sampling.tile;
@@ -1886,7 +1886,7 @@ static void evaluate(prep *p, qf_result *r, double timeout_s, int timing, size_t
         n_ovf = _qf_rr_gemm_mark_overflow(r->bound.rel_abs,
                                           _qf_rr_unscale_factor(&p->in[0], &p->in[1], p->op.u.gemm.alpha),
                                           _qf_rr_acc_max(&p->t->arith), ck.n, ck.absb, ck.exact, ck.rounded,
-                                          ck.got, ck.status, &ovf_reach);
+                                          ck.got, ck.status, &ovf_reach, &n_ovf_failed);
     mi.status = p->op.op == QF_OP_GEMM && !n_ovf ? NULL : ck.status;
     mi.cols = r->sampled ? 0 : p->cols;
     s = qf_metrics_compute(&mi, &r->metrics, NULL);
@@ -1933,10 +1933,18 @@ static void evaluate(prep *p, qf_result *r, double timeout_s, int timing, size_t
     if (n_ovf && (r->verdict == QF_VERDICT_QUALIFIED || r->verdict == QF_VERDICT_MARGINAL ||
                   r->verdict == QF_VERDICT_MISTRUSTED))
         say(r, QF_VERDICT_MISTRUSTED,
-            "%zu element(s) NaN or Inf (result or rounded reference) where the claimed %s accumulator may "
-            "overflow (intermediates up to %.3g >= its max %.3g) and the exact result is finite: outside the "
-            "range the claim defines",
+            "%zu element(s) finite where the rounded reference is NaN or Inf (or NaN against Inf) where "
+            "the claimed %s accumulator may overflow (intermediates up to %.3g >= its max %.3g) and the "
+            "exact result is finite: outside the range the claim defines",
             n_ovf, qf_format_get(p->t->arith.acc_format)->name, ovf_reach, _qf_rr_acc_max(&p->t->arith));
+    if (n_ovf_failed && r->verdict == QF_VERDICT_FAILED) {
+        size_t len = strlen(r->reason);
+        snprintf(r->reason + len, sizeof r->reason - len,
+                 "; %zu NaN/Inf element(s) where the claimed %s accumulator may overflow (intermediates up "
+                 "to %.3g >= its max %.3g): inputs outside the range the claim can hold",
+                 n_ovf_failed, qf_format_get(p->t->arith.acc_format)->name, ovf_reach,
+                 _qf_rr_acc_max(&p->t->arith));
+    }
     /* A FAILED kernel stays FAILED (certain evidence); a kernel that would
      * pass cannot, since its fitness against the baseline is unknown. */
     if (p->bk && !vi.baseline && r->verdict == QF_VERDICT_QUALIFIED)

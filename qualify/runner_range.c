@@ -90,10 +90,11 @@ double _qf_rr_acc_max(const qf_arith_claim *claim)
 
 size_t _qf_rr_gemm_mark_overflow(double rel, double f, double acc_max, size_t n, const double *absb,
                                  const double *exact, const double *rounded, const double *got, uint8_t *status,
-                                 double *worst)
+                                 double *worst, size_t *n_failed)
 {
     size_t i, marked = 0;
     *worst = 0;
+    *n_failed = 0;
     for (i = 0; i < n; i++) {
         double reach;
         /* A special value on either side (a truncating accumulator
@@ -103,10 +104,16 @@ size_t _qf_rr_gemm_mark_overflow(double rel, double f, double acc_max, size_t n,
         reach = (1 + rel) * fabs(absb[i]) * f;
         if (!(reach >= acc_max)) /* NaN reach (f = Inf, A = 0) is not a reach */
             continue;
-        status[i] = QF_REF_UNDEFINED;
-        marked++;
         if (reach > *worst)
             *worst = reach;
+        /* NaN or Inf where the reference is finite stays checked: FAILED
+         * (DESIGN.md "Verdicts"), the overflow only explains it. */
+        if (!isfinite(got[i]) && isfinite(rounded[i])) {
+            (*n_failed)++;
+            continue;
+        }
+        status[i] = QF_REF_UNDEFINED;
+        marked++;
     }
     return marked;
 }

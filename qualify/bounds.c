@@ -73,7 +73,8 @@ qf_status qf_arith_claim_check(const qf_arith_claim *c)
         return QF_EINVAL;
     if (!float_format_ok(c->attn_p_format))
         return QF_EFORMAT;
-    if (c->attn_kv_tile < 0 || ((int)c->var_algo != QF_VAR_TWO_PASS && (int)c->var_algo != QF_VAR_WELFORD))
+    if (c->attn_kv_tile < 0 || ((int)c->var_algo != QF_VAR_TWO_PASS && (int)c->var_algo != QF_VAR_WELFORD) ||
+        (c->flush_subnormals != 0 && c->flush_subnormals != 1))
         return QF_EINVAL;
     return QF_OK;
 }

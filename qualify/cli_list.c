@@ -68,6 +68,7 @@ static json_t *arith_json(const qf_arith_claim *a)
     json_object_set_new(o, "attn_p_format",
                         qf_arith_claim_p_format(a) ? fmt_json(a->attn_p_format) : json_string("none"));
     json_object_set_new(o, "var_algo", json_string(a->var_algo == QF_VAR_WELFORD ? "welford" : "two_pass"));
+    json_object_set_new(o, "flush_subnormals", json_boolean(a->flush_subnormals));
     return o;
 }
 

@@ -136,6 +136,11 @@ typedef struct qf_arith_claim {
     qf_format_id attn_p_format;
     /* LayerNorm's variance algorithm (the bound models it). */
     qf_var_algo var_algo;
+    /* GEMM: 1 when subnormal inputs and subnormal accumulator results are
+     * flushed to zero (FACTS.md, MI250X fp16/bf16: "input/output subnormals
+     * flushed").  The bound adds what flushing can lose (docs/bounds.md
+     * "Flushed subnormals"); 0: gradual underflow, as IEEE 754. */
+    int flush_subnormals;
 } qf_arith_claim;
 
 /* float32 accumulator, block 1, RNE, exact alignment, no promotion,

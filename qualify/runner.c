@@ -1090,6 +1090,46 @@ fail:
     return -1;
 }
 
+/* A claim that flushes subnormals (qf_arith_claim.flush_subnormals) computes
+ * the claimed arithmetic on flushed inputs a', b', c': its result is within
+ * the usual bound of the exact a'b' (sum |a'||b'| <= sum |a||b|), and
+ * |a'b' - ab| <= F, the sum of |a_l b_l| over the products with a flushed
+ * (nonzero subnormal) operand, plus |beta c| when c is flushed.  So each
+ * checked element's bound grows by |alpha| F (1 + rel_out) (the output
+ * rounding is relative to a result that moved by F too; docs/bounds.md
+ * "Flushed subnormals").  F is summed in binary64 over at most K
+ * non-negative terms, then enlarged by (K + 2) 2^-52 to cover that sum's
+ * own rounding. */
+static void flush_lost(const prep *p, checked *ck, const qf_bound_coef *coef)
+{
+    const qf_op_gemm *g = &p->op.u.gemm;
+    const qf_format *fa = qf_format_get(p->t->in[0]), *fb = qf_format_get(p->t->in[1]);
+    const qf_format *fc = g->beta != 0 ? qf_format_get(p->t->in[2]) : NULL;
+    const double *A = p->inval[0], *B = p->inval[1], *C = p->inval[2];
+    size_t i, l, m = g->m, n = g->n, k = g->k;
+    double grow = (1 + (double)(k + 2) * 0x1p-52) * (1 + coef->rel_out) * QF_BOUND_SAFETY;
+    if (!fa || !fb)
+        return;
+    for (i = 0; i < ck->n; i++) {
+        size_t e = (size_t)ck->idx[i], pb = e / (m * n), rem = e % (m * n), row = rem / n, col = rem % n;
+        double f = 0;
+        for (l = 0; l < k; l++) {
+            double a = A[pb * m * k + (g->trans_a ? l * m + row : row * k + l)];
+            double b = B[pb * k * n + (g->trans_b ? col * k + l : l * n + col)];
+            int sub_a = a != 0 && fabs(a) < fa->min_normal, sub_b = b != 0 && fabs(b) < fb->min_normal;
+            if (sub_a || sub_b)
+                f += fabs(a * b);
+        }
+        f *= fabs(g->alpha);
+        if (fc && C) {
+            double c = C[pb * m * n + row * n + col];
+            if (c != 0 && fabs(c) < fc->min_normal)
+                f += fabs(g->beta * c);
+        }
+        ck->bound[i] += f * grow;
+    }
+}
+
 static int reference_gemm(prep *p, checked *ck, qf_result *r, uint64_t target, uint64_t tile)
 {
     const qf_op_gemm *g = &p->op.u.gemm;
@@ -1174,7 +1214,17 @@ static int reference_gemm(prep *p, checked *ck, qf_result *r, uint64_t target, u
     }
     if (p->scaled) /* underflow inside the scale epilogue (runner_range.c) */
         _qf_rr_scaled_underflow(p->recipe, &p->in[0], &p->in[1], &coef);
+    if (p->t->arith.flush_subnormals) {
+        /* Flushed accumulator results: each of the at most K + chain + 2
+         * additions and epilogue steps loses less than the accumulator's
+         * smallest normal, which later roundings enlarge by at most
+         * (1 + rel_abs). */
+        const qf_format *af = qf_format_get(p->t->arith.acc_format);
+        coef.abs_min += ((double)g->k + coef.chain + 2) * af->min_normal * (1 + coef.rel_abs) * QF_BOUND_SAFETY;
+    }
     qf_bound_apply(&coef, ck->n, ck->absb, ck->exact, ck->bound);
+    if (p->t->arith.flush_subnormals && !p->scaled && !g->groups)
+        flush_lost(p, ck, &coef);
     snprintf(r->bound.kind, sizeof r->bound.kind, "gemm");
     r->bound.rel_abs = coef.rel_abs;
     r->bound.rel_out = coef.rel_out;

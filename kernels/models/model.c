@@ -61,6 +61,7 @@ qf_arith_claim qf_model_claim(const qf_model_params *p)
     c.out_round = p->out_round;
     c.deterministic = 1;
     c.deterministic_threads = 1; /* every element is computed alone, in a fixed order */
+    c.flush_subnormals = p->flush_in || p->flush_out;
     if (p->promote_interval > 0) {
         c.promote_interval = p->promote_interval;
         c.promote_format = QF_FLOAT32;
@@ -72,7 +73,7 @@ qf_arith_claim qf_model_claim(const qf_model_params *p)
          * 2 + ceil(K/4) <= K for K >= 3; K <= 2 has at most one).  The
          * claim a sequential float32 sum makes is therefore an upper
          * bound; qf_arith_claim has no field for the tree inside a block
-         * nor for flushing subnormals (docs/models.md). */
+         * (docs/models.md).  Flushing is claimed (flush_subnormals). */
         c.block_fma = 1;
         c.align_truncates = 0;
         c.acc_frac_bits = p->acc_frac_bits == 23 ? 0 : p->acc_frac_bits;

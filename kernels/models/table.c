@@ -202,24 +202,6 @@ static qf_status model_run(void *ctx, const qf_kernel_call *call)
                     free(cb);
                     return _qf_cpu_fail(call, s, "model parameters rejected");
                 }
-                if (p->flush_in || p->flush_out) {
-                    /* qf_arith_claim cannot state flushing (docs/models.md):
-                     * where flushing changed a result, the claim does not
-                     * cover the case, so decline it rather than be judged
-                     * by a bound that assumes gradual underflow. */
-                    qf_model_params nf = *p;
-                    double w;
-                    nf.flush_in = nf.flush_out = 0;
-                    if (qf_model_dot(&nf, (size_t)k, ra, 1, cb, 1, &w) == QF_OK &&
-                        memcmp(&v, &w, sizeof v) != 0 && !(v != v && w != w)) {
-                        free(ra);
-                        free(cb);
-                        return _qf_cpu_fail(call, QF_EUNSUPPORTED,
-                                            "element (%lld, %lld): flushing a subnormal input or float32 result "
-                                            "changed it (%.9g, %.9g without), which the claim cannot state",
-                                            (long long)i, (long long)j, v, w);
-                    }
-                }
                 /* Epilogue in float32, nearest even (as gemm.c). */
                 r = (float)v;
                 if (g->alpha != 1)
@@ -264,7 +246,14 @@ static qf_status model_run(void *ctx, const qf_kernel_call *call)
 #define CLAIM_H100F8P CL(13, 32, RTZ, 1, 0, 128)
 #define CLAIM_L40SF8  CL(13, 16, RTZ, 1, 0, 0)
 #define CLAIM_B200F8  CL(0, 32, RTZ, 1, 2, 0)
-#define CLAIM_MI250X  CL(0, 1, RNE, 0, 0, 0)
+/* MI250X flushes subnormal inputs and results (FACTS.md): claimed. */
+#define CLAIM_MI250X                                                                                         \
+    {                                                                                                        \
+        .acc_format = QF_FLOAT32, .acc_frac_bits = 0, .block_fma = 1, .acc_round = RNE, .align_truncates = 0, \
+        .guard_bits = 0, .promote_interval = 0, .promote_format = QF_FLOAT32, .sum_order = QF_SUM_SEQUENTIAL, \
+        .split_k = 1, .out_round = RNE, .max_ulp = 0, .elem_ulp = 0, .deterministic = 1,                     \
+        .deterministic_threads = 1, .flush_subnormals = 1                                                    \
+    }
 #define CLAIM_MI300   CL(0, 8, RNE, 1, 1, 0)
 #define CLAIM_MI300F8 CL(0, 8, RNE, 1, 1, 0)
 

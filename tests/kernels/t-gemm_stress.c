@@ -23,8 +23,8 @@
  * flush: gemm.model.mi250x.bf16 (flushes subnormal inputs and float32
  *     results, which qf_arith_claim cannot state) on values of 1e-19:
  *     products near 2^-126 are flushed.  Before: FAILED by 1e7 ulps.  Now
- *     UNSUPPORTED (the model declines where flushing changed a result);
- *     normal inputs still QUALIFIED.
+ *     the claim states flushing (flush_subnormals) and the bound covers
+ *     it: QUALIFIED; the same model claiming gradual underflow FAILS.
  * nvtiny: gemm.cpu.nvfp4 on values of 1e-17 .. 3e-22, where
  *     the float32 alpha = g_a g_b of the two global scales (amax / 2688
  *     each) is subnormal or 0 and errs by up to 2^-150 absolutely, an
@@ -106,6 +106,25 @@ static qf_registry *test_registry(void)
         k.user = &wraps[i];
         ck_assert_msg(qf_registry_add(r, &k) == QF_OK, "%s", qf_registry_error(r));
     }
+    {
+        /* The MI250X model claiming gradual underflow: its flushing is
+         * then outside the claim and must be caught. */
+        static qf_dtype_tuple t[8];
+        const qf_kernel *mk = qf_registry_find(r, "gemm.model.mi250x.bf16");
+        qf_kernel k;
+        ck_assert_ptr_nonnull(mk);
+        ck_assert_uint_le(mk->n_dtypes, 8);
+        k = *mk;
+        for (i = 0; i < mk->n_dtypes; i++) {
+            t[i] = mk->dtypes[i];
+            ck_assert_int_eq(t[i].arith.flush_subnormals, 1);
+            t[i].arith.flush_subnormals = 0;
+        }
+        k.name = "gemm.test.mi250x_noflush.bf16";
+        k.kind = QF_KERNEL_KNOWN_BAD;
+        k.dtypes = t;
+        ck_assert_msg(qf_registry_add(r, &k) == QF_OK, "%s", qf_registry_error(r));
+    }
     return r;
 }
 
@@ -151,10 +170,15 @@ static const char yaml[] =
     "    inputs: [{name: near_saturation, lo: 0.5, hi: 1}]\n"
     "    shapes: {M: [2], N: [33], K: [1, 32]}\n"
     "  - name: flush\n"
-    "    kernels: [gemm.model.mi250x.bf16]\n"
+    "    kernels: [gemm.model.mi250x.bf16, gemm.test.mi250x_noflush.bf16]\n"
     "    dtypes: [{in: bf16, acc: f32, out: f32}]\n"
     "    inputs: [{name: normal, std: 1.0e-19}, normal]\n"
     "    shapes: {M: [4], N: [5], K: [8, 64]}\n"
+    "  - name: flushin\n"
+    "    kernels: [gemm.model.mi250x.f16, gemm.model.mi250x.bf16]\n"
+    "    dtypes: [{in: f16, acc: f32, out: f32}, {in: bf16, acc: f32, out: f32}]\n"
+    "    inputs: [{name: subnormal, fraction: 0.5}]\n"
+    "    shapes: {M: [4], N: [5], K: [8, 256]}\n"
     "  - name: nvtiny\n"
     "    kernels: [gemm.cpu.nvfp4]\n"
     "    dtypes: [{a: e2m1, b: e2m1, out: f32, scale: nvfp4}, {a: e2m1, b: e2m1, out: bf16, scale: nvfp4}]\n"
@@ -210,27 +234,35 @@ START_TEST(regressions)
      * Inf: was FAILED ("finite where the reference is NaN or Inf"). */
     expect(&sum, "rtzsat", "gemm.model.h100.bf16", QF_VERDICT_MISTRUSTED, "accumulator may overflow", 6);
     expect(&sum, "rtzsat", "gemm.model.a100.tf32", QF_VERDICT_MISTRUSTED, "accumulator may overflow", 6);
-    /* gfx90a flushes subnormal inputs and float32 results, which the claim
-     * cannot state: declined where flushing changed a result (was FAILED
-     * by up to 1e7 ulps), judged as usual elsewhere. */
+    /* gfx90a flushes subnormal inputs and float32 results: claimed
+     * (flush_subnormals), the bound covers what flushing loses (was FAILED
+     * by up to 1e7 ulps, then declined).  The same model claiming gradual
+     * underflow is caught where flushing changes a result. */
     {
-        size_t i, dec = 0, ok = 0;
+        size_t i, ok = 0, caught = 0, ctl = 0;
         for (i = 0; i < sum.n; i++) {
             const qf_result *r = &sum.results[i];
             if (strncmp(r->case_id, "flush:", 6))
                 continue;
-            if (strstr(r->case_id, "std=1e-19")) {
-                ck_assert_msg(r->verdict == QF_VERDICT_UNSUPPORTED && strstr(r->reason, "flushing"), "%s: %s",
-                              r->case_id, r->reason);
-                dec++;
-            } else {
+            if (!strcmp(r->kernel, "gemm.model.mi250x.bf16")) {
                 ck_assert_msg(r->verdict == QF_VERDICT_QUALIFIED, "%s: %s", r->case_id, r->reason);
                 ok++;
+            } else if (strstr(r->case_id, "std=1e-19")) {
+                caught += r->verdict == QF_VERDICT_FAILED;
+            } else {
+                ck_assert_msg(r->verdict == QF_VERDICT_QUALIFIED, "%s: %s", r->case_id, r->reason);
+                ctl++;
             }
         }
-        ck_assert_uint_eq(dec, 6);
-        ck_assert_uint_eq(ok, 6);
+        ck_assert_uint_eq(ok, 12);
+        ck_assert_uint_eq(ctl, 6);
+        ck_assert_uint_gt(caught, 0);
+        fprintf(stderr, "flush: mi250x model 12/12 QUALIFIED; claimed without flushing: %zu of 6 FAILED\n", caught);
     }
+    /* Subnormal inputs (half of them), flushed by the model: inside the
+     * bound that claims it. */
+    expect(&sum, "flushin", "gemm.model.mi250x.f16", QF_VERDICT_QUALIFIED, NULL, 6);
+    expect(&sum, "flushin", "gemm.model.mi250x.bf16", QF_VERDICT_QUALIFIED, NULL, 6);
     /* 2 dtypes x 3 inputs x 2 shapes x 3 seeds */
     expect(&sum, "nvtiny", "gemm.cpu.nvfp4", QF_VERDICT_QUALIFIED, NULL, 36);
     qf_runner_summary_free(&sum);

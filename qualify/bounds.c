@@ -16,12 +16,16 @@
 #include <math.h>
 #include <stddef.h>
 
+#include <string.h>
+
 #include "qf_bound.h"
 #include "qf_ref.h"
 
 qf_arith_claim qf_arith_claim_default(void)
 {
     qf_arith_claim c;
+    /* Every field, padding and any later one included, starts at zero. */
+    memset(&c, 0, sizeof c);
     c.acc_format = QF_FLOAT32;
     c.acc_frac_bits = 0;
     c.block_fma = 1;
@@ -40,6 +44,7 @@ qf_arith_claim qf_arith_claim_default(void)
     c.attn_kv_tile = 0;
     c.attn_p_format = QF_FLOAT64;
     c.var_algo = QF_VAR_TWO_PASS;
+    c.flush_subnormals = 0;
     return c;
 }
 

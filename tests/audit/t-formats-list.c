@@ -56,8 +56,7 @@ START_TEST(test_cli)
     r = qf_cli_run(bin, "audit", args);
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
     qf_cli_result_free(&r);
-    snprintf(args, sizeof args, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(args), 0);
+    qf_test_rmtree(dir);
 }
 END_TEST
 

@@ -230,15 +230,12 @@ int main(void)
 {
     Suite *s = suite_create("cli/run");
     TCase *tc = tcase_create("run");
-    int rc;
-    char cmd[256];
     bin = getenv("QF_QUALIFY_BIN");
     if (!bin || !*bin) {
         fprintf(stderr, "QF_QUALIFY_BIN is not set: skipped\n");
         return QF_TEST_SKIP;
     }
     snprintf(dir, sizeof dir, "/tmp/qf-t-run-%d", (int)getpid());
-    mkdir(dir, 0755);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, default_suite);
     tcase_add_test(tc, bad_suite);
@@ -246,9 +243,5 @@ int main(void)
     tcase_add_test(tc, jobs_do_not_change_results);
     tcase_add_test(tc, one_case_and_timing);
     suite_add_tcase(s, tc);
-    rc = qf_test_run(s);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
-    return rc;
+    return qf_test_run_in_dir(s, dir);
 }

@@ -51,4 +51,30 @@ static inline int qf_test_run(Suite *s)
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
+/* Remove a scratch folder and everything below it (the tests make them
+ * under /tmp with mkdtemp or their pid); says so when that fails. */
+static inline void qf_test_rmtree(const char *dir)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+}
+
+/* Run s with the scratch folder dir (a path the caller filled) made before
+ * and removed after. */
+static inline int qf_test_run_in_dir(Suite *s, const char *dir)
+{
+    int rc;
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "cannot make %s\n", dir);
+        return EXIT_FAILURE;
+    }
+    rc = qf_test_run(s);
+    qf_test_rmtree(dir);
+    return rc;
+}
+
 #endif

@@ -147,8 +147,7 @@ START_TEST(test_cli)
     x = qf_cli_run(bin, "diff", args);
     ck_assert_int_eq(x.rc, 2);
     qf_cli_result_free(&x);
-    snprintf(args, sizeof args, "rm -rf '%s'", dir);
-    (void)system(args);
+    qf_test_rmtree(dir);
 }
 END_TEST
 

@@ -280,8 +280,7 @@ START_TEST(test_evidence)
         qf_cli_result_free(&r);
     }
 
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    (void)system(cmd);
+    qf_test_rmtree(tmp);
 }
 END_TEST
 

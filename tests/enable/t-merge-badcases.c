@@ -40,9 +40,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    qf_test_rmtree(dir);
 }
 
 static json_t *load(const char *path)

@@ -201,8 +201,7 @@ START_TEST(test_outputs_roundtrip)
     ck_assert_int_eq(qf_guard_may_run(g, "k", "f32.f32.f32.f32", &s, &d), 0);
     ck_assert_int_eq(d.answer, QF_GUARD_NOT_SWEPT);
     qf_guard_close(g);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    (void)system(cmd);
+    qf_test_rmtree(dir);
 }
 END_TEST
 

@@ -24,10 +24,7 @@ static void make_tmpdir(void)
 
 static void remove_tmpdir(void)
 {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    qf_test_rmtree(tmpdir);
 }
 
 static const char *tpath(const char *name)

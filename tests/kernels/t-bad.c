@@ -147,8 +147,6 @@ int main(void)
 {
     Suite *s = suite_create("kernels/bad");
     TCase *tc = tcase_create("detection");
-    int rc;
-    char cmd[256];
     bin = getenv("QF_QUALIFY_BIN");
     src = getenv("QF_SOURCE_DIR");
     if (!bin || !*bin || !src || !*src) {
@@ -156,13 +154,8 @@ int main(void)
         return QF_TEST_SKIP;
     }
     snprintf(dir, sizeof dir, "/tmp/qf-t-bad-%d", (int)getpid());
-    mkdir(dir, 0755);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, detection);
     suite_add_tcase(s, tc);
-    rc = qf_test_run(s);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
-    return rc;
+    return qf_test_run_in_dir(s, dir);
 }

@@ -82,8 +82,6 @@ int main(void)
 {
     Suite *s = suite_create("kernels/issue5");
     TCase *tc = tcase_create("seeds");
-    int rc;
-    char cmd[256];
     bin = getenv("QF_QUALIFY_BIN");
     src = getenv("QF_SOURCE_DIR");
     if (!bin || !*bin || !src || !*src) {
@@ -91,13 +89,8 @@ int main(void)
         return QF_TEST_SKIP;
     }
     snprintf(dir, sizeof dir, "/tmp/qf-t-issue5-%d", (int)getpid());
-    mkdir(dir, 0755);
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, seeds20);
     suite_add_tcase(s, tc);
-    rc = qf_test_run(s);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
-    return rc;
+    return qf_test_run_in_dir(s, dir);
 }

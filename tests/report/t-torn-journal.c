@@ -73,8 +73,7 @@ START_TEST(test_torn)
     ck_assert_int_eq(c.rc, 0);
     ck_assert_msg(!strstr(c.err, "warning"), "%s", c.err);
     qf_cli_result_free(&c);
-    snprintf(args, sizeof args, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(args), 0);
+    qf_test_rmtree(dir);
 }
 END_TEST
 

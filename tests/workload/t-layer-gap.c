@@ -72,8 +72,7 @@ START_TEST(test_layer_gap)
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
     ck_assert_ptr_nonnull(strstr(r.out, "4 layers"));
     qf_cli_result_free(&r);
-    snprintf(args, sizeof args, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(args), 0);
+    qf_test_rmtree(dir);
 }
 END_TEST
 

@@ -46,8 +46,7 @@ START_TEST(test_refusing_plugin_falls_back)
         ck_assert_msg(strstr(r.out, "gemm       gemm.user.acc4.f32 (f32); local error"), "%s", r.out);
         qf_cli_result_free(&r);
     }
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    qf_test_rmtree(dir);
 }
 END_TEST
 

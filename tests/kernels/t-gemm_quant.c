@@ -30,6 +30,7 @@
 #include "qf_result.h"
 #include "qf_runner.h"
 #include "qf_suite.h"
+#include "qf_runner_test.h"
 #include "qf_test.h"
 
 typedef enum defect { D_SCALE_A_LAST_UP, D_NO_GLOBAL_B, D_ROW0_SCALE_A, D_SCALE_B_LAST_UP } defect;
@@ -146,21 +147,7 @@ static qf_registry *test_registry(void)
 
 static void run_suite(const char *yaml, qf_registry *reg, qf_runner_summary *sum)
 {
-    char path[128], err[512];
-    qf_suite *suite = NULL;
-    qf_runner_opts o = qf_runner_opts_default();
-    FILE *f;
-    snprintf(path, sizeof path, "/tmp/qf-t-gemm-quant-%d.yaml", (int)getpid());
-    f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(yaml, f);
-    fclose(f);
-    ck_assert_msg(qf_suite_load(path, &suite, err, sizeof err) == QF_OK, "%s", err);
-    o.jobs = 2;
-    o.timeout_s = 30.0;
-    ck_assert_msg(qf_runner_run(suite, reg, &o, sum, err, sizeof err) == QF_OK, "%s", err);
-    qf_suite_free(suite);
-    unlink(path);
+    qf_test_run_yaml(yaml, "gemm-quant.yaml", reg, sum);
 }
 
 /* Shapes: K = 1 (one element, a lone tail block) and K = 300 (tails of

@@ -124,12 +124,13 @@ static qf_status add_arch(qf_enable_table *t, const char *arch, const qf_provena
     return QF_OK;
 }
 
-static qf_enable_entry *find_entry(qf_enable_table *t, const qf_result *r)
+/* arch: the case's architecture as entries store it (normalized). */
+static qf_enable_entry *find_entry(qf_enable_table *t, const qf_result *r, const char *arch)
 {
     size_t i;
     for (i = 0; i < t->nentries; i++) {
         qf_enable_entry *e = &t->entries[i];
-        if (!strcmp(e->arch, r->arch) && !strcmp(e->kernel, r->kernel) && !strcmp(e->dtype, r->dtype))
+        if (!strcmp(e->arch, arch) && !strcmp(e->kernel, r->kernel) && !strcmp(e->dtype, r->dtype))
             return e;
     }
     return NULL;
@@ -157,7 +158,7 @@ qf_status qf_enable_add(qf_enable_table *t, const qf_result *r, size_t n, const 
             if (st != QF_OK)
                 return st;
         }
-        e = find_entry(t, c);
+        e = find_entry(t, c, arch);
         if (!e) {
             qf_enable_entry *ne = realloc(t->entries, (t->nentries + 1) * sizeof *ne);
             if (!ne)

@@ -220,6 +220,26 @@ START_TEST(test_dims_mismatch)
 }
 END_TEST
 
+/* Cases without an architecture count as "cpu", and land in one entry
+ * with the cases that name it (they made one entry per case before). */
+START_TEST(test_empty_arch_is_cpu)
+{
+    qf_enable_table t;
+    qf_result r[3];
+    char err[512] = "";
+    r[0] = mk("", "k", 1, 1, QF_VERDICT_QUALIFIED, "");
+    r[1] = mk("", "k", 2, 1, QF_VERDICT_QUALIFIED, "");
+    r[2] = mk("cpu", "k", 4, 1, QF_VERDICT_QUALIFIED, "");
+    qf_enable_init(&t);
+    ck_assert_int_eq(qf_enable_add(&t, r, 3, NULL, "x.json", err, sizeof err), QF_OK);
+    ck_assert_int_eq(qf_enable_finish(&t), QF_OK);
+    ck_assert_uint_eq(t.nentries, 1);
+    ck_assert_str_eq(t.entries[0].arch, "cpu");
+    ck_assert_uint_eq(t.entries[0].n_qualified, 3);
+    qf_enable_free(&t);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("enable/regions");
@@ -227,6 +247,7 @@ int main(void)
     tcase_add_test(tc, test_region_rule);
     tcase_add_test(tc, test_outputs_roundtrip);
     tcase_add_test(tc, test_dims_mismatch);
+    tcase_add_test(tc, test_empty_arch_is_cpu);
     suite_add_tcase(s, tc);
     return qf_test_run(s);
 }

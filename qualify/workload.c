@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "qf_dot.h"
+#include "qf_inputs.h"
 #include "qf_ref.h"
 #include "qf_safetensors.h"
 #include "qf_workload.h"
@@ -104,14 +105,6 @@ void qf_workload_weights_free(qf_workload_weights *w)
     memset(w, 0, sizeof *w);
 }
 
-/* A standard normal draw from two counter-based uniforms (Box-Muller). */
-static double normal(uint64_t seed, uint64_t i)
-{
-    double u1 = ((double)(qf_rng_u64(seed, 2 * i) >> 11) + 0.5) * 0x1p-53;
-    double u2 = (double)(qf_rng_u64(seed, 2 * i + 1) >> 11) * 0x1p-53;
-    return sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2) /* 2 pi */;
-}
-
 static qf_status alloc_layers(const qf_workload_config *c, qf_workload_weights *w)
 {
     memset(w, 0, sizeof *w);
@@ -123,14 +116,16 @@ static qf_status alloc_layers(const qf_workload_config *c, qf_workload_weights *
 qf_status qf_workload_weights_synthetic(const qf_workload_config *c, uint64_t seed, qf_workload_weights *w)
 {
     int which;
-    size_t l, i, rows, cols, stream = 0;
+    size_t l, rows, cols, stream = 0;
+    qf_dist dist = qf_dist_default(QF_DIST_NORMAL);
+    const qf_format *f32 = qf_format_get(QF_FLOAT32);
     if (qf_workload_config_check(c, NULL, 0) != QF_OK || !w)
         return QF_EINVAL;
     if (alloc_layers(c, w) != QF_OK)
         return QF_ENOMEM;
     for (l = 0; l < c->layers + 1; l++)
         for (which = (l == c->layers ? -3 : 0); which < (l == c->layers ? 0 : QF_WL_PER_LAYER); which++) {
-            double **p = slot(w, which, l), sd;
+            double **p = slot(w, which, l);
             int norm = which == -2 || which == QF_WL_ATTN_NORM || which == QF_WL_MLP_NORM;
             tensor_shape(c, which, &rows, &cols);
             *p = malloc(rows * cols * sizeof **p);
@@ -138,10 +133,16 @@ qf_status qf_workload_weights_synthetic(const qf_workload_config *c, uint64_t se
                 qf_workload_weights_free(w);
                 return QF_ENOMEM;
             }
-            sd = which == -1 ? 1.0 : norm ? 0.1 : 1.0 / sqrt((double)cols);
-            stream++;
-            for (i = 0; i < rows * cols; i++)
-                (*p)[i] = (double)(float)((norm ? 1.0 : 0.0) + sd * normal(seed + 0x9E3779B97F4A7C15ull * stream, i));
+            /* The inputs module's counter-based normal draws (the same bits
+             * on every IEEE machine, qf_inputs.h), rounded to float32
+             * (nearest even, saturating). */
+            dist.mean = norm ? 1.0 : 0.0;
+            dist.std = which == -1 ? 1.0 : norm ? 0.1 : 1.0 / sqrt((double)cols);
+            if (qf_inputs_generate_rows(&dist, seed, ++stream, f32, NULL, rows, cols, 0, rows, *p, NULL, NULL, 0) !=
+                QF_OK) {
+                qf_workload_weights_free(w);
+                return QF_EINVAL;
+            }
         }
     return QF_OK;
 }

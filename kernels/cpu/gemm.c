@@ -111,6 +111,10 @@ static qf_status gemm_run_typed(const qf_kernel_call *call, load_fn ld, store_fn
     batch = g->batch ? (int64_t)g->batch : 1;
     if (groups && !g->group_m)
         return _qf_cpu_fail(call, QF_EINVAL, "grouped gemm without group_m");
+    /* The supports callback refuses it too; a direct caller (a plugin host
+     * that skips qf_kernel_check) must not get a stacked a read transposed. */
+    if (groups && trans_a)
+        return _qf_cpu_fail(call, QF_EUNSUPPORTED, "grouped GEMM with a transposed a is not supported");
     mtot = (int64_t)g->m;
     if (groups) {
         int64_t i;

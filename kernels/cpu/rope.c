@@ -67,6 +67,10 @@ qf_status _qf_cpu_rope_run(void *ctx, const qf_kernel_call *call)
     if ((s = _qf_cpu_check2(call, X, "x", QF_FLOAT32, T, H, D)) != QF_OK ||
         (s = _qf_cpu_check2(call, Y, "y", QF_FLOAT32, T, H, D)) != QF_OK)
         return s;
+    /* _qf_cpu_check2 accepts a [heads][head_dim] tensor shared by every
+     * token: right for an input, wrong for the output each token writes. */
+    if (T > 1 && (Y->ndim != 3 || Y->shape[0] != T))
+        return _qf_cpu_fail(call, QF_EINVAL, "y must be [tokens][heads][head_dim]");
     th = (float)o->theta;
     for (t = 0; t < T; t++) {
         int64_t pos = o->positions ? o->positions[t] : o->pos_offset + t;

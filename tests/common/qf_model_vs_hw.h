@@ -74,6 +74,13 @@ static inline int qf_mvh_compare(const qf_mvh *h, int kind, int K, const char *p
     }
     st = h->probe(kind, a, b, d, err, sizeof err);
     if (st == QF_EUNSUPPORTED) {
+        /* A model exists for this device but the build has no code for the
+         * instruction: the evidence is missing, which must not pass as
+         * agreement (QF_MVH_ALLOW_UNSUPPORTED=1 accepts it knowingly). */
+        const char *allow = getenv("QF_MVH_ALLOW_UNSUPPORTED");
+        ck_assert_msg(allow && *allow && strcmp(allow, "0") != 0,
+                      "%s on %s: not run (%s), though %s models it; set QF_MVH_ALLOW_UNSUPPORTED=1 to accept",
+                      label, h->arch, err, pname);
         printf("model-vs-hw %s: %s\n", label, err);
         qf_mvh_report("| %s | %s | %s | not run: %s |\n", label, h->arch, pname, err);
         return 0;

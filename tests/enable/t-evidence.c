@@ -232,6 +232,12 @@ START_TEST(test_evidence)
     ck_assert_ptr_nonnull(strstr(r.out, "### New failures"));
     ck_assert_ptr_nonnull(strstr(r.out, "### Error growth"));
     ck_assert_ptr_nonnull(strstr(r.out, "`gemm.demo.halves.f32`"));
+    /* the counts docs/diff.md quotes from this very run */
+    ck_assert_msg(strstr(r.out, "(34 cases) vs NEW") && strstr(r.out, "34 matched, 0 only in base, 0 only in new"),
+                  "%s", r.out);
+    ck_assert_msg(strstr(r.out, "**12 regressions**: 4 new failures, 0 verdicts worse, 4 error growth, "
+                                "4 qualified shapes lost, 0 slowdowns."),
+                  "%s", r.out);
     /* the enablement region it had is gone */
     ck_assert_ptr_nonnull(strstr(r.out,
                                  "| `gemm.demo.halves.f32` | cpu | f32.f32.f32.f32 | M in [1, 16], N = 16, "

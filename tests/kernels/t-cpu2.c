@@ -870,7 +870,8 @@ START_TEST(test_suite_cli)
     }
     ck_assert_int_eq(pclose(f), 0);
     qf_test_rmtree(dir);
-    ck_assert_msg(n > 100, "only %ld cases reported", n);
+    /* 1592 cases on 2026-11-29: a suite that shrank by accident fails here */
+    ck_assert_msg(n >= 1500, "only %ld cases reported", n);
     ck_assert_msg(bad == 0, "%ld of %ld cases neither QUALIFIED nor MARGINAL", bad, n);
 }
 END_TEST

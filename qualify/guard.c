@@ -378,6 +378,7 @@ static void decide(const qf_guard *g, const char *kernel, const char *dtype, con
     uint64_t x[QF_GUARD_MAX_DIMS];
     size_t i, k;
     int arch_known = 0, inside = 1;
+    const qf_guard_region *q = NULL; /* the first qualified region covering the shape */
     char rt[256];
     memset(d, 0, sizeof *d);
     if (!strcmp(g->force, "off")) {
@@ -420,12 +421,13 @@ static void decide(const qf_guard *g, const char *kernel, const char *dtype, con
     for (k = 0; k < e->ndims; k++) {
         /* batch defaults to 1, as in the op descriptors (qf_kernel.h: "0 is
          * taken as 1"), so a caller of a plain GEMM need not name it. */
-        if (shape_get(s, e->dims[k], &x[k]) && strcmp(e->dims[k], "batch") == 0) {
+        if (shape_get(s, e->dims[k], &x[k])) {
+            if (strcmp(e->dims[k], "batch") != 0) {
+                d->answer = QF_GUARD_NOT_SWEPT;
+                snprintf(d->reason, sizeof d->reason, "the shape has no dimension %s", e->dims[k]);
+                return;
+            }
             x[k] = 1;
-        } else if (shape_get(s, e->dims[k], &x[k])) {
-            d->answer = QF_GUARD_NOT_SWEPT;
-            snprintf(d->reason, sizeof d->reason, "the shape has no dimension %s", e->dims[k]);
-            return;
         }
         if (x[k] < e->swept_lo[k] || x[k] > e->swept_hi[k])
             inside = 0;
@@ -444,19 +446,8 @@ static void decide(const qf_guard *g, const char *kernel, const char *dtype, con
             return;
         }
     }
-    /* Failed regions first: a shape a failure covers is never enabled. */
-    for (i = 0; i < e->nregions; i++) {
-        const qf_guard_region *r = &e->regions[i];
-        int in = 1;
-        for (k = 0; k < e->ndims && in; k++)
-            in = x[k] >= r->lo[k] && x[k] <= r->hi[k] && x[k] % r->align[k] == 0;
-        if (!in || !r->failed)
-            continue;
-        region_text(e, r, rt, sizeof rt);
-        d->answer = QF_GUARD_FAILED;
-        snprintf(d->reason, sizeof d->reason, "failed region %s: %s: %s", rt, r->verdict, r->reason);
-        return;
-    }
+    /* One pass: a failed region that covers the shape decides at once (a
+     * failure is never enabled); else the first qualified one does. */
     for (i = 0; i < e->nregions; i++) {
         const qf_guard_region *r = &e->regions[i];
         int in = 1;
@@ -464,7 +455,17 @@ static void decide(const qf_guard *g, const char *kernel, const char *dtype, con
             in = x[k] >= r->lo[k] && x[k] <= r->hi[k] && x[k] % r->align[k] == 0;
         if (!in)
             continue;
-        region_text(e, r, rt, sizeof rt);
+        if (r->failed) {
+            region_text(e, r, rt, sizeof rt);
+            d->answer = QF_GUARD_FAILED;
+            snprintf(d->reason, sizeof d->reason, "failed region %s: %s: %s", rt, r->verdict, r->reason);
+            return;
+        }
+        if (!q)
+            q = r;
+    }
+    if (q) {
+        region_text(e, q, rt, sizeof rt);
         d->allowed = 1;
         d->answer = QF_GUARD_QUALIFIED;
         snprintf(d->reason, sizeof d->reason, "qualified region %s", rt);

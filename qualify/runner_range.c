@@ -32,7 +32,8 @@ static double scale_at(const qf_format *sf, const void *data, size_t i)
     return fabs(qf_format_decode(sf, c));
 }
 
-static double min_scale(const qf_tensor_scale *s, double *mn)
+/* The smallest decoded scale; 1 without scales, 0 when one is 0 or NaN. */
+static double min_scale(const qf_tensor_scale *s)
 {
     const qf_format *sf;
     size_t i;
@@ -49,7 +50,6 @@ static double min_scale(const qf_tensor_scale *s, double *mn)
         if (v < m)
             m = v;
     }
-    *mn = m;
     return m;
 }
 
@@ -66,10 +66,9 @@ double _qf_rr_unscale_factor(const qf_tensor *a, const qf_tensor *b, double alph
     double f = category(fabs(alpha));
     int i;
     for (i = 0; i < 2; i++) {
-        double mn = 1;
         if (!t[i])
             continue;
-        f *= category(min_scale(&t[i]->scale, &mn) > 0 ? mn : 0);
+        f *= category(min_scale(&t[i]->scale));
         if (t[i]->scale.has_global)
             f *= category(fabs(qf_format_decode(qf_format_get(QF_FLOAT32), t[i]->scale.global_code)));
     }

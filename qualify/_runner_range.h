@@ -17,6 +17,8 @@
 #include "qf_bound.h"
 #include "qf_kernel.h"
 
+#include "_runner_scaled.h"
+
 /* Factor f >= 1 such that every intermediate of the claimed arithmetic of
  * a (possibly scaled) GEMM is at most (1 + rel) |alpha| sum|a b| f: the
  * product over the scale categories of operands a and b (per-tensor, row,
@@ -52,6 +54,6 @@ size_t _qf_rr_gemm_mark_overflow(double rel, double f, double acc_max, size_t n,
  * 2^-150 / (g_a g_b) (1 + rel)(1 + u)(1 + u_o).  per_channel: fl(s_b acc)
  * may underflow by 2^-150, then times s_a: abs_min grows by
  * max(s_a) 2^-150 (1 + u)(1 + u_o).  Other recipes: unchanged. */
-void _qf_rr_scaled_underflow(int recipe, const qf_tensor *a, const qf_tensor *b, qf_bound_coef *coef);
+void _qf_rr_scaled_underflow(_qf_rs_recipe recipe, const qf_tensor *a, const qf_tensor *b, qf_bound_coef *coef);
 
 #endif

@@ -179,8 +179,7 @@ typedef struct prep {
     char fail1[256];         /* the reference found the second output wrong (moe indices) */
     int out1_is_scale;       /* quantize: the second buffer is out[0].scale.data */
     uint32_t global_code[2]; /* quantize nvfp4: out[0].scale.global_code of each run */
-    int scaled;              /* gemm with scaled operands (any recipe) */
-    int recipe;              /* its _qf_rs_recipe (_runner_scaled.h) */
+    _qf_rs_recipe recipe;    /* gemm operand scaling (_runner_scaled.h); QF_RS_NONE: unscaled */
     size_t group;            /* recipe group: the group size along K */
     void *inscale[2];        /* scale codes of a and b beyond per_tensor */
     uint32_t in_scale[2];    /* the float32 scale codes of a and b (value = decode(code) * scale) */
@@ -342,7 +341,7 @@ static int build_op(prep *p, qf_result *r)
         g->trans_b = param_real(c, "trans_b", 0) != 0;
         g->alpha = param_real(c, "alpha", 1);
         g->beta = param_real(c, "beta", 0);
-        p->recipe = (int)_qf_rs_recipe_of(c->dtype->scale);
+        p->recipe = _qf_rs_recipe_of(c->dtype->scale);
         p->group = (size_t)param_real(c, "group_size", 128);
         if (p->recipe != QF_RS_NONE) {
             if (p->recipe == QF_RS_UNKNOWN) {
@@ -356,7 +355,6 @@ static int build_op(prep *p, qf_result *r)
                 say(r, QF_VERDICT_UNSUPPORTED, "unsupported: scaled GEMM with beta != 0 is not driven yet");
                 return -1;
             }
-            p->scaled = 1;
         }
         p->rows = g->batch * g->m;
         p->cols = g->n;
@@ -660,7 +658,7 @@ static int gen_recipe(prep *p, qf_result *r, int slot, const qf_dist *d, int ndi
     _qf_rs_operand o = {NULL, NULL, NULL};
     char why[256];
     int mis = 0, rc;
-    rc = _qf_rs_gen((_qf_rs_recipe)p->recipe, p->group, p->t->in[slot], slot, slot ? g->trans_b : g->trans_a,
+    rc = _qf_rs_gen(p->recipe, p->group, p->t->in[slot], slot, slot ? g->trans_b : g->trans_a,
                     d, p->seed, ndim, shape, g->batch ? g->batch : 1, rows, cols, &p->in[slot], &o, &mis, why,
                     sizeof why);
     p->inval[slot] = o.val;
@@ -698,7 +696,7 @@ static int prepare_inputs(prep *p, qf_result *r)
             if (gen_scaled(p, r, 0, &d, nd, sa, (size_t)(bt * ar), (size_t)ac) ||
                 gen_scaled(p, r, 1, &d, nd, sb, (size_t)(bt * br), (size_t)bc))
                 return -1;
-        } else if (p->scaled) {
+        } else if (p->recipe != QF_RS_NONE) {
             if ((p->recipe == QF_RS_GROUP ? gen_input(p, r, 0, &d, nd, sa, (size_t)(bt * ar), (size_t)ac)
                                           : gen_recipe(p, r, 0, &d, nd, sa, (size_t)ar, (size_t)ac)) ||
                 gen_recipe(p, r, 1, &d, nd, sb, (size_t)br, (size_t)bc))
@@ -1137,7 +1135,7 @@ static int reference_gemm(prep *p, checked *ck, qf_result *r, uint64_t target, u
     qf_bound_coef coef;
     size_t i;
     /* The dequantization scales are one more rounding in the epilogue. */
-    int epilogue = (g->alpha != 1) + (g->beta != 0) + _qf_rs_epilogue((_qf_rs_recipe)p->recipe);
+    int epilogue = (g->alpha != 1) + (g->beta != 0) + _qf_rs_epilogue(p->recipe);
     qf_status s;
     d.layout = QF_ROW_MAJOR;
     d.trans_a = g->trans_a ? QF_TRANS : QF_NO_TRANS;
@@ -1158,8 +1156,8 @@ static int reference_gemm(prep *p, checked *ck, qf_result *r, uint64_t target, u
     d.stride_b = (ptrdiff_t)(g->k * g->n);
     d.stride_c = d.stride_d = (ptrdiff_t)(g->m * g->n);
     /* Scaled operands are decode(code) * scale, binary64 values. */
-    d.fa = p->scaled ? NULL : qf_format_get(p->t->in[0]);
-    d.fb = p->scaled ? NULL : qf_format_get(p->t->in[1]);
+    d.fa = (p->recipe != QF_RS_NONE) ? NULL : qf_format_get(p->t->in[0]);
+    d.fb = (p->recipe != QF_RS_NONE) ? NULL : qf_format_get(p->t->in[1]);
     d.ldd = g->n;
     d.threads = 1;
     if (sample_batched(g, target, tile, p->seed, &ck->idx, &ck->n) || checked_alloc(ck, ck->n)) {
@@ -1212,7 +1210,7 @@ static int reference_gemm(prep *p, checked *ck, qf_result *r, uint64_t target, u
         say(r, QF_VERDICT_MISTRUSTED, "cannot derive the bound from the claim: %s", qf_status_str(s));
         return -1;
     }
-    if (p->scaled) /* underflow inside the scale epilogue (runner_range.c) */
+    if (p->recipe != QF_RS_NONE) /* underflow inside the scale epilogue (runner_range.c) */
         _qf_rr_scaled_underflow(p->recipe, &p->in[0], &p->in[1], &coef);
     if (p->t->arith.flush_subnormals) {
         /* Flushed accumulator results: each of the at most K + chain + 2
@@ -1223,7 +1221,7 @@ static int reference_gemm(prep *p, checked *ck, qf_result *r, uint64_t target, u
         coef.abs_min += ((double)g->k + coef.chain + 2) * af->min_normal * (1 + coef.rel_abs) * QF_BOUND_SAFETY;
     }
     qf_bound_apply(&coef, ck->n, ck->absb, ck->exact, ck->bound);
-    if (p->t->arith.flush_subnormals && !p->scaled && !g->groups)
+    if (p->t->arith.flush_subnormals && p->recipe == QF_RS_NONE && !g->groups)
         flush_lost(p, ck, &coef);
     snprintf(r->bound.kind, sizeof r->bound.kind, "gemm");
     r->bound.rel_abs = coef.rel_abs;

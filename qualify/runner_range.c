@@ -135,7 +135,7 @@ static double max_scale(const qf_tensor_scale *s)
     return m;
 }
 
-void _qf_rr_scaled_underflow(int recipe, const qf_tensor *a, const qf_tensor *b, qf_bound_coef *coef)
+void _qf_rr_scaled_underflow(_qf_rs_recipe recipe, const qf_tensor *a, const qf_tensor *b, qf_bound_coef *coef)
 {
     const qf_format *f32 = qf_format_get(QF_FLOAT32);
     double half_sub = 0.5 * f32->min_subnormal, u = 0x1p-24, uo = coef->rel_out;

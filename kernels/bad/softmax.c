@@ -33,18 +33,10 @@ qf_status _qf_bad_softmax_nomax_run(void *ctx, const qf_kernel_call *call)
     int64_t rows, cols, r, j;
     qf_status s;
     (void)ctx;
-    if (!call->op || call->op->op != QF_OP_SOFTMAX || !call->dtype)
-        return _qf_cpu_fail(call, QF_EINVAL, "not a softmax call");
-    o = &call->op->u.softmax;
-    if (o->log || !isfinite(o->scale))
-        return _qf_cpu_fail(call, QF_EUNSUPPORTED, "log_softmax or a non-finite scale");
-    X = &call->in[0];
-    Y = &call->out[0];
+    if ((s = _qf_cpu_softmax_args_get(call, &o, &X, &Y)) != QF_OK)
+        return s;
     rows = (int64_t)o->rows;
     cols = (int64_t)o->cols;
-    if ((s = _qf_cpu_check2(call, X, "x", QF_FLOAT32, -1, rows, cols)) != QF_OK ||
-        (s = _qf_cpu_check2(call, Y, "y", QF_FLOAT32, -1, rows, cols)) != QF_OK)
-        return s;
     for (r = 0; r < rows; r++) {
         const uint32_t *x = X->data;
         uint32_t *y = Y->data;

@@ -113,6 +113,10 @@ qf_status _qf_cpu_gemm_supports(const qf_kernel *k, const qf_op_desc *op, const 
                                 char *why, size_t why_size);
 qf_status _qf_cpu_gemm_f32_run(void *ctx, const qf_kernel_call *call);
 qf_status _qf_cpu_gemm_bf16_run(void *ctx, const qf_kernel_call *call);
+/* The checks every softmax run starts with (op, log/scale, x and y float32
+ * 2-d [rows][cols]): QF_OK, or the failure already written to call->msg. */
+qf_status _qf_cpu_softmax_args_get(const qf_kernel_call *call, const qf_op_softmax **o, const qf_tensor **X,
+                                   const qf_tensor **Y);
 qf_status _qf_cpu_softmax_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
                                    char *why, size_t why_size);
 qf_status _qf_cpu_softmax_f32_run(void *ctx, const qf_kernel_call *call);

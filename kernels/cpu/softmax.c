@@ -37,6 +37,30 @@ qf_status _qf_cpu_softmax_supports(const qf_kernel *k, const qf_op_desc *op, con
     return QF_OK;
 }
 
+qf_status _qf_cpu_softmax_args_get(const qf_kernel_call *call, const qf_op_softmax **o, const qf_tensor **X,
+                                   const qf_tensor **Y)
+{
+    qf_status s;
+    int64_t rows, cols;
+    if (!call->op || call->op->op != QF_OP_SOFTMAX || !call->dtype)
+        return _qf_cpu_fail(call, QF_EINVAL, "not a softmax call");
+    *o = &call->op->u.softmax;
+    if ((*o)->log || !isfinite((*o)->scale))
+        return _qf_cpu_fail(call, QF_EUNSUPPORTED, "log_softmax or a non-finite scale");
+    *X = &call->in[0];
+    *Y = &call->out[0];
+    rows = (int64_t)(*o)->rows;
+    cols = (int64_t)(*o)->cols;
+    if ((s = _qf_cpu_check2(call, *X, "x", QF_FLOAT32, -1, rows, cols)) != QF_OK ||
+        (s = _qf_cpu_check2(call, *Y, "y", QF_FLOAT32, -1, rows, cols)) != QF_OK)
+        return s;
+    /* _qf_cpu_check2 would accept a leading extent; every row is one of
+     * the 2-d [rows][cols] matrix here. */
+    if ((*X)->ndim != 2 || (*Y)->ndim != 2)
+        return _qf_cpu_fail(call, QF_EINVAL, "softmax tensors must be 2-d [rows][cols]");
+    return QF_OK;
+}
+
 qf_status _qf_cpu_softmax_f32_run(void *ctx, const qf_kernel_call *call)
 {
     const qf_op_softmax *o;
@@ -45,21 +69,11 @@ qf_status _qf_cpu_softmax_f32_run(void *ctx, const qf_kernel_call *call)
     double scale;
     qf_status s;
     (void)ctx;
-    if (!call->op || call->op->op != QF_OP_SOFTMAX || !call->dtype)
-        return _qf_cpu_fail(call, QF_EINVAL, "not a softmax call");
-    o = &call->op->u.softmax;
-    if (o->log || !isfinite(o->scale))
-        return _qf_cpu_fail(call, QF_EUNSUPPORTED, "log_softmax or a non-finite scale");
-    X = &call->in[0];
-    Y = &call->out[0];
+    if ((s = _qf_cpu_softmax_args_get(call, &o, &X, &Y)) != QF_OK)
+        return s;
     rows = (int64_t)o->rows;
     cols = (int64_t)o->cols;
     scale = o->scale;
-    if ((s = _qf_cpu_check2(call, X, "x", QF_FLOAT32, -1, rows, cols)) != QF_OK ||
-        (s = _qf_cpu_check2(call, Y, "y", QF_FLOAT32, -1, rows, cols)) != QF_OK)
-        return s;
-    if (X->ndim != 2 || Y->ndim != 2)
-        return _qf_cpu_fail(call, QF_EINVAL, "softmax tensors must be 2-d [rows][cols]");
     for (r = 0; r < rows; r++) {
         const uint32_t *x = X->data;
         uint32_t *y = Y->data;

@@ -1,4 +1,4 @@
-/* cli_run.c: 'qualify run': sweep a suite through the isolated runner,
+/* cli/run.c: 'qualify run': sweep a suite through the isolated runner,
  * journal every case, write the reports (docs/runner.md). */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* cli_ref.c: 'qualify ref OP': exact or correctly rounded references
+/* cli/ref.c: 'qualify ref OP': exact or correctly rounded references
  * computed from NumPy .npy files (docs/refs.md).
  *
  * Every op reads its inputs, checks every shape and value before computing,

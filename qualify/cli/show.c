@@ -1,4 +1,4 @@
-/* cli_show.c: 'qualify show RESULTS.json': print a report (docs/reports.md). */
+/* cli/show.c: 'qualify show RESULTS.json': print a report (docs/reports.md). */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <jansson.h>

@@ -1,4 +1,4 @@
-/* cli_guard.c: 'qualify guard TABLE.json ...': ask the guard library
+/* cli/guard.c: 'qualify guard TABLE.json ...': ask the guard library
  * from the shell (docs/guards.md). */
 #define _GNU_SOURCE
 #include <getopt.h>

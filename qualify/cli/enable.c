@@ -1,4 +1,4 @@
-/* cli_enable.c: 'qualify enable RESULTS.json... -o DIR': enablement tables
+/* cli/enable.c: 'qualify enable RESULTS.json... -o DIR': enablement tables
  * per architecture (docs/enable.md). */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* cli_formats.c: 'qualify formats': the format table, code dumps, encode
+/* cli/formats.c: 'qualify formats': the format table, code dumps, encode
  * and decode from the command line. */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* cli_audit.c: 'qualify audit FILE... --formats LIST': the error that
+/* cli/audit.c: 'qualify audit FILE... --formats LIST': the error that
  * quantization schemes add to the tensors of .npy and .safetensors files
  * (qf_audit.h, docs/audit.md). */
 #define _GNU_SOURCE

@@ -1,4 +1,4 @@
-/* cli_report.c: 'qualify report RESULTS.json... -o report.html': one
+/* cli/report.c: 'qualify report RESULTS.json... -o report.html': one
  * self-contained HTML page with plots drawn by PLplot's SVG driver and
  * inlined (docs/report.md).  Only the CLI links PLplot, so users of
  * libqualify are not made to; a build without it keeps the subcommand and
@@ -484,7 +484,7 @@ static qf_status audit_check(const char *path, const json_t *doc, char *err, siz
     const json_t *tensors = json_object_get(doc, "tensors"), *summary = json_object_get(doc, "summary");
     const json_t *version = json_object_get(doc, "version");
     size_t i, j;
-    /* cli_audit.c writes version 1; a later version may change what the
+    /* cli/audit.c writes version 1; a later version may change what the
      * keys mean, so it is refused rather than drawn wrongly. */
     if (!json_is_integer(version) || json_integer_value(version) != 1) {
         snprintf(err, size, "%s: audit: 'version' must be the integer 1 (this qualify reads audit version 1)",

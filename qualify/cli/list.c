@@ -1,4 +1,4 @@
-/* cli_list.c: 'qualify list kernels|ops|formats': what is registered. */
+/* cli/list.c: 'qualify list kernels|ops|formats': what is registered. */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <jansson.h>

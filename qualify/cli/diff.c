@@ -1,4 +1,4 @@
-/* cli_diff.c: 'qualify diff BASE.json NEW.json': pre-merge gating
+/* cli/diff.c: 'qualify diff BASE.json NEW.json': pre-merge gating
  * (docs/diff.md). */
 #define _GNU_SOURCE
 #include <getopt.h>

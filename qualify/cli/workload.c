@@ -1,4 +1,4 @@
-/* cli_workload.c: 'qualify workload': a small transformer forward pass from
+/* cli/workload.c: 'qualify workload': a small transformer forward pass from
  * registered kernels against the exact path (qf_workload.h,
  * docs/workload.md). */
 #define _GNU_SOURCE

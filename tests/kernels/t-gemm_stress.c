@@ -47,7 +47,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "_runner_range.h"
+#include "ops/_gemm_range.h"
 #include "qf_format.h"
 #include "qf_kernel.h"
 #include "qf_metrics.h"

@@ -1,5 +1,5 @@
-/* _runner_scaled.h: the scaled GEMM operands the runner drives beyond
- * per_tensor (private; runner_scaled.c, docs/runner.md "Scaled GEMM").
+/* _gemm_scaled.h: the scaled GEMM operands the runner drives beyond
+ * per_tensor (private; gemm_scaled.c, docs/runner.md "Scaled GEMM").
  *
  * A suite's gemm dtype tuple says how a and b are scaled (`scale:`); each
  * recipe quantizes the binary64 draw of an operand with precision/qf_block.h

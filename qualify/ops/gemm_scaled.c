@@ -1,5 +1,5 @@
-/* runner_scaled.c: scaled GEMM operands (per_channel, mx, nvfp4, group)
- * for the runner; _runner_scaled.h says what each recipe is.
+/* gemm_scaled.c: scaled GEMM operands (per_channel, mx, nvfp4, group)
+ * for the runner; _gemm_scaled.h says what each recipe is.
  *
  * Every recipe draws the operand in binary64 from the case's distribution
  * and seed (stream = slot, as unscaled inputs), quantizes it with the block
@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "_runner_scaled.h"
+#include "_gemm_scaled.h"
 #include "qf_block.h"
 
 _qf_rs_recipe _qf_rs_recipe_of(const char *scale)

@@ -1,5 +1,5 @@
-/* _runner_range.h: where a GEMM claim's accumulator may overflow (private;
- * runner_range.c, docs/bounds.md "Overflow of the claimed accumulator").
+/* _gemm_range.h: where a GEMM claim's accumulator may overflow (private;
+ * gemm_range.c, docs/bounds.md "Overflow of the claimed accumulator").
  *
  * The derived bounds assume the claimed accumulator never overflows.  When
  * its intermediates can reach the format's largest finite value, a NaN or
@@ -17,7 +17,7 @@
 #include "qf_bound.h"
 #include "qf_kernel.h"
 
-#include "_runner_scaled.h"
+#include "_gemm_scaled.h"
 
 /* Factor f >= 1 such that every intermediate of the claimed arithmetic of
  * a (possibly scaled) GEMM is at most (1 + rel) |alpha| sum|a b| f: the
@@ -42,8 +42,8 @@ double _qf_rr_acc_max(const qf_arith_claim *claim);
  * those the overflow explains.  Returns how many were marked; *worst gets
  * the largest intermediate estimate of either kind (0 when none). */
 size_t _qf_rr_gemm_mark_overflow(double rel, double f, double acc_max, size_t n, const double *absb,
-                                 const double *exact, const double *rounded, const double *got, uint8_t *status,
-                                 double *worst, size_t *n_failed);
+                                 const double *exact, const double *rounded, const double *got,
+                                 uint8_t *status, double *worst, size_t *n_failed);
 
 /* Underflow inside a scale epilogue, which the GEMM coefficient (one
  * relative rounding per epilogue step) does not see (docs/bounds.md
@@ -54,6 +54,7 @@ size_t _qf_rr_gemm_mark_overflow(double rel, double f, double acc_max, size_t n,
  * 2^-150 / (g_a g_b) (1 + rel)(1 + u)(1 + u_o).  per_channel: fl(s_b acc)
  * may underflow by 2^-150, then times s_a: abs_min grows by
  * max(s_a) 2^-150 (1 + u)(1 + u_o).  Other recipes: unchanged. */
-void _qf_rr_scaled_underflow(_qf_rs_recipe recipe, const qf_tensor *a, const qf_tensor *b, qf_bound_coef *coef);
+void _qf_rr_scaled_underflow(_qf_rs_recipe recipe, const qf_tensor *a, const qf_tensor *b,
+                             qf_bound_coef *coef);
 
 #endif

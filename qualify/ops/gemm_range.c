@@ -1,4 +1,4 @@
-/* runner_range.c: the overflow range of a GEMM claim (_runner_range.h).
+/* gemm_range.c: the overflow range of a GEMM claim (_gemm_range.h).
  *
  * Why (1 + rel) A f bounds every intermediate: by the chain lemma of
  * docs/bounds.md each partial sum s_j of the claimed arithmetic obeys
@@ -15,8 +15,8 @@
  */
 #include <math.h>
 
-#include "_runner_range.h"
-#include "_runner_scaled.h"
+#include "_gemm_range.h"
+#include "_gemm_scaled.h"
 #include "qf_format.h"
 #include "qf_ref.h"
 
@@ -88,8 +88,8 @@ double _qf_rr_acc_max(const qf_arith_claim *claim)
 }
 
 size_t _qf_rr_gemm_mark_overflow(double rel, double f, double acc_max, size_t n, const double *absb,
-                                 const double *exact, const double *rounded, const double *got, uint8_t *status,
-                                 double *worst, size_t *n_failed)
+                                 const double *exact, const double *rounded, const double *got,
+                                 uint8_t *status, double *worst, size_t *n_failed)
 {
     size_t i, marked = 0;
     *worst = 0;
@@ -135,7 +135,8 @@ static double max_scale(const qf_tensor_scale *s)
     return m;
 }
 
-void _qf_rr_scaled_underflow(_qf_rs_recipe recipe, const qf_tensor *a, const qf_tensor *b, qf_bound_coef *coef)
+void _qf_rr_scaled_underflow(_qf_rs_recipe recipe, const qf_tensor *a, const qf_tensor *b,
+                             qf_bound_coef *coef)
 {
     const qf_format *f32 = qf_format_get(QF_FLOAT32);
     double half_sub = 0.5 * f32->min_subnormal, u = 0x1p-24, uo = coef->rel_out;

@@ -1,0 +1,189 @@
+/* _ops.h: op classes (private to libqualify).
+ *
+ * Everything the engine knows about one op family lives in one file of
+ * qualify/ops/ that defines a _qf_opclass: how a suite case becomes the
+ * kernel ABI's typed problem (qf_op_desc), which dtype tuples serve it, how
+ * its inputs are drawn, which reference runs and which bound applies, and
+ * how the verdict treats it.  The runner (qualify/runner.c) keeps
+ * isolation, scheduling and the journal and calls through this table; it
+ * names no op.  docs/architecture.md walks through adding an op.
+ */
+#ifndef QF__OPS_H
+#define QF__OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "qf_inputs.h"
+#include "qf_kernel.h"
+#include "qf_ref.h"
+#include "qf_result.h"
+#include "qf_suite.h"
+#include "qf_verdict.h"
+
+#include "_gemm_scaled.h"
+
+/* One guarded output buffer of the runner: [canary page][data][canary to
+ * the page end and one more page] in shared memory (runner.c). */
+typedef struct _qf_guarded {
+    unsigned char *map;
+    size_t map_bytes, bytes;
+    unsigned char *data;
+} _qf_guarded;
+
+/* One (case, kernel) pair being prepared and judged.  The op class fills
+ * the problem (op, rows, cols), the inputs (in, inval, incode) and the
+ * output descriptors (out, outf; out1_* for a second output); the runner
+ * owns the guarded output buffers g and g1. */
+typedef struct _qf_case {
+    const qf_suite_case *c;
+    const struct _qf_opclass *cls;
+    qf_op_desc op;
+    const qf_kernel *k;
+    const qf_dtype_tuple *t;
+    /* inputs */
+    int nin;
+    qf_tensor in[QF_KERNEL_MAX_IN];
+    double *inval[QF_KERNEL_MAX_IN]; /* decoded values (reference input) */
+    void *incode[QF_KERNEL_MAX_IN];
+    /* output (slot 0 only: every op the runner drives has one) */
+    int nout;
+    qf_tensor out[QF_KERNEL_MAX_OUT];
+    const qf_format *outf;
+    size_t out_n, rows, cols; /* output as rows x cols (batch folded into rows) */
+    _qf_guarded g[2];         /* run 0 and run 1 */
+    /* A second output (attention lse, moe_router indices): its element
+     * count (0: none driven), bytes per element, and buffers per run. */
+    size_t out1_n;
+    int out1_eb;
+    const qf_format *outf1; /* NULL for index tensors */
+    _qf_guarded g1[2];
+    char fail1[256];         /* the reference found the second output wrong (moe indices) */
+    int out1_is_scale;       /* quantize: the second buffer is out[0].scale.data */
+    uint32_t global_code[2]; /* quantize nvfp4: out[0].scale.global_code of each run */
+    _qf_rs_recipe recipe;    /* gemm operand scaling (_gemm_scaled.h); QF_RS_NONE: unscaled */
+    size_t group;            /* recipe group: the group size along K */
+    void *inscale[2];        /* scale codes of a and b beyond per_tensor */
+    uint32_t in_scale[2];    /* the float32 scale codes of a and b (value = decode(code) * scale) */
+    uint64_t seed;
+    /* The policy's baseline kernel and the tuple it serves the case with
+     * (NULL when the policy names none). */
+    const qf_kernel *bk;
+    const qf_dtype_tuple *bt;
+} _qf_case;
+
+/* The checked elements of one output: linear indices and, per element,
+ * the kernel's value, the reference (binary64 and correctly rounded into
+ * the output format), its status, the bound and (gemm) sum |a||b|. */
+typedef struct _qf_checked {
+    size_t n;
+    uint64_t *idx; /* linear output indices */
+    double *got, *exact, *rounded, *bound, *absb;
+    uint8_t *status;
+    int has_bound; /* second outputs: 0 when no bound applies */
+} _qf_checked;
+
+/* How the verdict treats an op (flags of _qf_opclass). */
+enum {
+    /* The default policy is GEMM's (qf_policy_default(1)); the
+     * componentwise policy divides by sum |a||b| instead of |exact|, and
+     * the exact engine leaves no undecided element (statuses unused). */
+    _QF_OPC_DOT = 1u << 0,
+    /* Outputs are codes compared with an exact expectation: zero codes
+     * are not weak evidence, so they never make the check doubtful. */
+    _QF_OPC_EXACT_CODES = 1u << 1,
+};
+
+/* One op family, as the suite spells it ("log_softmax" is its own class
+ * over the ABI's softmax).  Each function returns 0, or -1 with the
+ * verdict and its reason said in r (_qf_say). */
+typedef struct _qf_opclass {
+    const char *name; /* the suite's op name */
+    qf_op abi;        /* the kernel ABI op its kernels register under */
+    unsigned flags;
+    /* The kind of bound applied when the claim states no max_ulp, as
+     * results.json names it ("gemm", "softmax" ...), or NULL when the op
+     * has none: then only a claimed max_ulp makes a conformance check,
+     * and the verdict's reason says when none applied. */
+    const char *bound;
+    /* The case -> the typed problem p->op, and p->rows, p->cols. */
+    int (*build)(_qf_case *p, qf_result *r);
+    /* Does tuple t serve the case's dtype roles (beyond out and acc, which
+     * every op compares)? */
+    int (*tuple_matches)(const qf_suite_case *c, const qf_dtype_tuple *t);
+    /* Draw the inputs from d and describe the outputs (p->out, second
+     * output sizes). */
+    int (*inputs)(_qf_case *p, qf_result *r, const qf_dist *d);
+    /* The reference of the checked elements of output 0 (ck) and, when
+     * the op has a second output it judges, of output 1 (ck1); the bound
+     * per element and r->bound. target and tile: the suite's sampling. */
+    int (*reference)(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
+                     uint64_t tile);
+    /* Optional: elements whose non-finite result the claimed arithmetic
+     * may produce (accumulator overflow) are marked unchecked; returns how
+     * many, and reports the reach and those FAILED (runner.c words the
+     * verdict). */
+    size_t (*mark_overflow)(const _qf_case *p, _qf_checked *ck, const qf_result *r, double *reach,
+                            size_t *n_failed);
+    /* Optional: the largest value the claimed accumulator holds (for the
+     * overflow reason). */
+    double (*acc_max)(const _qf_case *p);
+} _qf_opclass;
+
+/* The op classes, indexed by qf_suite_op. */
+const _qf_opclass *_qf_opclass_get(qf_suite_op op);
+
+/* ---- Helpers the op classes share (ops/common.c) -------------------------- */
+
+void _qf_say(qf_result *r, qf_verdict v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The case's format of a dtype role, NULL when the op has no such role. */
+const qf_format *_qf_role(const qf_suite_case *c, const char *name);
+int _qf_fmt_eq(const qf_format *f, qf_format_id id);
+/* A numeric (or bool) op parameter of the case, dflt when absent. */
+double _qf_param_real(const qf_suite_case *c, const char *key, double dflt);
+/* An enum op parameter of the case, NULL when absent. */
+const char *_qf_param_enum(const qf_suite_case *c, const char *key);
+/* Draw input slot `slot` as rows x cols of the tuple's format into
+ * p->inval / p->incode and describe it as an ndim tensor of shape. */
+int _qf_gen_input(_qf_case *p, qf_result *r, int slot, const qf_dist *d, int ndim, const int64_t *shape,
+                  size_t rows, size_t cols);
+void _qf_checked_free(_qf_checked *ck);
+int _qf_checked_alloc(_qf_checked *ck, size_t n);
+/* Every element of an output of n, in order. */
+int _qf_checked_all(_qf_checked *ck, size_t n);
+/* Copy a reference's binary64 and rounded outputs into ck and count them. */
+void _qf_take_ref(_qf_checked *ck, const qf_ref_out *ex, const qf_ref_out *ro, qf_result *r);
+/* The code of element i of a buffer of `bytes`-byte codes. */
+uint64_t _qf_load_code(const unsigned char *base, int bytes, size_t i);
+
+/* Row-wise ops (softmax, norms, activations, rope): the generic reference
+ * samples rows, gathers them and calls the class's row hooks. */
+typedef struct _qf_rowref {
+    const uint64_t *rows; /* the checked rows */
+    size_t nr, cols;
+    const double *x; /* [nr][cols] input 0 of those rows */
+    double *up;      /* GLU: input 1 of the checked elements (hook-allocated) */
+    int64_t *pos;    /* rope: the position of each checked row (hook-allocated) */
+} _qf_rowref;
+
+typedef struct _qf_rowops {
+    /* The reference of the gathered rows into out, with options o. */
+    qf_status (*ref)(const _qf_case *p, _qf_rowref *rr, const _qf_checked *ck, const qf_ref_opts *o,
+                     qf_ref_out *out);
+    /* The derived bound of the checked elements (ck->bound), or NULL when
+     * only a claimed max_ulp bounds the op. */
+    qf_status (*bound)(const _qf_case *p, const _qf_rowref *rr, _qf_checked *ck);
+} _qf_rowops;
+
+int _qf_reference_rows(_qf_case *p, const _qf_rowops *ops, _qf_checked *ck, qf_result *r, uint64_t target,
+                       uint64_t tile);
+
+/* The tuple serves a row op whose inputs are roles "in" (and "weight"). */
+int _qf_tuple_in(const qf_suite_case *c, const qf_dtype_tuple *t);
+
+/* ---- The op classes ------------------------------------------------------ */
+
+extern const _qf_opclass _qf_op_gemm, _qf_op_attention, _qf_op_softmax, _qf_op_log_softmax, _qf_op_rmsnorm,
+    _qf_op_layernorm, _qf_op_activation, _qf_op_glu, _qf_op_rope, _qf_op_moe_router, _qf_op_quantize;
+
+#endif

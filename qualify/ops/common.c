@@ -1,0 +1,155 @@
+/* common.c: what the op classes share (_ops.h): verdict wording, dtype
+ * roles and parameters of a case, drawing an input slot, the checked
+ * elements of an output, and the table of op classes. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "_ops.h"
+
+/* The op classes in qf_suite_op order (qf_suite.h). */
+static const _qf_opclass *const classes[QF_SUITE_OP_COUNT] = {
+    &_qf_op_gemm,    &_qf_op_attention,  &_qf_op_softmax,    &_qf_op_log_softmax,
+    &_qf_op_rmsnorm, &_qf_op_layernorm,  &_qf_op_activation, &_qf_op_glu,
+    &_qf_op_rope,    &_qf_op_moe_router, &_qf_op_quantize,
+};
+
+const _qf_opclass *_qf_opclass_get(qf_suite_op op)
+{
+    return (unsigned)op < QF_SUITE_OP_COUNT ? classes[op] : NULL;
+}
+
+void _qf_say(qf_result *r, qf_verdict v, const char *fmt, ...)
+{
+    va_list ap;
+    r->verdict = v;
+    va_start(ap, fmt);
+    vsnprintf(r->reason, sizeof r->reason, fmt, ap);
+    va_end(ap);
+}
+
+int _qf_fmt_eq(const qf_format *f, qf_format_id id)
+{
+    return f && f->id == id;
+}
+
+const qf_format *_qf_role(const qf_suite_case *c, const char *name)
+{
+    return qf_suite_case_format(c, name);
+}
+
+double _qf_param_real(const qf_suite_case *c, const char *key, double dflt)
+{
+    qf_suite_value v;
+    int is_default;
+    if (qf_suite_case_param(c, key, &v, &is_default) != QF_OK)
+        return dflt;
+    return v.type == QF_PARAM_INT || v.type == QF_PARAM_BOOL ? (double)v.i : v.r;
+}
+
+const char *_qf_param_enum(const qf_suite_case *c, const char *key)
+{
+    qf_suite_value v;
+    int is_default;
+    return qf_suite_case_param(c, key, &v, &is_default) == QF_OK ? v.s : NULL;
+}
+
+int _qf_tuple_in(const qf_suite_case *c, const qf_dtype_tuple *t)
+{
+    return _qf_fmt_eq(_qf_role(c, "in"), t->in[0]);
+}
+
+/* Generate input slot `slot` as rows x cols of the tuple's format. */
+int _qf_gen_input(_qf_case *p, qf_result *r, int slot, const qf_dist *d, int ndim, const int64_t *shape,
+                  size_t rows, size_t cols)
+{
+    const qf_format *f = qf_format_get(p->t->in[slot]);
+    char err[256];
+    size_t n = rows * cols;
+    qf_status s;
+    if (!f) {
+        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: input slot %d has no valid format", slot);
+        return -1;
+    }
+    p->inval[slot] = malloc((n ? n : 1) * sizeof(double));
+    p->incode[slot] = malloc(qf_format_array_bytes(f, n ? n : 1) + 8);
+    if (!p->inval[slot] || !p->incode[slot]) {
+        _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory generating inputs");
+        return -1;
+    }
+    /* The chunk entry point runs in this thread only: the worker must not
+     * start OpenMP threads before it forks the kernel child. */
+    s = qf_inputs_generate_rows(d, p->seed, (uint64_t)slot, f, NULL, rows, cols, 0, rows, p->inval[slot],
+                                p->incode[slot], err, sizeof err);
+    if (s != QF_OK) {
+        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: input %s: %s", qf_op_slot_name(p->op.op, 0, slot),
+                err);
+        return -1;
+    }
+    qf_tensor_init(&p->in[slot], f->id, ndim, shape);
+    p->in[slot].data = p->incode[slot];
+    p->in[slot].bytes = qf_format_array_bytes(f, n);
+    return 0;
+}
+
+uint64_t _qf_load_code(const unsigned char *base, int bytes, size_t i)
+{
+    const unsigned char *q = base + i * (size_t)bytes;
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
+    switch (bytes) {
+    case 1: memcpy(&u8, q, 1); return u8;
+    case 2: memcpy(&u16, q, 2); return u16;
+    case 4: memcpy(&u32, q, 4); return u32;
+    default: memcpy(&u64, q, 8); return u64;
+    }
+}
+
+void _qf_checked_free(_qf_checked *ck)
+{
+    free(ck->idx);
+    free(ck->got);
+    free(ck->exact);
+    free(ck->rounded);
+    free(ck->bound);
+    free(ck->absb);
+    free(ck->status);
+}
+int _qf_checked_alloc(_qf_checked *ck, size_t n)
+{
+    size_t m = n ? n : 1;
+    ck->n = n;
+    ck->got = malloc(m * sizeof(double));
+    ck->exact = malloc(m * sizeof(double));
+    ck->rounded = malloc(m * sizeof(double));
+    ck->bound = malloc(m * sizeof(double));
+    ck->absb = malloc(m * sizeof(double));
+    ck->status = calloc(m, 1);
+    return ck->got && ck->exact && ck->rounded && ck->bound && ck->absb && ck->status ? 0 : -1;
+}
+
+/* Every element of an output of n, in order. */
+int _qf_checked_all(_qf_checked *ck, size_t n)
+{
+    size_t i;
+    if (_qf_checked_alloc(ck, n) || !(ck->idx = malloc((n ? n : 1) * sizeof *ck->idx)))
+        return -1;
+    for (i = 0; i < n; i++)
+        ck->idx[i] = i;
+    return 0;
+}
+
+void _qf_take_ref(_qf_checked *ck, const qf_ref_out *ex, const qf_ref_out *ro, qf_result *r)
+{
+    memcpy(ck->exact, ex->value, ck->n * sizeof(double));
+    memcpy(ck->rounded, ro->value, ck->n * sizeof(double));
+    memcpy(ck->status, ro->status, ck->n);
+    r->ref_exact += ro->n_exact;
+    r->ref_rounded += ro->n_rounded;
+    r->ref_undecided += ro->n_undecided;
+    r->ref_undefined += ro->n_undefined;
+}

@@ -1,0 +1,146 @@
+/* moe_router.c: the moe_router op class (_ops.h): top-k expert selection
+ * with softmax or sigmoid scores, optional renormalization and route
+ * scale.  The weights are judged against the reference (a claimed ulp
+ * bound); indices must equal the reference's except where a tie allows
+ * either expert. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "_ops.h"
+#include "qf_bound.h"
+
+static int build(_qf_case *p, qf_result *r)
+{
+    const qf_suite_case *c = p->c;
+    qf_op_moe_router *m = &p->op.u.moe_router;
+    qf_suite_value v;
+    int dflt;
+    p->op.op = QF_OP_MOE_ROUTER;
+    m->tokens = c->dims[0];
+    m->experts = c->dims[1];
+    m->top_k = (size_t)_qf_param_real(c, "top_k", 1);
+    m->score = qf_suite_case_param(c, "score", &v, &dflt) == QF_OK && v.s && !strcmp(v.s, "sigmoid")
+                   ? QF_REF_ROUTER_SIGMOID
+                   : QF_REF_ROUTER_SOFTMAX;
+    m->renormalize = _qf_param_real(c, "renormalize", 0) != 0;
+    m->route_scale = _qf_param_real(c, "route_scale", 1);
+    p->rows = m->tokens;
+    p->cols = m->top_k;
+    return 0;
+}
+
+static int inputs(_qf_case *p, qf_result *r, const qf_dist *d)
+{
+    const qf_op_moe_router *m = &p->op.u.moe_router;
+    int64_t sl[2] = {(int64_t)m->tokens, (int64_t)m->experts},
+            sw[2] = {(int64_t)m->tokens, (int64_t)m->top_k};
+    if (_qf_gen_input(p, r, 0, d, 2, sl, m->tokens, m->experts))
+        return -1;
+    qf_tensor_init(&p->out[0], p->t->out[0], 2, sw);
+    /* indices [tokens][top_k], int32 */
+    qf_tensor_init(&p->out[1], p->t->out[0], 2, sw);
+    p->out[1].index_bits = 32;
+    p->out1_n = m->tokens * m->top_k;
+    p->out1_eb = 4;
+    return 0;
+}
+
+/* MoE router: weights (ck, every element) and indices.  An index that
+ * differs from the reference's is FAILED unless the reference marked that
+ * slot as a legitimate tie (QF_REF_TIE_SET / QF_REF_TIE_ORDER: keys within
+ * tie_tol = 0, i.e. exactly equal, or not provably ordered).  Weights: the
+ * claimed ulp bound. */
+static int reference_moe(_qf_case *p, _qf_checked *ck, qf_result *r)
+{
+    const qf_op_moe_router *m = &p->op.u.moe_router;
+    qf_ref_moe_params mp;
+    qf_ref_opts o64 = qf_ref_opts_default(), oo = qf_ref_opts_default();
+    qf_ref_out ex, ro;
+    int32_t *ri = NULL;
+    uint8_t *ties = NULL;
+    size_t i, n = p->out_n, bad = 0, flips = 0, first = 0;
+    qf_status s;
+    int rc = -1;
+    memset(&ex, 0, sizeof ex);
+    memset(&ro, 0, sizeof ro);
+    qf_ref_moe_params_init(&mp);
+    mp.tokens = m->tokens;
+    mp.experts = m->experts;
+    mp.top_k = m->top_k;
+    mp.score = m->score;
+    mp.renormalize = m->renormalize;
+    mp.route_scale = m->route_scale;
+    if (_qf_checked_all(ck, n) || qf_ref_out_alloc(&ex, n) != QF_OK || qf_ref_out_alloc(&ro, n) != QF_OK ||
+        !(ri = malloc((n + 1) * sizeof *ri)) || !(ties = calloc(n + 1, 1))) {
+        _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
+        goto done;
+    }
+    o64.threads = oo.threads = 1;
+    oo.format = p->outf;
+    s = qf_ref_moe_router(&o64, &mp, p->inval[0], ri, &ex, ties);
+    if (s == QF_OK)
+        s = qf_ref_moe_router(&oo, &mp, p->inval[0], ri, &ro, NULL);
+    if (s != QF_OK) {
+        _qf_say(r, QF_VERDICT_MISTRUSTED, "reference failed: %s", qf_status_str(s));
+        goto done;
+    }
+    _qf_take_ref(ck, &ex, &ro, r);
+    for (i = 0; i < n; i++) {
+        int32_t got;
+        memcpy(&got, p->g1[0].data + 4 * i, 4);
+        if (got == ri[i])
+            continue;
+        if (ties[i]) {
+            flips++;
+            continue;
+        }
+        if (bad++ == 0)
+            first = i;
+    }
+    if (bad) {
+        int32_t got;
+        memcpy(&got, p->g1[0].data + 4 * first, 4);
+        snprintf(
+            p->fail1, sizeof p->fail1,
+            "indices: %zu of %zu differ from the reference with no tie to allow it (first at (%zu, %zu): "
+            "expert %d, the reference selects %d)%s",
+            bad, n, first / m->top_k, first % m->top_k, (int)got, (int)ri[first],
+            flips ? "; legitimate tie flips elsewhere" : "");
+    }
+    for (i = 0; i < n; i++)
+        ck->bound[i] = NAN;
+    if (p->t->arith.max_ulp > 0) {
+        qf_bound_ulp(p->outf, p->t->arith.max_ulp, n, ck->exact, ck->bound);
+        snprintf(r->bound.kind, sizeof r->bound.kind, "ulp");
+        r->bound.claimed_ulp = p->t->arith.max_ulp;
+    }
+    rc = 0;
+done:
+    free(ri);
+    free(ties);
+    qf_ref_out_free(&ex);
+    qf_ref_out_free(&ro);
+    return rc;
+}
+
+static int reference(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
+                     uint64_t tile)
+{
+    (void)ck1;
+    (void)target;
+    (void)tile;
+    return reference_moe(p, ck, r);
+}
+
+const _qf_opclass _qf_op_moe_router = {
+    .name = "moe_router",
+    .abi = QF_OP_MOE_ROUTER,
+    .bound = NULL,
+    .build = build,
+    .tuple_matches = _qf_tuple_in,
+    .inputs = inputs,
+    .reference = reference,
+};

@@ -1,0 +1,238 @@
+/* quantize.c: the quantize op class (_ops.h): block-scaled quantization
+ * (OCP MX, NVFP4, integer groups, FP8 scaling) of x [rows][cols].  The
+ * expectation is exact: the block module's codes and scale codes
+ * (precision/qf_block.h), so any difference is FAILED. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "_ops.h"
+#include "qf_bound.h"
+#include "qf_block.h"
+
+/* quantize: the block parameters from the suite's params and the out
+ * role (the element format).  Stochastic rounding (the kernel would need
+ * the reference's random stream) and asymmetric groups (zero points are
+ * not carried back yet) are UNSUPPORTED. */
+static int build(_qf_case *p, qf_result *r)
+{
+    const qf_suite_case *c = p->c;
+    qf_op_quantize *q = &p->op.u.quantize;
+    qf_ref_block_params *bp = &q->block;
+    const qf_format *out = _qf_role(c, "out");
+    qf_suite_value v;
+    int dflt;
+    qf_ref_block_family fam = QF_REF_BLOCK_MX;
+    qf_round rnd = QF_ROUND_RNE;
+    size_t block = (size_t)_qf_param_real(c, "block", 0);
+    p->op.op = QF_OP_QUANTIZE;
+    q->rows = c->dims[0];
+    q->cols = c->dims[1];
+    p->rows = q->rows;
+    p->cols = q->cols;
+    if (qf_suite_case_param(c, "family", &v, &dflt) == QF_OK && v.s) {
+        if (!strcmp(v.s, "nvfp4"))
+            fam = QF_REF_BLOCK_NVFP4;
+        else if (!strcmp(v.s, "group"))
+            fam = QF_REF_BLOCK_GROUP;
+        else if (!strcmp(v.s, "fp8"))
+            fam = QF_REF_BLOCK_FP8;
+    }
+    if (qf_suite_case_param(c, "round", &v, &dflt) == QF_OK && v.s && qf_round_lookup(v.s, &rnd) != QF_OK) {
+        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: quantize: unknown rounding '%s'", v.s);
+        return -1;
+    }
+    if (rnd == QF_ROUND_STOCHASTIC) {
+        _qf_say(r, QF_VERDICT_UNSUPPORTED,
+                "unsupported: quantize: stochastic rounding has no exact expectation the runner can check");
+        return -1;
+    }
+    qf_ref_block_params_init(bp, fam);
+    if (!out) {
+        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: quantize: no out format");
+        return -1;
+    }
+    switch (fam) {
+    case QF_REF_BLOCK_MX:
+        bp->mx.elem = out->id;
+        bp->mx.round = rnd;
+        if (block)
+            bp->mx.block = block;
+        if (qf_suite_case_param(c, "scale_rule", &v, &dflt) == QF_OK && v.s &&
+            qf_block_mx_rule_lookup(v.s, &bp->mx.rule) != QF_OK) {
+            _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: quantize: unknown scale_rule '%s'", v.s);
+            return -1;
+        }
+        break;
+    case QF_REF_BLOCK_NVFP4:
+        bp->nvfp4.round = rnd;
+        if (block)
+            bp->nvfp4.block = block;
+        break;
+    case QF_REF_BLOCK_GROUP:
+        bp->group.elem = out->id;
+        bp->group.round = rnd;
+        if (block)
+            bp->group.group = block;
+        if (_qf_param_real(c, "symmetric", 1) == 0) {
+            _qf_say(
+                r, QF_VERDICT_UNSUPPORTED,
+                "unsupported: quantize: asymmetric groups (zero points) are not driven by the runner yet");
+            return -1;
+        }
+        break;
+    case QF_REF_BLOCK_FP8:
+        bp->fp8.elem = out->id;
+        bp->fp8.round = rnd;
+        bp->fp8.saturate = _qf_param_real(c, "saturate", 1) != 0;
+        break;
+    }
+    return 0;
+}
+
+/* The scale part of quantize's output q: kind, format and count, stored
+ * in the scale format's storage bits (e8m0 / e4m3 one byte, fp16 / bf16
+ * two, float32 four) in a _qf_guarded buffer of its own. */
+static int quantize_scales(_qf_case *p, qf_result *r)
+{
+    const qf_ref_block_params *bp = &p->op.u.quantize.block;
+    qf_tensor_scale *sc = &p->out[0].scale;
+    const qf_format *sf;
+    memset(sc, 0, sizeof *sc);
+    switch (bp->family) {
+    case QF_REF_BLOCK_MX:
+        sc->kind = QF_SCALE_BLOCK;
+        sc->format = QF_FLOAT8_E8M0FNU;
+        sc->axis = bp->mx.axis;
+        sc->block = bp->mx.block;
+        break;
+    case QF_REF_BLOCK_NVFP4:
+        sc->kind = QF_SCALE_BLOCK;
+        sc->format = QF_FLOAT8_E4M3FN;
+        sc->axis = bp->nvfp4.axis;
+        sc->block = bp->nvfp4.block;
+        sc->has_global = bp->nvfp4.tensor_scale;
+        break;
+    case QF_REF_BLOCK_GROUP:
+        sc->kind = QF_SCALE_BLOCK;
+        sc->format = bp->group.scale_format;
+        sc->axis = bp->group.axis;
+        sc->block = bp->group.group;
+        break;
+    case QF_REF_BLOCK_FP8:
+        sc->kind = bp->fp8.granularity == QF_BLOCK_FP8_TENSOR ? QF_SCALE_TENSOR
+                   : bp->fp8.granularity == QF_BLOCK_FP8_ROW  ? QF_SCALE_ROW
+                                                              : QF_SCALE_COL;
+        sc->format = QF_FLOAT32;
+        break;
+    }
+    sf = qf_format_get(sc->format);
+    sc->count = qf_ref_block_scale_count(bp, p->rows, p->cols);
+    if (!sf || sf->storage_bits % 8 || sc->count == 0) {
+        _qf_say(r, QF_VERDICT_UNSUPPORTED,
+                "unsupported: quantize: no scale layout for this family and shape");
+        return -1;
+    }
+    p->out1_n = sc->count;
+    p->out1_eb = sf->storage_bits / 8;
+    p->out1_is_scale = 1;
+    return 0;
+}
+
+static int inputs(_qf_case *p, qf_result *r, const qf_dist *d)
+{
+    int64_t sx[2] = {(int64_t)p->rows, (int64_t)p->cols};
+    if (_qf_gen_input(p, r, 0, d, 2, sx, p->rows, p->cols))
+        return -1;
+    qf_tensor_init(&p->out[0], p->t->out[0], 2, sx);
+    return quantize_scales(p, r);
+}
+
+/* quantize: an exact expectation.  The block module's element codes,
+ * scale codes and (NVFP4) global scale code are what a correct kernel
+ * writes, so any difference is FAILED, naming the first one.  Metrics
+ * compare the element values (decoded codes, before scaling) with bound 0. */
+static int reference_quantize(_qf_case *p, _qf_checked *ck, qf_result *r)
+{
+    const qf_ref_block_params *bp = &p->op.u.quantize.block;
+    qf_ref_opts o = qf_ref_opts_default();
+    qf_ref_out q;
+    qf_ref_block_scales sc;
+    size_t i, n = p->out_n, ns = p->out1_n, bad = 0, first = 0, sbad = 0, sfirst = 0;
+    int eb = p->outf->storage_bits / 8, rc = -1;
+    qf_status s;
+    memset(&q, 0, sizeof q);
+    memset(&sc, 0, sizeof sc);
+    if (_qf_checked_all(ck, n) || qf_ref_out_alloc(&q, n) != QF_OK ||
+        !(sc.codes = calloc(ns + 1, sizeof *sc.codes))) {
+        _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
+        goto done;
+    }
+    o.threads = 1;
+    s = qf_ref_block_quantize(&o, bp, p->inval[0], p->rows, p->cols, &q, &sc);
+    if (s != QF_OK) {
+        _qf_say(r, QF_VERDICT_MISTRUSTED, "reference failed: %s", qf_status_str(s));
+        goto done;
+    }
+    for (i = 0; i < n; i++) {
+        uint64_t got = _qf_load_code(p->g[0].data, eb, i);
+        ck->exact[i] = ck->rounded[i] = qf_format_decode(p->outf, q.code[i]);
+        ck->bound[i] = 0;
+        ck->status[i] = QF_REF_EXACT;
+        if (got != q.code[i] && bad++ == 0)
+            first = i;
+    }
+    r->ref_exact = n;
+    for (i = 0; i < ns; i++)
+        if (_qf_load_code(p->g1[0].data, p->out1_eb, i) != sc.codes[i] && sbad++ == 0)
+            sfirst = i;
+    if (bad) {
+        snprintf(
+            p->fail1, sizeof p->fail1,
+            "codes: %zu of %zu element codes differ from the reference (first at (%zu, %zu): got 0x%llx, "
+            "expected 0x%llx)%s",
+            bad, n, first / p->cols, first % p->cols,
+            (unsigned long long)_qf_load_code(p->g[0].data, eb, first), (unsigned long long)q.code[first],
+            sbad ? "; scales differ too" : "");
+    } else if (sbad) {
+        snprintf(p->fail1, sizeof p->fail1,
+                 "scales: %zu of %zu scale codes differ from the reference (first at [%zu]: got 0x%llx, "
+                 "expected 0x%llx)",
+                 sbad, ns, sfirst, (unsigned long long)_qf_load_code(p->g1[0].data, p->out1_eb, sfirst),
+                 (unsigned long long)sc.codes[sfirst]);
+    } else if (p->out[0].scale.has_global && p->global_code[0] != sc.tensor_scale_code) {
+        snprintf(p->fail1, sizeof p->fail1, "scales: global scale code 0x%08x, expected 0x%08x",
+                 (unsigned)p->global_code[0], (unsigned)sc.tensor_scale_code);
+    }
+    snprintf(r->bound.kind, sizeof r->bound.kind, "exact");
+    r->bound.claimed_ulp = 0;
+    rc = 0;
+done:
+    free(sc.codes);
+    qf_ref_out_free(&q);
+    return rc;
+}
+
+/* Metrics index into the checked list; report real output positions. */
+
+static int reference(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
+                     uint64_t tile)
+{
+    (void)ck1;
+    (void)target;
+    (void)tile;
+    return reference_quantize(p, ck, r);
+}
+
+const _qf_opclass _qf_op_quantize = {
+    .name = "quantize",
+    .abi = QF_OP_QUANTIZE,
+    .flags = _QF_OPC_EXACT_CODES,
+    .bound = "exact",
+    .build = build,
+    .tuple_matches = _qf_tuple_in,
+    .inputs = inputs,
+    .reference = reference,
+};

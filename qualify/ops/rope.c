@@ -1,0 +1,97 @@
+/* rope.c: the rope op class (_ops.h): rotary position embedding of
+ * x [tokens][heads][head_dim], interleaved or half layout, with a partial
+ * rotary_dim.  The bound is derived from the float32 angle computation
+ * (docs/bounds.md "RoPE"). */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "_ops.h"
+#include "qf_bound.h"
+
+static int build(_qf_case *p, qf_result *r)
+{
+    const qf_suite_case *c = p->c;
+    qf_op_rope *ro = &p->op.u.rope;
+    const char *layout = _qf_param_enum(c, "layout");
+    (void)r;
+    p->op.op = QF_OP_ROPE;
+    ro->tokens = c->dims[0];
+    ro->heads = c->dims[1];
+    ro->head_dim = c->dims[2];
+    ro->rotary_dim = (size_t)_qf_param_real(c, "rotary_dim", 0);
+    ro->theta = _qf_param_real(c, "theta", 10000);
+    ro->pos_offset = (int64_t)_qf_param_real(c, "pos_offset", 0);
+    ro->layout = layout && !strcmp(layout, "half") ? QF_REF_ROPE_HALF : QF_REF_ROPE_INTERLEAVED;
+    p->rows = ro->tokens * ro->heads; /* one row per (token, head) */
+    p->cols = ro->head_dim;
+    return 0;
+}
+
+static int inputs(_qf_case *p, qf_result *r, const qf_dist *d)
+{
+    int64_t sx[3] = {(int64_t)p->op.u.rope.tokens, (int64_t)p->op.u.rope.heads,
+                     (int64_t)p->op.u.rope.head_dim};
+    if (_qf_gen_input(p, r, 0, d, 3, sx, p->rows, p->cols))
+        return -1;
+    qf_tensor_init(&p->out[0], p->t->out[0], 3, sx);
+    return 0;
+}
+
+/* Each checked row is one (token, head): a one-head "token" of its own, at
+ * its token's position. */
+static qf_status ref(const _qf_case *p, _qf_rowref *rr, const _qf_checked *ck, const qf_ref_opts *o,
+                     qf_ref_out *out)
+{
+    const qf_op_rope *ro = &p->op.u.rope;
+    qf_ref_rope_params rp;
+    size_t i;
+    (void)ck;
+    if (!rr->pos) {
+        if (!(rr->pos = malloc((rr->nr + 1) * sizeof *rr->pos)))
+            return QF_ENOMEM;
+        for (i = 0; i < rr->nr; i++)
+            rr->pos[i] = (ro->positions ? ro->positions[rr->rows[i] / ro->heads] : 0) + ro->pos_offset +
+                         (ro->positions ? 0 : (int64_t)(rr->rows[i] / ro->heads));
+    }
+    qf_ref_rope_params_init(&rp);
+    rp.tokens = rr->nr;
+    rp.heads = 1;
+    rp.head_dim = rr->cols;
+    rp.rotary_dim = ro->rotary_dim;
+    rp.layout = ro->layout;
+    rp.theta = ro->theta;
+    rp.positions = rr->pos;
+    return qf_ref_rope(o, &rp, rr->x, out);
+}
+
+static qf_status bound(const _qf_case *p, const _qf_rowref *rr, _qf_checked *ck)
+{
+    const qf_op_rope *ro = &p->op.u.rope;
+    qf_status s = QF_OK;
+    size_t i, C = rr->cols;
+    for (i = 0; i < rr->nr && s == QF_OK; i++)
+        s = qf_bound_rope(&p->t->arith, p->outf, C, ro->rotary_dim, ro->layout == QF_REF_ROPE_HALF, ro->theta,
+                          (double)rr->pos[i], rr->x + i * C, ck->exact + i * C, ck->bound + i * C);
+    return s;
+}
+
+static const _qf_rowops rope_rows = {ref, bound};
+
+static int reference(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
+                     uint64_t tile)
+{
+    (void)ck1;
+    return _qf_reference_rows(p, &rope_rows, ck, r, target, tile);
+}
+
+const _qf_opclass _qf_op_rope = {
+    .name = "rope",
+    .abi = QF_OP_ROPE,
+    .bound = "rope",
+    .build = build,
+    .tuple_matches = _qf_tuple_in,
+    .inputs = inputs,
+    .reference = reference,
+};

@@ -1,0 +1,129 @@
+/* rowref.c: the reference of the row-wise ops (_ops.h _qf_rowops):
+ * sample rows (edges, then seeded rows up to the suite's target), gather
+ * them, run the class's reference twice (binary64 and correctly rounded
+ * into the output format), then the claimed ulp or the class's derived
+ * bound. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "_ops.h"
+#include "qf_bound.h"
+#include "qf_inputs.h"
+#include "qf_runner.h"
+
+/* Rows of a row-wise op to check: edges, then seeded rows up to target
+ * elements. */
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int pick_rows(_qf_case *p, uint64_t target, uint64_t tile, uint64_t **rows, size_t *n)
+{
+    uint64_t want = target && p->cols ? (target + p->cols - 1) / p->cols : 0, *v, draw = 0;
+    size_t k, cap, i, w;
+    if (want == 0 || want >= p->rows) {
+        if (qf_runner_sample(p->rows, 1, 0, 0, 0, rows, n) != QF_OK)
+            return -1;
+        return 0;
+    }
+    k = qf_runner_edges(p->rows, tile, NULL, 0);
+    cap = k + (size_t)want + 1;
+    v = malloc(cap * sizeof *v);
+    if (!v)
+        return -1;
+    k = qf_runner_edges(p->rows, tile, v, k);
+    /* Seeded rows up to the target, then sort and drop repeats. */
+    while (k < want && draw < 64 * want) {
+        v[k++] = qf_rng_u64(p->seed ^ 0x524f5753ull, draw++) % p->rows;
+        if (k == want || k == cap) {
+            qsort(v, k, sizeof *v, cmp_u64);
+            for (i = 0, w = 0; i < k; i++)
+                if (w == 0 || v[w - 1] != v[i])
+                    v[w++] = v[i];
+            k = w;
+        }
+    }
+    *rows = v;
+    *n = k;
+    return 0;
+}
+
+int _qf_reference_rows(_qf_case *p, const _qf_rowops *ops, _qf_checked *ck, qf_result *r, uint64_t target,
+                       uint64_t tile)
+{
+    uint64_t *rows = NULL;
+    size_t nr = 0, i, j, C = p->cols;
+    double *x = NULL;
+    _qf_rowref rr;
+    qf_ref_out ex, ro;
+    qf_ref_opts o64 = qf_ref_opts_default(), oo = qf_ref_opts_default();
+    qf_status s = QF_OK;
+    int rc = -1;
+    memset(&ex, 0, sizeof ex);
+    memset(&ro, 0, sizeof ro);
+    memset(&rr, 0, sizeof rr);
+    if (pick_rows(p, target, tile, &rows, &nr) || _qf_checked_alloc(ck, nr * C) ||
+        !(ck->idx = malloc((nr * C + 1) * sizeof *ck->idx)) || !(x = malloc((nr * C + 1) * sizeof *x)) ||
+        qf_ref_out_alloc(&ex, nr * C) != QF_OK || qf_ref_out_alloc(&ro, nr * C) != QF_OK) {
+        _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
+        goto done;
+    }
+    for (i = 0; i < nr; i++)
+        for (j = 0; j < C; j++) {
+            ck->idx[i * C + j] = rows[i] * C + j;
+            x[i * C + j] = p->inval[0][rows[i] * C + j];
+        }
+    rr.rows = rows;
+    rr.nr = nr;
+    rr.cols = C;
+    rr.x = x;
+    o64.threads = oo.threads = 1;
+    oo.format = p->outf;
+    s = ops->ref(p, &rr, ck, &o64, &ex);
+    if (s == QF_OK)
+        s = ops->ref(p, &rr, ck, &oo, &ro);
+    if (s == QF_ENOMEM) {
+        _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
+        goto done;
+    }
+    if (s != QF_OK) {
+        _qf_say(r, QF_VERDICT_MISTRUSTED, "reference failed: %s", qf_status_str(s));
+        goto done;
+    }
+    memcpy(ck->exact, ex.value, nr * C * sizeof(double));
+    memcpy(ck->rounded, ro.value, nr * C * sizeof(double));
+    memcpy(ck->status, ro.status, nr * C);
+    r->ref_exact = ro.n_exact;
+    r->ref_rounded = ro.n_rounded;
+    r->ref_undecided = ro.n_undecided;
+    r->ref_undefined = ro.n_undefined;
+    /* Bounds per element: a claimed max_ulp first, else the derived one. */
+    for (i = 0; i < nr * C; i++)
+        ck->bound[i] = NAN;
+    if (p->t->arith.max_ulp > 0) {
+        qf_bound_ulp(p->outf, p->t->arith.max_ulp, nr * C, ck->exact, ck->bound);
+        snprintf(r->bound.kind, sizeof r->bound.kind, "ulp");
+        r->bound.claimed_ulp = p->t->arith.max_ulp;
+    } else if (ops->bound) {
+        s = ops->bound(p, &rr, ck);
+        snprintf(r->bound.kind, sizeof r->bound.kind, "%s", p->cls->bound);
+    }
+    if (s != QF_OK) {
+        _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot derive the bound from the claim: %s", qf_status_str(s));
+        goto done;
+    }
+    rc = 0;
+done:
+    free(rows);
+    free(x);
+    free(rr.up);
+    free(rr.pos);
+    qf_ref_out_free(&ex);
+    qf_ref_out_free(&ro);
+    return rc;
+}

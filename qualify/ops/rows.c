@@ -1,0 +1,305 @@
+/* rows.c: the row-wise op classes (_ops.h): softmax, log_softmax,
+ * rmsnorm, layernorm, activation and glu.  Each case is rows x cols; the
+ * reference is MPFR's (refs/), sampled by whole rows (rowref.c); bounds
+ * are derived in qualify/bounds.c (docs/bounds.md). */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "_ops.h"
+#include "qf_bound.h"
+
+/* rows x cols of input 0 (and GLU's up: same distribution, its own
+ * stream), output y of the same shape. */
+static int row_inputs(_qf_case *p, qf_result *r, const qf_dist *d, int two)
+{
+    int64_t sx[2] = {(int64_t)p->rows, (int64_t)p->cols};
+    if (_qf_gen_input(p, r, 0, d, 2, sx, p->rows, p->cols))
+        return -1;
+    if (two && _qf_gen_input(p, r, 1, d, 2, sx, p->rows, p->cols))
+        return -1;
+    qf_tensor_init(&p->out[0], p->t->out[0], 2, sx);
+    return 0;
+}
+
+static int rows_cols(_qf_case *p)
+{
+    p->rows = p->c->dims[0];
+    p->cols = p->c->dims[1];
+    return 0;
+}
+
+/* ---- softmax, log_softmax ------------------------------------------------- */
+
+static int build_softmax(_qf_case *p, int log)
+{
+    p->op.op = QF_OP_SOFTMAX;
+    p->op.u.softmax.rows = p->c->dims[0];
+    p->op.u.softmax.cols = p->c->dims[1];
+    p->op.u.softmax.scale = 1;
+    p->op.u.softmax.log = log;
+    return rows_cols(p);
+}
+
+static int build_sm(_qf_case *p, qf_result *r)
+{
+    (void)r;
+    return build_softmax(p, 0);
+}
+
+static int build_lsm(_qf_case *p, qf_result *r)
+{
+    (void)r;
+    return build_softmax(p, 1);
+}
+
+static int inputs_x(_qf_case *p, qf_result *r, const qf_dist *d)
+{
+    return row_inputs(p, r, d, 0);
+}
+
+static qf_status ref_softmax(const _qf_case *p, _qf_rowref *rr, const _qf_checked *ck, const qf_ref_opts *o,
+                             qf_ref_out *out)
+{
+    (void)ck;
+    return p->op.u.softmax.log ? qf_ref_log_softmax(o, rr->x, rr->nr, rr->cols, p->op.u.softmax.scale, out)
+                               : qf_ref_softmax(o, rr->x, rr->nr, rr->cols, p->op.u.softmax.scale, out);
+}
+
+static qf_status bound_softmax(const _qf_case *p, const _qf_rowref *rr, _qf_checked *ck)
+{
+    qf_status s = QF_OK;
+    size_t i, C = rr->cols;
+    for (i = 0; i < rr->nr && s == QF_OK; i++)
+        s = qf_bound_softmax(&p->t->arith, p->outf, C, rr->x + i * C, p->op.u.softmax.scale,
+                             ck->exact + i * C, ck->bound + i * C);
+    return s;
+}
+
+static const _qf_rowops softmax_rows = {ref_softmax, bound_softmax};
+static const _qf_rowops log_softmax_rows = {ref_softmax, NULL};
+
+static int reference_sm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
+                        uint64_t tile)
+{
+    (void)ck1;
+    return _qf_reference_rows(p, &softmax_rows, ck, r, target, tile);
+}
+
+static int reference_lsm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
+                         uint64_t tile)
+{
+    (void)ck1;
+    return _qf_reference_rows(p, &log_softmax_rows, ck, r, target, tile);
+}
+
+const _qf_opclass _qf_op_softmax = {
+    .name = "softmax",
+    .abi = QF_OP_SOFTMAX,
+    .bound = "softmax",
+    .build = build_sm,
+    .tuple_matches = _qf_tuple_in,
+    .inputs = inputs_x,
+    .reference = reference_sm,
+};
+
+/* No bound is derived for log_softmax: only a claimed max_ulp checks
+ * conformance (docs/bounds.md). */
+const _qf_opclass _qf_op_log_softmax = {
+    .name = "log_softmax",
+    .abi = QF_OP_SOFTMAX,
+    .bound = NULL,
+    .build = build_lsm,
+    .tuple_matches = _qf_tuple_in,
+    .inputs = inputs_x,
+    .reference = reference_lsm,
+};
+
+/* ---- rmsnorm, layernorm ---------------------------------------------------- */
+
+static int build_norm(_qf_case *p, qf_op op)
+{
+    p->op.op = op;
+    p->op.u.norm.rows = p->c->dims[0];
+    p->op.u.norm.cols = p->c->dims[1];
+    p->op.u.norm.eps = _qf_param_real(p->c, "eps", 1e-6);
+    p->op.u.norm.weight_offset = _qf_param_real(p->c, "weight_offset", 0);
+    return rows_cols(p);
+}
+
+static int build_rms(_qf_case *p, qf_result *r)
+{
+    (void)r;
+    return build_norm(p, QF_OP_RMSNORM);
+}
+
+static int build_ln(_qf_case *p, qf_result *r)
+{
+    (void)r;
+    return build_norm(p, QF_OP_LAYERNORM);
+}
+
+static int tuple_norm(const qf_suite_case *c, const qf_dtype_tuple *t)
+{
+    return _qf_fmt_eq(_qf_role(c, "in"), t->in[0]) && _qf_fmt_eq(_qf_role(c, "weight"), t->in[1]);
+}
+
+/* Weights near 1 and small biases, as trained norms have them; drawn from
+ * their own streams of the case's seed. */
+static int inputs_norm(_qf_case *p, qf_result *r, const qf_dist *d)
+{
+    int64_t sv[1] = {(int64_t)p->cols};
+    qf_dist w = qf_dist_default(QF_DIST_NORMAL);
+    int want_w = _qf_param_real(p->c, "weight", 1) != 0;
+    int want_b = p->op.op == QF_OP_LAYERNORM && _qf_param_real(p->c, "bias", 1) != 0;
+    if (row_inputs(p, r, d, 0))
+        return -1;
+    w.mean = 1;
+    w.std = 0.125;
+    if (want_w && _qf_gen_input(p, r, 1, &w, 1, sv, 1, p->cols))
+        return -1;
+    w.mean = 0;
+    if (want_b && _qf_gen_input(p, r, 2, &w, 1, sv, 1, p->cols))
+        return -1;
+    return 0;
+}
+
+static qf_status ref_norm(const _qf_case *p, _qf_rowref *rr, const _qf_checked *ck, const qf_ref_opts *o,
+                          qf_ref_out *out)
+{
+    qf_ref_norm_params np;
+    (void)ck;
+    memset(&np, 0, sizeof np);
+    np.rows = rr->nr;
+    np.cols = rr->cols;
+    np.eps = p->op.u.norm.eps;
+    np.weight = p->inval[1];
+    np.bias = p->inval[2];
+    np.weight_offset = p->op.u.norm.weight_offset;
+    return p->op.op == QF_OP_RMSNORM ? qf_ref_rmsnorm(o, &np, rr->x, out)
+                                     : qf_ref_layernorm(o, &np, rr->x, out);
+}
+
+static qf_status bound_norm(const _qf_case *p, const _qf_rowref *rr, _qf_checked *ck)
+{
+    qf_status s = QF_OK;
+    size_t i, C = rr->cols;
+    for (i = 0; i < rr->nr && s == QF_OK; i++)
+        s = qf_bound_norm(&p->t->arith, p->outf, C, rr->x + i * C, p->inval[1], p->inval[2], p->op.u.norm.eps,
+                          p->op.op == QF_OP_LAYERNORM, ck->exact + i * C, ck->bound + i * C);
+    return s;
+}
+
+static const _qf_rowops norm_rows = {ref_norm, bound_norm};
+
+static int reference_norm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
+                          uint64_t tile)
+{
+    (void)ck1;
+    return _qf_reference_rows(p, &norm_rows, ck, r, target, tile);
+}
+
+const _qf_opclass _qf_op_rmsnorm = {
+    .name = "rmsnorm",
+    .abi = QF_OP_RMSNORM,
+    .bound = "norm",
+    .build = build_rms,
+    .tuple_matches = tuple_norm,
+    .inputs = inputs_norm,
+    .reference = reference_norm,
+};
+
+const _qf_opclass _qf_op_layernorm = {
+    .name = "layernorm",
+    .abi = QF_OP_LAYERNORM,
+    .bound = "norm",
+    .build = build_ln,
+    .tuple_matches = tuple_norm,
+    .inputs = inputs_norm,
+    .reference = reference_norm,
+};
+
+/* ---- activation, glu ---------------------------------------------------------- */
+
+static int build_activation(_qf_case *p, qf_result *r, int glu)
+{
+    const char *fn = _qf_param_enum(p->c, "fn");
+    p->op.op = QF_OP_ACTIVATION;
+    p->op.u.activation.n = p->c->dims[0] * p->c->dims[1];
+    p->op.u.activation.glu = glu;
+    if (!fn || qf_ref_act_lookup(fn, &p->op.u.activation.act) != QF_OK) {
+        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: %s: unknown activation fn '%s'", p->cls->name,
+                fn ? fn : "(none)");
+        return -1;
+    }
+    return rows_cols(p);
+}
+
+static int build_act(_qf_case *p, qf_result *r)
+{
+    return build_activation(p, r, 0);
+}
+
+static int build_glu(_qf_case *p, qf_result *r)
+{
+    return build_activation(p, r, 1);
+}
+
+static int inputs_glu(_qf_case *p, qf_result *r, const qf_dist *d)
+{
+    return row_inputs(p, r, d, 1);
+}
+
+static qf_status ref_act(const _qf_case *p, _qf_rowref *rr, const _qf_checked *ck, const qf_ref_opts *o,
+                         qf_ref_out *out)
+{
+    const qf_op_activation *a = &p->op.u.activation;
+    size_t i, n = rr->nr * rr->cols;
+    if (!a->glu)
+        return qf_ref_activation(o, a->act, rr->x, n, out);
+    if (!rr->up) {
+        if (!(rr->up = malloc((n + 1) * sizeof *rr->up)))
+            return QF_ENOMEM;
+        for (i = 0; i < n; i++)
+            rr->up[i] = p->inval[1][ck->idx[i]];
+    }
+    return qf_ref_glu(o, a->act, rr->x, rr->up, n, out);
+}
+
+/* Derived for the cancellation-free forms (docs/bounds.md "Activations"). */
+static qf_status bound_act(const _qf_case *p, const _qf_rowref *rr, _qf_checked *ck)
+{
+    return qf_bound_activation(&p->t->arith, p->outf, (int)p->op.u.activation.act, p->op.u.activation.glu,
+                               rr->nr * rr->cols, rr->x, rr->up, ck->exact, ck->bound);
+}
+
+static const _qf_rowops act_rows = {ref_act, bound_act};
+
+static int reference_act(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
+                         uint64_t tile)
+{
+    (void)ck1;
+    return _qf_reference_rows(p, &act_rows, ck, r, target, tile);
+}
+
+const _qf_opclass _qf_op_activation = {
+    .name = "activation",
+    .abi = QF_OP_ACTIVATION,
+    .bound = "activation",
+    .build = build_act,
+    .tuple_matches = _qf_tuple_in,
+    .inputs = inputs_x,
+    .reference = reference_act,
+};
+
+const _qf_opclass _qf_op_glu = {
+    .name = "glu",
+    .abi = QF_OP_ACTIVATION,
+    .bound = "activation",
+    .build = build_glu,
+    .tuple_matches = _qf_tuple_in,
+    .inputs = inputs_glu,
+    .reference = reference_act,
+};

@@ -656,7 +656,8 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
     r->det_checked = 1;
     r->det_equal = ndiff == 0;
     r->det_first_diff = ndiff ? first : 0;
-    if (p->cls->reference(p, &ck, &ck1, r, target, tile))
+    if (p->cls->rows ? _qf_reference_rows(p, p->cls->rows, &ck, r, target, tile)
+                     : p->cls->reference(p, &ck, &ck1, r, target, tile))
         goto done;
     for (i = 0; i < ck.n; i++)
         ck.got[i] = qf_format_decode(p->outf, _qf_load_code(p->g[0].data, eb, (size_t)ck.idx[i]));

@@ -119,6 +119,9 @@ typedef struct _qf_opclass {
      * per element and r->bound. target and tile: the suite's sampling. */
     int (*reference)(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
                      uint64_t tile);
+    /* Or, for a row-wise op: the row hooks of the shared row reference
+     * (rowref.c), which samples whole rows. */
+    const struct _qf_rowops *rows;
     /* Optional: elements whose non-finite result the claimed arithmetic
      * may produce (accumulator overflow) are marked unchecked; returns how
      * many, and reports the reach and those FAILED (runner.c words the

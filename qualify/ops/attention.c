@@ -89,8 +89,11 @@ static int inputs(_qf_case *p, qf_result *r, const qf_dist *d)
  * ulp, else qf_bound_attention per query row from the exact scores (not
  * with a softcap, whose tanh the derivation does not cover: fitness only);
  * lse: the claimed ulp only. */
-static int reference_attention(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r)
+static int reference_attention(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
+                               uint64_t tile)
 {
+    (void)target;
+    (void)tile;
     const qf_op_attention *a = &p->op.u.attention;
     const double *q = p->inval[0], *k = p->inval[1], *v = p->inval[2];
     const qf_format *fq = qf_format_get(p->t->in[0]), *fk = qf_format_get(p->t->in[1]);
@@ -191,14 +194,6 @@ done:
     return rc;
 }
 
-static int reference(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
-                     uint64_t tile)
-{
-    (void)target;
-    (void)tile;
-    return reference_attention(p, ck, ck1, r);
-}
-
 const _qf_opclass _qf_op_attention = {
     .name = "attention",
     .abi = QF_OP_ATTENTION,
@@ -206,5 +201,5 @@ const _qf_opclass _qf_op_attention = {
     .build = build,
     .tuple_matches = tuple_matches,
     .inputs = inputs,
-    .reference = reference,
+    .reference = reference_attention,
 };

@@ -241,8 +241,10 @@ static void flush_lost(const _qf_case *p, _qf_checked *ck, const qf_bound_coef *
     }
 }
 
-static int reference_gemm(_qf_case *p, _qf_checked *ck, qf_result *r, uint64_t target, uint64_t tile)
+static int reference_gemm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
+                          uint64_t tile)
 {
+    (void)ck1;
     const qf_op_gemm *g = &p->op.u.gemm;
     qf_gemm_desc d = qf_gemm_desc_default();
     qf_bound_coef coef;
@@ -347,13 +349,6 @@ static int reference_gemm(_qf_case *p, _qf_checked *ck, qf_result *r, uint64_t t
     return 0;
 }
 
-static int reference(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
-                     uint64_t tile)
-{
-    (void)ck1;
-    return reference_gemm(p, ck, r, target, tile);
-}
-
 /* NaN / Inf where the claimed accumulator may overflow: unchecked, and
  * the case MISTRUSTED (docs/bounds.md, gemm_range.c). */
 static size_t mark_overflow(const _qf_case *p, _qf_checked *ck, const qf_result *r, double *reach,
@@ -378,7 +373,7 @@ const _qf_opclass _qf_op_gemm = {
     .build = build,
     .tuple_matches = tuple_matches,
     .inputs = inputs,
-    .reference = reference,
+    .reference = reference_gemm,
     .mark_overflow = mark_overflow,
     .acc_max = acc_max,
 };

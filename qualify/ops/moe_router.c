@@ -53,8 +53,12 @@ static int inputs(_qf_case *p, qf_result *r, const qf_dist *d)
  * slot as a legitimate tie (QF_REF_TIE_SET / QF_REF_TIE_ORDER: keys within
  * tie_tol = 0, i.e. exactly equal, or not provably ordered).  Weights: the
  * claimed ulp bound. */
-static int reference_moe(_qf_case *p, _qf_checked *ck, qf_result *r)
+static int reference_moe(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
+                         uint64_t tile)
 {
+    (void)target;
+    (void)tile;
+    (void)ck1;
     const qf_op_moe_router *m = &p->op.u.moe_router;
     qf_ref_moe_params mp;
     qf_ref_opts o64 = qf_ref_opts_default(), oo = qf_ref_opts_default();
@@ -126,15 +130,6 @@ done:
     return rc;
 }
 
-static int reference(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
-                     uint64_t tile)
-{
-    (void)ck1;
-    (void)target;
-    (void)tile;
-    return reference_moe(p, ck, r);
-}
-
 const _qf_opclass _qf_op_moe_router = {
     .name = "moe_router",
     .abi = QF_OP_MOE_ROUTER,
@@ -142,5 +137,5 @@ const _qf_opclass _qf_op_moe_router = {
     .build = build,
     .tuple_matches = _qf_tuple_in,
     .inputs = inputs,
-    .reference = reference,
+    .reference = reference_moe,
 };

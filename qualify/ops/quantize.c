@@ -154,8 +154,12 @@ static int inputs(_qf_case *p, qf_result *r, const qf_dist *d)
  * scale codes and (NVFP4) global scale code are what a correct kernel
  * writes, so any difference is FAILED, naming the first one.  Metrics
  * compare the element values (decoded codes, before scaling) with bound 0. */
-static int reference_quantize(_qf_case *p, _qf_checked *ck, qf_result *r)
+static int reference_quantize(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
+                              uint64_t tile)
 {
+    (void)target;
+    (void)tile;
+    (void)ck1;
     const qf_ref_block_params *bp = &p->op.u.quantize.block;
     qf_ref_opts o = qf_ref_opts_default();
     qf_ref_out q;
@@ -217,15 +221,6 @@ done:
 
 /* Metrics index into the checked list; report real output positions. */
 
-static int reference(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
-                     uint64_t tile)
-{
-    (void)ck1;
-    (void)target;
-    (void)tile;
-    return reference_quantize(p, ck, r);
-}
-
 const _qf_opclass _qf_op_quantize = {
     .name = "quantize",
     .abi = QF_OP_QUANTIZE,
@@ -234,5 +229,5 @@ const _qf_opclass _qf_op_quantize = {
     .build = build,
     .tuple_matches = _qf_tuple_in,
     .inputs = inputs,
-    .reference = reference,
+    .reference = reference_quantize,
 };

@@ -79,13 +79,6 @@ static qf_status bound(const _qf_case *p, const _qf_rowref *rr, _qf_checked *ck)
 
 static const _qf_rowops rope_rows = {ref, bound};
 
-static int reference(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
-                     uint64_t tile)
-{
-    (void)ck1;
-    return _qf_reference_rows(p, &rope_rows, ck, r, target, tile);
-}
-
 const _qf_opclass _qf_op_rope = {
     .name = "rope",
     .abi = QF_OP_ROPE,
@@ -93,5 +86,5 @@ const _qf_opclass _qf_op_rope = {
     .build = build,
     .tuple_matches = _qf_tuple_in,
     .inputs = inputs,
-    .reference = reference,
+    .rows = &rope_rows,
 };

@@ -81,20 +81,6 @@ static qf_status bound_softmax(const _qf_case *p, const _qf_rowref *rr, _qf_chec
 static const _qf_rowops softmax_rows = {ref_softmax, bound_softmax};
 static const _qf_rowops log_softmax_rows = {ref_softmax, NULL};
 
-static int reference_sm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
-                        uint64_t tile)
-{
-    (void)ck1;
-    return _qf_reference_rows(p, &softmax_rows, ck, r, target, tile);
-}
-
-static int reference_lsm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
-                         uint64_t tile)
-{
-    (void)ck1;
-    return _qf_reference_rows(p, &log_softmax_rows, ck, r, target, tile);
-}
-
 const _qf_opclass _qf_op_softmax = {
     .name = "softmax",
     .abi = QF_OP_SOFTMAX,
@@ -102,7 +88,7 @@ const _qf_opclass _qf_op_softmax = {
     .build = build_sm,
     .tuple_matches = _qf_tuple_in,
     .inputs = inputs_x,
-    .reference = reference_sm,
+    .rows = &softmax_rows,
 };
 
 /* No bound is derived for log_softmax: only a claimed max_ulp checks
@@ -114,7 +100,7 @@ const _qf_opclass _qf_op_log_softmax = {
     .build = build_lsm,
     .tuple_matches = _qf_tuple_in,
     .inputs = inputs_x,
-    .reference = reference_lsm,
+    .rows = &log_softmax_rows,
 };
 
 /* ---- rmsnorm, layernorm ---------------------------------------------------- */
@@ -194,13 +180,6 @@ static qf_status bound_norm(const _qf_case *p, const _qf_rowref *rr, _qf_checked
 
 static const _qf_rowops norm_rows = {ref_norm, bound_norm};
 
-static int reference_norm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
-                          uint64_t tile)
-{
-    (void)ck1;
-    return _qf_reference_rows(p, &norm_rows, ck, r, target, tile);
-}
-
 const _qf_opclass _qf_op_rmsnorm = {
     .name = "rmsnorm",
     .abi = QF_OP_RMSNORM,
@@ -208,7 +187,7 @@ const _qf_opclass _qf_op_rmsnorm = {
     .build = build_rms,
     .tuple_matches = tuple_norm,
     .inputs = inputs_norm,
-    .reference = reference_norm,
+    .rows = &norm_rows,
 };
 
 const _qf_opclass _qf_op_layernorm = {
@@ -218,7 +197,7 @@ const _qf_opclass _qf_op_layernorm = {
     .build = build_ln,
     .tuple_matches = tuple_norm,
     .inputs = inputs_norm,
-    .reference = reference_norm,
+    .rows = &norm_rows,
 };
 
 /* ---- activation, glu ---------------------------------------------------------- */
@@ -277,13 +256,6 @@ static qf_status bound_act(const _qf_case *p, const _qf_rowref *rr, _qf_checked 
 
 static const _qf_rowops act_rows = {ref_act, bound_act};
 
-static int reference_act(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
-                         uint64_t tile)
-{
-    (void)ck1;
-    return _qf_reference_rows(p, &act_rows, ck, r, target, tile);
-}
-
 const _qf_opclass _qf_op_activation = {
     .name = "activation",
     .abi = QF_OP_ACTIVATION,
@@ -291,7 +263,7 @@ const _qf_opclass _qf_op_activation = {
     .build = build_act,
     .tuple_matches = _qf_tuple_in,
     .inputs = inputs_x,
-    .reference = reference_act,
+    .rows = &act_rows,
 };
 
 const _qf_opclass _qf_op_glu = {
@@ -301,5 +273,5 @@ const _qf_opclass _qf_op_glu = {
     .build = build_glu,
     .tuple_matches = _qf_tuple_in,
     .inputs = inputs_glu,
-    .reference = reference_act,
+    .rows = &act_rows,
 };

@@ -1,5 +1,5 @@
 /* block_fp8.c: FP8 per-tensor and per-channel scaling from amax with a
- * margin (NVIDIA Transformer Engine's recipe; FACTS.md).
+ * margin (NVIDIA Transformer Engine's recipe; docs/numerics.md#block-scaled-formats).
  *
  * Where rounding happens:
  *   scale      S = RN32((fp8_max / amax) / 2^margin), one rounding from the

@@ -1,5 +1,5 @@
 /* block_group.c: group-wise integer quantization (int4/int8/uint4/uint8
- * per group of 32/64/128 along one axis, FACTS.md "Block-scaled formats").
+ * per group of 32/64/128 along one axis, docs/numerics.md#block-scaled-formats).
  *
  * Where rounding happens (each a single rounding from the exact value):
  *   symmetric   s  = RN_sf(amax / qmax), then at least scale_min

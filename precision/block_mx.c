@@ -1,6 +1,6 @@
 /* block_mx.c: OCP Microscaling (MX v1.0) blocks with an E8M0 scale.
  *
- * Scale (OCP MX v1.0 section 6.3, FACTS.md "Block-scaled formats"): a
+ * Scale (OCP MX v1.0 section 6.3, docs/numerics.md#block-scaled-formats): a
  * block of values v shares X = floor(log2(max |v|)) - emax_elem, stored as
  * the E8M0 code X + 127; the elements are v / 2^X rounded into the element
  * format, values past its largest magnitude clamped to +-max.  X is
@@ -55,7 +55,7 @@ qf_status qf_block_mx_rule_lookup(const char *name, qf_block_mx_rule *out)
     return QF_EPARSE;
 }
 
-/* emax_elem of OCP MX v1.0 table 1 (FACTS.md); MXINT8 (8-bit two's
+/* emax_elem of OCP MX v1.0 table 1, docs/numerics.md#block-scaled-formats; MXINT8 (8-bit two's
  * complement, implicit scale 2^-6, |value| <= 1.984375) has emax 0. */
 int qf_block_mx_emax(qf_format_id elem)
 {

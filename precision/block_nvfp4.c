@@ -1,5 +1,5 @@
 /* block_nvfp4.c: NVFP4, blocks of 16 E2M1 elements with an E4M3 scale and
- * an optional FP32 tensor scale (FACTS.md "Block-scaled formats").
+ * an optional FP32 tensor scale (docs/numerics.md#block-scaled-formats).
  *
  * Where rounding happens (each a single rounding from the exact value):
  *   tensor scale  ts = RN32(tensor_amax / (448 * 6))   (1.0 without one)

@@ -2,7 +2,7 @@
  *
  * Sources (also in docs/precision.md):
  *   IEEE 754-2019 (binary64, binary32, binary16);
- *   bfloat16 and tf32: NVIDIA A100 whitepaper (2020), FACTS.md;
+ *   bfloat16 and tf32: NVIDIA A100 whitepaper (2020), docs/numerics.md#number-formats;
  *   OCP 8-bit Floating Point Specification (OFP8) rev 1.0 (E4M3, E5M2);
  *   AMD/Graphcore FNUZ variants as in ml_dtypes and LLVM (bias +1, NaN 0x80);
  *   OCP Microscaling Formats (MX) v1.0 (E8M0, FP6 E2M3/E3M2, FP4 E2M1).
@@ -22,7 +22,7 @@ static const qf_format formats[QF_FORMAT_COUNT] = {
   { QF_FLOAT64,         "float64",           "f64 fp64 double binary64", QF_KIND_FLOAT, 64, 64, 1, 11, 52, 1023, -1022, 1023, 1, QF_NAN_IEEE, 1, 1, 0x7FEFFFFFFFFFFFFFull, DBL_MAX,             0x1p-1022, 0x1p-1074, 0x1p-52, 0, 0, "IEEE 754-2019 binary64" },
   { QF_FLOAT32,         "float32",           "f32 fp32 float binary32", QF_KIND_FLOAT, 32, 32, 1, 8, 23, 127, -126, 127, 1, QF_NAN_IEEE, 1, 1, 0x7F7FFFFFull, 0x1.fffffep127,      0x1p-126,  0x1p-149,  0x1p-23, 0, 0, "IEEE 754-2019 binary32" },
   { QF_TF32,            "tf32",              "tensorfloat32",        QF_KIND_FLOAT, 19, 32, 1, 8, 10, 127, -126, 127, 1, QF_NAN_IEEE, 1, 1, 0x7F7FE000ull, 0x1.ffcp127,          0x1p-126,  0x1p-136,  0x1p-10, 0, 0, "NVIDIA A100 whitepaper: 8-bit exponent, 10-bit fraction, float32 container" },
-  { QF_BFLOAT16,        "bfloat16",          "bf16",                 QF_KIND_FLOAT, 16, 16, 1, 8, 7, 127, -126, 127, 1, QF_NAN_IEEE, 1, 1, 0x7F7Full, 0x1.fep127,            0x1p-126,  0x1p-133,  0x1p-7, 0, 0, "bfloat16: top half of binary32 (Google Brain; FACTS.md)" },
+  { QF_BFLOAT16,        "bfloat16",          "bf16",                 QF_KIND_FLOAT, 16, 16, 1, 8, 7, 127, -126, 127, 1, QF_NAN_IEEE, 1, 1, 0x7F7Full, 0x1.fep127,            0x1p-126,  0x1p-133,  0x1p-7, 0, 0, "bfloat16: top half of binary32 (Google Brain)" },
   { QF_FLOAT16,         "float16",           "f16 fp16 half binary16", QF_KIND_FLOAT, 16, 16, 1, 5, 10, 15, -14, 15, 1, QF_NAN_IEEE, 1, 1, 0x7BFFull, 65504.0,              0x1p-14,   0x1p-24,   0x1p-10, 0, 0, "IEEE 754-2019 binary16" },
   { QF_FLOAT8_E4M3FN,   "float8_e4m3fn",     "e4m3 e4m3fn fp8_e4m3", QF_KIND_FLOAT, 8, 8, 1, 4, 3, 7, -6, 8, 0, QF_NAN_FN, 1, 1, 0x7Eull, 448.0,                0x1p-6,    0x1p-9,    0x1p-3, 0, 0, "OCP OFP8 rev 1.0: E4M3, no Inf, NaN S.1111.111" },
   { QF_FLOAT8_E4M3FNUZ, "float8_e4m3fnuz",   "e4m3fnuz fp8_e4m3fnuz", QF_KIND_FLOAT, 8, 8, 1, 4, 3, 8, -7, 7, 0, QF_NAN_FNUZ, 0, 1, 0x7Full, 240.0,                0x1p-7,    0x1p-10,   0x1p-3, 0, 0, "AMD gfx942 FP8 (FNUZ): bias 8, NaN 0x80, no Inf, no -0" },

@@ -1,6 +1,6 @@
 /* qf_block.h: block-scaled formats: quantize, dequantize, scales exposed.
  *
- * Four families (docs/block.md, facts from ../shared/FACTS.md):
+ * Four families (docs/block.md, facts in docs/numerics.md#block-scaled-formats):
  *   MX     OCP Microscaling v1.0: blocks of 32 elements (e4m3, e5m2, e2m3,
  *          e3m2, e2m1, MXINT8) sharing one E8M0 scale; the scale rule
  *          (FLOOR, CEIL, EVEN, RCEIL) is a parameter.

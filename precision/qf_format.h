@@ -1,7 +1,7 @@
 /* qf_format.h: number formats, exact decode, correctly rounded encode, ulp.
  *
  * Every format qualify reasons about is described by one qf_format record
- * (the table in precision/format.c, facts from ../shared/FACTS.md and the
+ * (the table in precision/format.c, facts in docs/numerics.md#number-formats and the
  * OCP 8-bit and MX v1.0 specifications).  A value of a format is carried as
  * its code: an unsigned integer holding the format's bit pattern in its low
  * bits (two's complement for the integer formats).  tf32 is the exception

@@ -1,7 +1,7 @@
 /* ulp.c: the unit in the last place of a format, and errors measured in it.
  *
  * Definition (Zimmermann et al., "Accuracy of mathematical functions",
- * FACTS.md): for exact value y with y = 1.f * 2^e, ulp(y) = 2^(max(e, emin)
+ * docs/numerics.md#measuring-accuracy): for exact value y with y = 1.f * 2^e, ulp(y) = 2^(max(e, emin)
  * - man_bits): the spacing of the format around y, clamped at the subnormal
  * step.  The exponent is not clamped at the top, so values past max keep
  * the spacing of their binade.

@@ -401,7 +401,7 @@ qf_status qf_audit_apply(const qf_audit_scheme *s, const double *x, size_t rows,
             (st = qf_block_nvfp4_dequantize(&s->nvfp4, codes, scodes, tcode, rows, cols, y)) != QF_OK)
             break;
         for (i = 0; i < n; i++) {
-            /* 6 is the largest E2M1 value (FACTS.md, float4_e2m1fn). */
+            /* 6 is the largest E2M1 value (docs/numerics.md#number-formats, float4_e2m1fn). */
             double sc = 6.0 * scales[(i / cols) * nb + (i % cols) / s->nvfp4.block] * tscale;
             set_range(lo, hi, i, -sc, sc);
         }

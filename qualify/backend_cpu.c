@@ -2,8 +2,8 @@
  *
  * Host memory is device memory here, so copies are memcpy and
  * synchronize has nothing to wait for.  The table is also the reference a
- * GPU back end starts from (STYLE.md: "a back end is a table of function
- * pointers, filled from the reference table and then overridden").
+ * GPU back end starts from (docs/style.md#back-ends: a back end is a table of
+ * function pointers, filled from the reference table and then overridden).
  */
 #define _POSIX_C_SOURCE 200809L
 

@@ -3,7 +3,7 @@
  * Every bound here is a product of per-rounding factors (1 + eta_i) over
  * the longest chain of roundings, minus one: the form in which Higham's
  * gamma_n and the block-FMA bound of Blanchard, Higham, Lopez, Mary and
- * Pranesh (2020) are proved (../shared/FACTS.md "Error bounds"), and which
+ * Pranesh (2020) are proved (docs/numerics.md#error-bounds), and which
  * is never larger than gamma_n since (1 + u)^n - 1 <= n u / (1 - n u).
  * The derivations are written out in docs/bounds.md.
  *
@@ -170,7 +170,7 @@ qf_status qf_bound_gemm_coef(const qf_arith_claim *claim, size_t k, int epilogue
     b = (double)claim->block_fma;
 
     /* One block step: the block's products (exact: inputs of at most 26
-     * significant bits each, FACTS.md) plus the running sum are added and
+     * significant bits each, docs/numerics.md#exact-references) plus the running sum are added and
      * rounded once (eta = ue).  With truncating alignment each of the b + 1
      * terms also loses less than 2^-(frac + guard) times the largest term
      * (docs/bounds.md "Block FMA"). */

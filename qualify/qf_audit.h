@@ -1,6 +1,6 @@
 /* qf_audit.h: how much error a quantization scheme adds to a tensor.
  *
- * The third use of qualify (DESIGN.md "Users"): an ML engineer has weights
+ * The third use of qualify (README.md, docs/audit.md): an ML engineer has weights
  * or activations in binary64/32/16 and wants to know what e4m3 per-tensor,
  * MXFP4 or int4 group-wise would do to them.  A scheme quantizes a tensor
  * and dequantizes it again (precision/qf_block.h does the arithmetic, every

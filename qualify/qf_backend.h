@@ -40,8 +40,8 @@ typedef struct qf_backend {
     /* Open device number `index` (0 for the CPU); *state is the back end's. */
     qf_status (*open)(int index, void **state);
     void (*close)(void *state);
-    /* Architecture identity: "cpu", "sm_90", "gfx942" (DESIGN.md,
-     * "Enablement and guards"); describe: a longer line (vendor, model, ISA
+    /* Architecture identity: "cpu", "sm_90", "gfx942" (docs/gpu.md
+     * "Back ends"); describe: a longer line (vendor, model, ISA
      * features). */
     qf_status (*arch)(void *state, char *buf, size_t size);
     qf_status (*describe)(void *state, char *buf, size_t size);

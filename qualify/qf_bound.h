@@ -5,7 +5,7 @@
  * order), how it rounds its output, and optionally a claimed ulp bound.  The
  * input formats are not part of the claim: they come with the dtype tuple of
  * the case, and the inputs given to both kernel and reference are already
- * quantized (DESIGN.md "Data flow"), so input rounding is never charged here.
+ * quantized (docs/runner.md "Data flow of one case"), so input rounding is never charged here.
  *
  * From the claim this module derives, per output element, an upper bound on
  * |kernel - exact| that any implementation of the claimed arithmetic obeys.
@@ -16,8 +16,8 @@
  * factor QF_BOUND_SAFETY, which dominates the rounding errors of evaluating
  * them; see docs/bounds.md "Evaluating the bounds").
  *
- * Facts used (../shared/FACTS.md "Error bounds", "How matrix units
- * accumulate"): Higham's gamma_n = n u / (1 - n u); the mixed-precision
+ * Facts used (docs/numerics.md#error-bounds and
+ * docs/numerics.md#matrix-units): Higham's gamma_n = n u / (1 - n u); the mixed-precision
  * block-FMA bound of Blanchard, Higham, Lopez, Mary and Pranesh (2020);
  * the probabilistic bound of Higham and Mary (2019), reported for
  * information only and never used for FAILED (it does not hold for
@@ -39,7 +39,7 @@ extern "C" {
 #define QF_BOUND_SAFETY (1.0 + 0x1p-20)
 
 /* The longest chain of accumulator roundings depends on the order of the
- * additions, so the claim states it (FACTS.md "Error bounds": gamma_n with
+ * additions, so the claim states it (docs/numerics.md#error-bounds: gamma_n with
  * n the longest path). */
 typedef enum qf_sum_order {
     QF_SUM_SEQUENTIAL = 0, /* one running sum over K (per block step) */
@@ -59,7 +59,7 @@ typedef enum qf_var_algo {
  * and override fields: a zeroed struct is NOT a sensible claim (format id 0
  * is float64). */
 typedef struct qf_arith_claim {
-    /* Accumulator: a standard format (FACTS.md matrix-unit table: float32
+    /* Accumulator: a standard format (docs/numerics.md#matrix-units: float32
      * on most units), or, when acc_frac_bits > 0, a non-standard accumulator
      * with that many fraction bits (precision acc_frac_bits + 1) and
      * acc_format's exponent range: H100 FP8 wgmma keeps 13 (about 14
@@ -137,8 +137,8 @@ typedef struct qf_arith_claim {
     /* LayerNorm's variance algorithm (the bound models it). */
     qf_var_algo var_algo;
     /* GEMM: 1 when subnormal inputs and subnormal accumulator results are
-     * flushed to zero (FACTS.md, MI250X fp16/bf16: "input/output subnormals
-     * flushed").  The bound adds what flushing can lose (docs/bounds.md
+     * flushed to zero (docs/numerics.md#matrix-units, MI250X fp16/bf16).
+     * The bound adds what flushing can lose (docs/bounds.md
      * "Flushed subnormals"); 0: gradual underflow, as IEEE 754. */
     int flush_subnormals;
 } qf_arith_claim;

@@ -1,8 +1,8 @@
 /* qf_metrics.h: error metrics of a candidate against an exact reference.
  *
  * Per element: signed error in ulps of the output format relative to the
- * exact value (qf_format_ulp_error: Zimmermann et al., FACTS.md "Accuracy
- * measurement against MPFR"), absolute and relative error, and bound
+ * exact value (qf_format_ulp_error: Zimmermann et al.,
+ * docs/numerics.md#measuring-accuracy), absolute and relative error, and bound
  * utilization = |error| / bound (qf_bound.h).
  * Per case: maxima (with the element that reaches them), percentiles,
  * normwise relative error, bias, RMS, SQNR, cosine similarity, special-value

@@ -1,4 +1,4 @@
-/* qf_report.h: reports of a sweep (DESIGN.md "Data flow" step 8).
+/* qf_report.h: reports of a sweep (docs/runner.md "Data flow of one case", step 8).
  *
  * From the results of a sweep (qf_result.h) and its provenance
  * (qf_provenance.h) this module writes three outputs, documented key by key

@@ -1,5 +1,5 @@
 /* qf_verdict.h: the verdict of one case, from its metrics, the claim's
- * bounds and the suite's fitness policy (DESIGN.md "Verdicts"; definitions
+ * bounds and the suite's fitness policy (docs/verdicts.md "Verdicts"; definitions
  * and policy keys in docs/verdicts.md).
  *
  * Two questions are kept apart:
@@ -10,7 +10,7 @@
  *                most m times a baseline's error) -> else MARGINAL.
  * MISTRUSTED when the check itself is doubtful (too many undecided
  * reference elements, too many zeros in the reference: oneDNN benchdnn's
- * 30%, 90% for matmul, FACTS.md), nothing checked.  A verdict is never
+ * 30%, 90% for matmul, docs/numerics.md#peer-tolerances), nothing checked.  A verdict is never
  * replaced by a sentinel number.
  *
  * Order (docs/verdicts.md): run outcome (UNSUPPORTED, SKIPPED, CRASHED,
@@ -118,7 +118,7 @@ double qf_policy_false_failure(double alpha, size_t seeds);
  * that makes a fitness threshold built from it fail a kernel with
  * independent zero-mean rounding errors with probability at most p_ff over
  * `seeds` seeds and `chains` checked elements (union bound over the
- * 2 exp(-lambda^2 (1-u)^2 / 2) per chain, FACTS.md), for unit roundoff u.
+ * 2 exp(-lambda^2 (1-u)^2 / 2) per chain, docs/numerics.md#error-bounds), for unit roundoff u.
  * NaN when p_ff is not in (0, 1). */
 double qf_policy_lambda(double p_ff, size_t seeds, size_t chains, double u);
 

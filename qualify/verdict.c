@@ -44,7 +44,7 @@ qf_policy qf_policy_default(int is_matmul)
     p.baseline_metric = QF_BASELINE_MAX_ABS;
     p.baseline_tol = 0;
     /* 1% undecided: MPFR's tests treat too many undecided cases as a
-     * failure of the test itself (STYLE.md); the figure is our choice. */
+     * failure of the test itself (docs/style.md#undecided-references); the figure is our choice. */
     p.max_undecided_frac = 0.01;
     /* oneDNN benchdnn: MISTRUSTED over 30% zeros, 90% for matmul. */
     p.max_zero_frac = is_matmul ? 0.90 : 0.30;

@@ -24,7 +24,7 @@
  *                               FlashAttention-2/3 do on GPUs (P is cast to
  *                               the input type for the second matrix
  *                               product; this is their code's behaviour,
- *                               not a FACTS.md fact).
+ *                               not a published numerical fact).
  *
  * Claim: the default float32 arithmetic plus attn_kv_tile = 16 and, for
  * flash_bf16p, attn_p_format = bfloat16: the model of qf_bound_attention

@@ -14,7 +14,7 @@
  * `epilogue` argument of qf_bound_gemm_coef).  alpha and beta must be
  * float32 values, which the supports callback checks.
  *
- * The claim (FACTS.md "Error bounds": a sequential sum is one running
+ * The claim (docs/numerics.md#error-bounds: a sequential sum is one running
  * accumulator, gamma_K |A||B|; the first addition 0 + p_0 is exact, so a
  * rounded product costs no more than the FMA model's step): accumulator
  * float32, block_fma 1, nearest even, sequential, output nearest even;

@@ -23,7 +23,7 @@
  *                             exact in float32 (11 + 11 significant bits).
  *   gemm.cpu.tf32             tf32 a, b: each input is rounded to tf32
  *                             (10 fraction bits) nearest, ties AWAY from zero
- *                             (as cvt.rna.tf32.f32 on sm_80; FACTS.md) -- the
+ *                             (as cvt.rna.tf32.f32 on sm_80; docs/numerics.md#conversions) -- the
  *                             identity on the tf32 codes the runner gives --
  *                             then the 16-lane dot (products exact: 11 + 11
  *                             bits).

@@ -15,7 +15,7 @@
  *       b (DeepSeek-V3 / Transformer Engine "per token x per channel").
  *       Main loop: float32 sums of 128 products (products exact: at most
  *       4 + 4 bits) promoted into a float32 accumulator every 128 (the
- *       CUTLASS / DeepSeek-V3 promotion interval, FACTS.md); epilogue
+ *       CUTLASS / DeepSeek-V3 promotion interval, docs/numerics.md#matrix-units); epilogue
  *       d = s_a[i] * (s_b[j] * acc) in float32, two roundings, as vLLM's
  *       ScaledEpilogue evaluates it.  Claim: promote_interval 128.
  *   gemm.cpu.mxfp8, gemm.cpu.mxfp4  OCP MX v1.0: e8m0 scales per 32

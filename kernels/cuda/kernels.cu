@@ -111,8 +111,8 @@ extern "C" qf_status qf_cuda_gemm_supports(const qf_kernel *k, const qf_op_desc 
 /* ---- Tensor-core GEMM (WMMA, bf16/f16 in, float32 accumulator) -------------
  * One warp per 16x16 tile of D: for k0 = 0, 16, ..., the tile's float32
  * accumulator += A[tile][k0:k0+16] B[k0:k0+16][tile] by one wmma::mma_sync
- * (HMMA m16n8k16 instructions: the tensor core's block FMA, FACTS.md
- * "How matrix units accumulate"), in order of k0; the float32 tile is
+ * (HMMA m16n8k16 instructions: the tensor core's block FMA,
+ * docs/numerics.md#matrix-units), in order of k0; the float32 tile is
  * written, then rounded once to the output format (nearest even).
  * m, n, k multiples of 16 (table.c's limits). */
 using namespace nvcuda;

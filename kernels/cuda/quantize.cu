@@ -1,7 +1,8 @@
 /* quantize.cu: FP8 quantizers on the device (op quantize, qf_kernel.h).
  *
- *   quantize.cuda.mxfp8     MX (OCP Microscaling v1.0, FACTS.md "Block-scaled
- *       formats"): blocks of `block` (32) elements along each row share one
+ *   quantize.cuda.mxfp8     MX (OCP Microscaling v1.0,
+ *       docs/numerics.md#block-scaled-formats): blocks of `block` (32)
+ *       elements along each row share one
  *       E8M0 scale 2^X, X = floor(log2 amax) - emax_elem (8 for e4m3, 15
  *       for e5m2), code X + 127 clamped to [0, 254]; 0xFF for a NaN or
  *       infinite amax, 0x00 for amax 0.  floor(log2 amax) is the exponent

@@ -2,7 +2,7 @@
  *
  * Field layouts: OCP OFP8 rev 1.0 (E4M3 bias 7, NaN S.1111.111; E5M2 bias
  * 15, IEEE specials) and the FNUZ variants (bias 8 / 16, NaN 0x80 only,
- * no Inf, no -0), FACTS.md.
+ * no Inf, no -0), docs/numerics.md#number-formats.
  */
 #include <hip/hip_runtime.h>
 #include <math.h>

@@ -2,7 +2,7 @@
  * conversions (op quantize, qf_kernel.h).
  *
  *   quantize.hip.fp8_fnuz   float32 -> float8_e4m3fnuz / float8_e5m2fnuz
- *       (FACTS.md: bias 8 / 16, NaN 0x80 only, no Inf, no -0), per-tensor
+ *       (docs/numerics.md#number-formats: bias 8 / 16, NaN 0x80 only, no Inf, no -0), per-tensor
  *       scaling as precision/qf_block.h "fp8": amax over the tensor (one
  *       block, fixed order), scale = float32(fp8_max / amax) by IEEE
  *       division (FLT_MAX on overflow; 1.0 for amax 0, NaN or Inf), each
@@ -140,7 +140,7 @@ extern "C" qf_status qf_hip_quantize_run(void *ctx, const qf_kernel_call *call)
     if (n == 0)
         return QF_OK;
     bf8 = o->block.fp8.elem == QF_FLOAT8_E5M2FNUZ;
-    fp8_max = bf8 ? 57344.0f : 240.0f; /* FACTS.md: e5m2fnuz 57344, e4m3fnuz 240 */
+    fp8_max = bf8 ? 57344.0f : 240.0f; /* docs/numerics.md#number-formats: e5m2fnuz 57344, e4m3fnuz 240 */
     QF_HIP(hipMalloc((void **)&bad, sizeof(int)));
     QF_HIP(hipMemset(bad, 0, sizeof(int)));
     hipLaunchKernelGGL(hk_fp8_amax_scale, dim3(1), dim3(256), 0, 0, (const float *)X->data, n, fp8_max,

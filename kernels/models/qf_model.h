@@ -3,8 +3,7 @@
  *
  * One parametrized block-FMA model (Fasi, Higham, Mikaitis and Pranesh,
  * "Numerical behavior of NVIDIA tensor cores", PeerJ CS 2021; Khattak and
- * Mikaitis, "Accurate models of NVIDIA tensor cores"; ../shared/FACTS.md
- * "How matrix units accumulate"):
+ * Mikaitis, "Accurate models of NVIDIA tensor cores"; docs/numerics.md#matrix-units):
  *   - products of the (low-precision) inputs are exact (optionally
  *     truncated to product_frac_bits fraction bits: MI300);
  *   - QF_MODEL_SUM_BLOCK: a block of `block` products plus the running
@@ -77,7 +76,7 @@ typedef struct qf_model_params {
     const char *source;   /* where the parameters come from */
 } qf_model_params;
 
-/* The presets (FACTS.md table), n entries. */
+/* The presets (the table of docs/numerics.md#matrix-units), n entries. */
 const qf_model_params *qf_model_presets(size_t *n);
 /* The preset with this name, or NULL. */
 const qf_model_params *qf_model_preset(const char *name);

@@ -1,5 +1,5 @@
-/* table.c: the model presets (../shared/FACTS.md "How matrix units
- * accumulate") and their registration as GEMM kernels gemm.model.<preset>.
+/* table.c: the model presets (docs/numerics.md#matrix-units) and their
+ * registration as GEMM kernels gemm.model.<preset>.
  *
  * Sources: Fasi, Higham, Mikaitis and Pranesh, "Numerical behavior of
  * NVIDIA tensor cores" (PeerJ CS 2021): V100/T4/A100 exact products,
@@ -8,7 +8,7 @@
  * alignment bits per generation (V100 23, A100 24, H100/B200 25, Hopper
  * fp8 13); DeepSeek-V3 technical report (2024) section 3.3.2: Hopper FP8
  * keeps about 14 bits, promotion every 128 elements of K; Microsoft
- * MMA-Sim and FACTS.md for the AMD rows.  What the sources leave open is a
+ * MMA-Sim (arXiv 2511.10909) for the AMD rows.  What the sources leave open is a
  * parameter with the most likely value, listed in docs/models.md.
  */
 #include <stdlib.h>
@@ -32,9 +32,9 @@
 #define E4FZ QF_FLOAT8_E4M3FNUZ
 #define E5FZ QF_FLOAT8_E5M2FNUZ
 
-#define SRC_NV  "Fasi-Higham-Mikaitis-Pranesh 2021; Khattak-Mikaitis; FACTS.md"
-#define SRC_FP8 "Khattak-Mikaitis; DeepSeek-V3 report 3.3.2; FACTS.md"
-#define SRC_AMD "FACTS.md (MMA-Sim); docs/models.md assumptions"
+#define SRC_NV  "Fasi-Higham-Mikaitis-Pranesh 2021; Khattak-Mikaitis 2025"
+#define SRC_FP8 "Khattak-Mikaitis 2025; DeepSeek-V3 report 3.3.2"
+#define SRC_AMD "MMA-Sim (Xie et al. 2025); docs/models.md assumptions"
 
 /* clang-format off */
 #define P(NAME, SIM, A, B, SUM, BLOCK, ALIGN_F, ALIGN, PROD_F, ROUND, FLUSH, PROMOTE, SRC)                   \
@@ -246,7 +246,7 @@ static qf_status model_run(void *ctx, const qf_kernel_call *call)
 #define CLAIM_H100F8P CL(13, 32, RTZ, 1, 0, 128)
 #define CLAIM_L40SF8  CL(13, 16, RTZ, 1, 0, 0)
 #define CLAIM_B200F8  CL(0, 32, RTZ, 1, 2, 0)
-/* MI250X flushes subnormal inputs and results (FACTS.md): claimed. */
+/* MI250X flushes subnormal inputs and results (MMA-Sim; docs/numerics.md#matrix-units): claimed. */
 #define CLAIM_MI250X                                                                                         \
     {                                                                                                        \
         .acc_format = QF_FLOAT32, .acc_frac_bits = 0, .block_fma = 1, .acc_round = RNE, .align_truncates = 0, \

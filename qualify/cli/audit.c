@@ -194,7 +194,7 @@ static int audit_npy(audit_ctx *ctx, const char *path, size_t *found)
                       : a.dtype == QF_NPY_RAW16 ? qf_format_get(QF_BFLOAT16) : NULL) != NULL &&
                fmt->storage_bits == (a.dtype == QF_NPY_RAW16 ? 16 : 8)) {
         /* ml_dtypes saves bfloat16 as '<V2' and its FP8 types as 'V1' / 'f1'
-         * (FACTS.md): the bits are codes of a format the file does not name. */
+         * (github.com/jax-ml/ml_dtypes): the bits are codes of a format the file does not name. */
         uint64_t *bits = malloc((a.count ? a.count : 1) * sizeof *bits);
         size_t i;
         if (!bits || qf_npy_get_bits(&a, bits) != QF_OK) {

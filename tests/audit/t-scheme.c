@@ -81,7 +81,7 @@ END_TEST
 
 START_TEST(test_cast)
 {
-    /* 448 is the e4m3fn max (FACTS.md); 2^-12 is below half its smallest
+    /* 448 is the e4m3fn max (docs/numerics.md#number-formats); 2^-12 is below half its smallest
      * subnormal 2^-9, so it flushes to zero; 1000 saturates. */
     const double x[4] = {1.5, 1000, 0x1p-12, -448};
     double y[4], lo[4], hi[4];

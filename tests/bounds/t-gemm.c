@@ -3,7 +3,7 @@
  * does less (a float16 accumulator claimed as float32).
  *
  * The simulations are test-only models of the matrix-unit arithmetic of
- * FACTS.md "How matrix units accumulate": an accumulator of f fraction bits,
+ * docs/numerics.md#matrix-units: an accumulator of f fraction bits,
  * blocks of b exact products added to it and rounded once (nearest-even or
  * toward zero), optionally with the terms aligned to the block's largest
  * exponent and truncated (Fasi, Higham, Mikaitis, Pranesh 2021), optionally
@@ -251,7 +251,7 @@ START_TEST(test_f32_truncating)
     c.acc_round = QF_ROUND_RTZ;
     c.out_round = QF_ROUND_RTZ;
     expect_holds(&s, &c, qf_format_get(QF_BFLOAT16), qf_format_get(QF_FLOAT32), 0.1);
-    /* the probabilistic bound does not hold for truncation (FACTS.md) */
+    /* the probabilistic bound does not hold for truncation (docs/numerics.md#error-bounds) */
     ck_assert_int_eq(qf_bound_gemm_coef(&c, 1024, 0, qf_format_get(QF_FLOAT32), 3, &coef), QF_OK);
     ck_assert(isnan(coef.prob));
 }
@@ -378,7 +378,7 @@ START_TEST(test_coef_shapes)
     ck_assert_int_eq(qf_bound_gemm_coef(&c, 1024, 0, f32, 0, &b), QF_OK);
     ck_assert(b.chain == 11);
     ck_assert(isnan(b.prob));
-    /* output rounding to bf16 adds u_out = 2^-8 (FACTS.md), 1 ulp = 2^-7 for RTZ */
+    /* output rounding to bf16 adds u_out = 2^-8 (docs/numerics.md#error-bounds), 1 ulp = 2^-7 for RTZ */
     c = qf_arith_claim_default();
     ck_assert_int_eq(qf_bound_gemm_coef(&c, 16, 0, bf16, 0, &a), QF_OK);
     ck_assert(a.rel_out >= 0x1p-8 && a.rel_out < 0x1p-8 * 1.001);
@@ -409,7 +409,7 @@ END_TEST
 
 /* Growth exponent of simulated accumulators (qf_metrics_growth): the mean
  * relative error over K = 64 .. 4096 on positive data grows like sqrt(K)
- * for round-to-nearest (random walk) and like K for truncation (FACTS.md
+ * for round-to-nearest (random walk) and like K for truncation (docs/numerics.md#error-bounds
  * "Error bounds"). */
 static double growth_of(qf_round rnd)
 {

@@ -1,7 +1,7 @@
 /* qf_test.h: conventions shared by the Check suites.
  *
  * - A fixed default seed; QF_SEED overrides it and the seed in use is
- *   printed by every suite (STYLE.md practice 7).
+ *   printed by every suite (docs/style.md#seeds).
  * - QF_TEST_SCALE multiplies iteration counts (QF_TEST_SCALE=10 or more is
  *   the long mode); QF_TEST_LONG=1 is a shorthand for a scale of 10.
  * - qf_test_run() runs a suite and turns the result into the exit code.

@@ -394,7 +394,7 @@ START_TEST(test_quantized_members)
 END_TEST
 
 /* Non-default encoding: non-saturating overflow gives the format's
- * overflow value (NaN for e4m3fn, FACTS.md "Conversions"). */
+ * overflow value (NaN for e4m3fn, docs/numerics.md#conversions). */
 START_TEST(test_encode_opts)
 {
     const qf_format *f = F(QF_FLOAT8_E4M3FN);

@@ -2,7 +2,7 @@
  * inputs that pin each preset's behaviour to the published findings:
  * truncation instead of rounding (Fasi, Higham, Mikaitis, Pranesh 2021),
  * no guard bits or sticky bit at alignment, the bits each generation
- * keeps (Khattak and Mikaitis; FACTS.md table), block boundaries, the
+ * keeps (Khattak and Mikaitis; docs/numerics.md#matrix-units), block boundaries, the
  * 13 bits of Hopper FP8 and DeepSeek-V3's promotion, MI250X's float32
  * tree and flushing, MI300's "rounds down" and odd/even halves.
  * Every expected value is written as an exact binary64 constant and

@@ -2,7 +2,7 @@
  * refs/qf_dot.h) and its own derived bound (qf_bound.h), the registered
  * claims, and the DeepSeek-V3 evidence (technical report, section 3.3.2:
  * FP8 GEMM on Hopper at K = 4096 shows a relative error near 2%; promoting
- * to float32 every 128 elements of K fixes it; FACTS.md).
+ * to float32 every 128 elements of K fixes it; docs/numerics.md#matrix-units).
  */
 #include <math.h>
 #include <stdint.h>

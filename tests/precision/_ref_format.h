@@ -1,10 +1,10 @@
 /* _ref_format.h: an MPFR emulation of every qualify number format, written
- * from the format definitions (FACTS.md "Number formats", OCP OFP8 rev 1.0,
+ * from the format definitions (docs/numerics.md#number-formats, OCP OFP8 rev 1.0,
  * OCP MX v1.0) and independent of precision/encode.c and decode.c.  The
  * precision tests compare the library against it.
  *
  * The format parameters come from the qf_format record; t-decode checks
- * every record against a transcription of the FACTS.md table, so a wrong
+ * every record against a transcription of the table in docs/numerics.md#number-formats, so a wrong
  * row cannot hide here.
  *
  * Rounding follows the MPFR manual's recipe for emulating a format with
@@ -108,7 +108,7 @@ static inline uint64_t ref_sign_bit(const qf_format *f)
 }
 
 /* The code of a format value given as fields; tf32 codes live in the float32
- * container with the low 13 bits zero (FACTS.md table: tf32 "stored in 32"). */
+ * container with the low 13 bits zero (docs/numerics.md#number-formats: tf32 held in 32 bits). */
 static inline uint64_t ref_code_fields(const qf_format *f, int neg, uint64_t biased, uint64_t frac)
 {
     uint64_t c = (neg ? ref_sign_bit(f) : 0) | (biased << f->man_bits) | frac;
@@ -253,7 +253,7 @@ static inline uint64_t ref_float_max_code(const qf_format *f, int neg)
 
 /* What an overflowing result or an infinite input becomes when not
  * saturated: +-Inf if the format has Inf, its NaN if it has NaN but no Inf,
- * +-max if neither (FACTS.md "Conversions"; OCP OFP8 5.3; MX v1.0). */
+ * +-max if neither (docs/numerics.md#conversions; OCP OFP8 5.3; MX v1.0). */
 static inline uint64_t ref_float_overflow_value(const qf_format *f, int neg)
 {
     if (f->has_inf)
@@ -444,7 +444,7 @@ static inline uint64_t ref_encode_d(const qf_format *f, double x, qf_round r, in
     return out[sat != 0];
 }
 
-/* ---- Decoding from fields (FACTS.md table) ---------------------------------- */
+/* ---- Decoding from fields (docs/numerics.md) --------------------------------- */
 
 /* What a code is, from its fields: 'n' NaN, 'i' infinity, 'v' a value (set
  * into v, which needs 64 bits of precision). */

@@ -1,7 +1,7 @@
 /* t-decode.c: qf_format_decode, qf_format_decode_mpfr, qf_format_is_nan and
  * qf_format_is_inf against values MPFR builds from each code's sign,
  * exponent and fraction fields (_ref_format.h), and the format table
- * (precision/format.c) against a transcription of FACTS.md "Number formats".
+ * (precision/format.c) against a transcription of docs/numerics.md#number-formats.
  *
  * Every code of every format of 16 bits or less is checked; float32 and
  * tf32 get random codes plus their special codes; float64 random codes.
@@ -17,7 +17,7 @@
 #define N_WIDE     200000L
 #define MAX_REPORT 12
 
-/* FACTS.md "Number formats", one row per format (IEEE 754 for float64 and
+/* docs/numerics.md#number-formats, one row per format (IEEE 754 for float64 and
  * float32; the integer ranges by definition).  tf32: the table says "as
  * float32" for max and min subnormal; with 10 fraction bits (NVIDIA A100
  * whitepaper) the exact values are (2 - 2^-10) 2^127 and 2^-136. */

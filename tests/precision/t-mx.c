@@ -29,7 +29,7 @@
 
 static const qf_format_id elems[] = {QF_FLOAT8_E4M3FN, QF_FLOAT8_E5M2,   QF_FLOAT6_E2M3FN,
                                      QF_FLOAT6_E3M2FN, QF_FLOAT4_E2M1FN, QF_INT8};
-/* OCP MX v1.0 / FACTS.md: emax_elem, fraction bits, largest element */
+/* OCP MX v1.0 / docs/numerics.md#block-scaled-formats: emax_elem, fraction bits, largest element */
 static const int ref_emax[] = {8, 15, 2, 4, 2, 0};
 static const int ref_mbits[] = {3, 2, 3, 2, 1, 6};
 static const double ref_max[] = {448.0, 57344.0, 7.5, 28.0, 6.0, 1.984375};

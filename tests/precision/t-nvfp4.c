@@ -1,5 +1,5 @@
 /* t-nvfp4.c: NVFP4 quantization (qf_block_nvfp4_*) against an MPFR
- * reference written from the definition (FACTS.md "Block-scaled formats"):
+ * reference written from the definition (docs/numerics.md#block-scaled-formats):
  *   ts = RN32(tensor_amax / (448 * 6)) (1.0 without a tensor scale or for
  *        an all-zero tensor),
  *   s  = (block_amax / 6) / ts clamped to [scale_min, 448], then rounded

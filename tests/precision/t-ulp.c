@@ -1,5 +1,5 @@
 /* t-ulp.c: qf_format_ulp and qf_format_ulp_error against their MPFR
- * definitions (FACTS.md "Accuracy measurement against MPFR"; Zimmermann et
+ * definitions (docs/numerics.md#measuring-accuracy; Zimmermann et
  * al., "Accuracy of mathematical functions"):
  *   ulp(x) = 2^(max(e, emin) - man_bits), x = 1.f * 2^e, clamped at the
  *   subnormal step; 1 for integer formats; NaN for NaN and Inf;

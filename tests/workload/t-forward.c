@@ -121,7 +121,7 @@ START_TEST(test_fp8_promotion)
     run(&h, &th);
     run(&pr, &tp);
     run(&bw, &tb);
-    /* DeepSeek-V3 report 3.3.2 (FACTS.md): ~14 bits kept without promotion. */
+    /* DeepSeek-V3 report 3.3.2 (docs/numerics.md#matrix-units): ~14 bits kept without promotion. */
     ck_assert_msg(th.local[QF_WL_OP_GEMM] > tp.local[QF_WL_OP_GEMM], "h100 %g <= promote128 %g",
                   th.local[QF_WL_OP_GEMM], tp.local[QF_WL_OP_GEMM]);
     ck_assert_msg(tp.local[QF_WL_OP_GEMM] > 100 * tb.local[QF_WL_OP_GEMM], "promote128 %g, b200 %g",

@@ -384,7 +384,9 @@ void qf_registry_free(qf_registry *r);
  * struct_size (QF_EUNSUPPORTED), a NULL or malformed name, run or dtypes,
  * an op or kind out of range, a name already registered (QF_EINVAL). */
 qf_status qf_registry_add(qf_registry *r, const qf_kernel *k);
-/* Register the built-in kernels (kernels/cpu, kernels/models and kernels/bad). */
+/* Register the built-in kernels: kernels/cpu, kernels/models, kernels/bad,
+ * then the CUDA and HIP ones when those back ends are linked in (the list
+ * is kernels/families.c). */
 qf_status qf_registry_add_builtins(qf_registry *r);
 /* dlopen a plugin and call its QF_PLUGIN_ENTRY; QF_EIO when it cannot be
  * loaded or lacks the symbol, the entry's status when it fails.  Kernels

@@ -12,10 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_families.h"
 #include "_registry.h"
-#include "bad/qf_bad.h"
 #include "qf_kernel.h"
-#include "qf_model.h"
 
 /* ---- Ops ------------------------------------------------------------------------ */
 
@@ -753,52 +752,31 @@ size_t qf_registry_match(const qf_registry *r, const char *glob, const qf_kernel
     return n;
 }
 
-/* GPU kernels register from their back ends' archives (kernels/cuda/table.c,
- * kernels/hip/table.c) when those are linked in (QF_HAVE_CUDA / QF_HAVE_HIP
- * builds link them whole); weak references keep libqualify free of CUDA and
- * HIP, as qualify/backend_cpu.c does for the back-end tables.  Registering
- * touches no device: without one the kernels are listed and their cases
- * are UNSUPPORTED (qualify/runner_device.c). */
-#if defined(__GNUC__)
-extern qf_status qf_cuda_register_kernels(qf_registry *r) __attribute__((weak));
-extern qf_status qf_hip_register_kernels(qf_registry *r) __attribute__((weak));
-#else
-static qf_status (*const qf_cuda_register_kernels)(qf_registry *r) = NULL;
-static qf_status (*const qf_hip_register_kernels)(qf_registry *r) = NULL;
-#endif
+/* The built-in kernels: every family of kernels/families.c in its order,
+ * each table in table order.  The list is walked, never named here, so a
+ * family (or a back end linked in) is added without editing the registry. */
+static qf_status add_family(qf_registry *r, const _qf_family *f)
+{
+    if (f->table) {
+        size_t i, n = 0;
+        const qf_kernel *t = f->table(&n);
+        for (i = 0; i < n; i++) {
+            qf_status s = qf_registry_add(r, &t[i]);
+            if (s != QF_OK)
+                return s;
+        }
+    }
+    return f->add ? f->add(r) : QF_OK;
+}
 
 qf_status qf_registry_add_builtins(qf_registry *r)
 {
     size_t i, n = 0;
-    const qf_kernel *t = qf_kernels_cpu(&n);
+    const _qf_family *f = _qf_families_get(&n);
     if (!r)
         return QF_EINVAL;
     for (i = 0; i < n; i++) {
-        qf_status s = qf_registry_add(r, &t[i]);
-        if (s != QF_OK)
-            return s;
-    }
-    /* kernels/models: CPU models of matrix-unit arithmetic (qf_model.h). */
-    t = qf_kernels_models(&n);
-    for (i = 0; i < n; i++) {
-        qf_status s = qf_registry_add(r, &t[i]);
-        if (s != QF_OK)
-            return s;
-    }
-    /* kernels/bad: known-bad kernels that prove detection (qf_bad.h). */
-    t = qf_kernels_bad(&n);
-    for (i = 0; i < n; i++) {
-        qf_status s = qf_registry_add(r, &t[i]);
-        if (s != QF_OK)
-            return s;
-    }
-    if (qf_cuda_register_kernels) {
-        qf_status s = qf_cuda_register_kernels(r);
-        if (s != QF_OK)
-            return s;
-    }
-    if (qf_hip_register_kernels) {
-        qf_status s = qf_hip_register_kernels(r);
+        qf_status s = add_family(r, &f[i]);
         if (s != QF_OK)
             return s;
     }

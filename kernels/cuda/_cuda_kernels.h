@@ -28,7 +28,7 @@ qf_status qf_cuda_quantize_supports(const qf_kernel *k, const qf_op_desc *op, co
                                     char *why, size_t why_size);
 qf_status qf_cuda_quantize_run(void *ctx, const qf_kernel_call *call);
 
-/* Register the CUDA kernels (table.c); called by qf_registry_add_builtins. */
+/* Register the CUDA kernels (table.c); listed in kernels/families.c. */
 qf_status qf_cuda_register_kernels(qf_registry *r);
 
 #ifdef __cplusplus

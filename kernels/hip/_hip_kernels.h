@@ -21,7 +21,7 @@ qf_status qf_hip_quantize_supports(const qf_kernel *k, const qf_op_desc *op, con
                                    char *why, size_t why_size);
 qf_status qf_hip_quantize_run(void *ctx, const qf_kernel_call *call);
 
-/* Register the HIP kernels (table.c); called by qf_registry_add_builtins. */
+/* Register the HIP kernels (table.c); listed in kernels/families.c. */
 qf_status qf_hip_register_kernels(qf_registry *r);
 
 #ifdef __cplusplus

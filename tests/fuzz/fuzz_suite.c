@@ -2,7 +2,7 @@
  *
  * Build (clang and libFuzzer from Debian's packages), from the source root:
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 \
- *     -Iqualify -Iprecision tests/fuzz/fuzz_suite.c qualify/suite.c \
+ *     -Iqualify -Iprecision tests/fuzz/fuzz_suite.c qualify/suite*.c \
  *     qualify/status.c precision/format.c -lyaml -lm -o fuzz_suite
  *   ./fuzz_suite -max_total_time=20 -max_len=4096 tests/suite/data shapes
  *

@@ -7,6 +7,10 @@
  * and where it shows).  shapes/detection.yaml runs each inside and outside
  * the region where its defect shows; tests/kernels/t-bad checks that
  * qualify catches every one and passes every one where it is right.
+ *
+ * Most are a correct kernel plus one defect (DERIVED below): the good
+ * kernel's own code, so that a fix to it reaches the bad one.  origin.c
+ * names the good kernel and the defect of each, and says where it shows.
  */
 #include <stddef.h>
 
@@ -67,68 +71,100 @@ static const qf_dtype_tuple rope_f32[] = {
     { .name = "f32",           .in = { F32 },                  .out = { F32 },      .arith = CLAIM_F32_SEQ },
 };
 
-#define KERNEL_CFG(NAME, OP, DESC, DTYPES, RUN, SUPPORTS, CFG)                               \
+/* A known-bad kernel derived from a correct one: the good kernel's run
+ * (and, unless the bad kernel's scope is narrower, supports) function,
+ * with kernel->user naming the one defect (a _qf_defect, or a
+ * configuration whose first member is the _qf_defect; a compound literal
+ * at file scope has static storage, C11 6.5.2.5).  origin.c names the good
+ * kernel and the defect of every entry; tests/kernels/t-bad checks them. */
+#define DERIVED(NAME, OP, DESC, DTYPES, RUN, SUPPORTS, USER)                                 \
     { .abi_version = QF_KERNEL_ABI_VERSION, .struct_size = sizeof(qf_kernel), .name = NAME, \
       .op = OP, .kind = QF_KERNEL_KNOWN_BAD, .description = DESC, .backend = "cpu",         \
       .archs = "cpu", .simulates = NULL, .dtypes = DTYPES,                                  \
       .n_dtypes = sizeof DTYPES / sizeof DTYPES[0], .run = RUN, .supports = SUPPORTS,       \
-      .user = (void *)(CFG) }
+      .user = (void *)(USER) }
+#define DEFECT(D) (&(const _qf_defect){D})
+#define FLASH(D, P) (&(const _qf_cpu_flash_cfg){.defect = D, .kv_tile = 16, .p_format = P})
 
-#define KERNEL(NAME, OP, DESC, DTYPES, RUN, SUPPORTS)                                        \
-    { .abi_version = QF_KERNEL_ABI_VERSION, .struct_size = sizeof(qf_kernel), .name = NAME, \
-      .op = OP, .kind = QF_KERNEL_KNOWN_BAD, .description = DESC, .backend = "cpu",         \
-      .archs = "cpu", .simulates = NULL, .dtypes = DTYPES,                                  \
-      .n_dtypes = sizeof DTYPES / sizeof DTYPES[0], .run = RUN, .supports = SUPPORTS }
+/* A known-bad kernel with its own code (origin.c says why). */
+#define KERNEL(NAME, OP, DESC, DTYPES, RUN, SUPPORTS) DERIVED(NAME, OP, DESC, DTYPES, RUN, SUPPORTS, NULL)
 
 static const qf_kernel bad_kernels[] = {
-    KERNEL("gemm.bad.f16acc",                QF_OP_GEMM,
-           "known-bad: float16 accumulation claimed as float32 (shows for K > 1)",
-           gemm_f16,   _qf_bad_gemm_f16acc_run,          _qf_bad_gemm_supports),
-    KERNEL("gemm.bad.tile64",                QF_OP_GEMM,
-           "known-bad: the edge M-tile drops the last product of K (shows when M % 64 != 0)",
-           gemm_f32,   _qf_bad_gemm_tile64_run,          _qf_bad_gemm_supports),
-    KERNEL("gemm.bad.h100_fp8_as_f32",       QF_OP_GEMM,
+    /* gemm.cpu.f16acc as it is (a float16 accumulator), claimed as a
+     * float32 one: the defect is the claim (a half-precision accumulator
+     * mistaken for a float32 one, as a GEMM run with CUBLAS_COMPUTE_16F). */
+    DERIVED("gemm.bad.f16acc",                QF_OP_GEMM,
+            "known-bad: float16 accumulation claimed as float32 (shows for K > 1)",
+            gemm_f16,   _qf_cpu_gemm_fast_run,       _qf_bad_gemm_supports, _QF_CPU_GEMM_FAST_F16ACC),
+    /* gemm.cpu.naive.f32 + an off-by-one K loop in the edge M-tile (a
+     * remainder tile written apart from the main tiles and wrong). */
+    DERIVED("gemm.bad.tile64",                QF_OP_GEMM,
+            "known-bad: the edge M-tile drops the last product of K (shows when M % 64 != 0)",
+            gemm_f32,   _qf_cpu_gemm_f32_run,        _qf_bad_gemm_supports, DEFECT(_QF_DEFECT_GEMM_EDGE_TILE_K)),
+    /* gemm.model.h100.e4m3 as it is, claimed as float32 accumulation: the
+     * defect is the claim (DeepSeek-V3's finding on H100 FP8 GEMMs). */
+    KERNEL("gemm.bad.h100_fp8_as_f32",        QF_OP_GEMM,
            "known-bad: H100 FP8 model without promotion claimed as float32 accumulation (shows at large K)",
-           gemm_e4m3,  _qf_bad_gemm_fp8_as_f32_run,      _qf_bad_gemm_supports),
-    KERNEL("gemm.bad.racy_order",            QF_OP_GEMM,
-           "known-bad: summation order varies run to run, claimed bitwise deterministic (shows for K >= 3)",
-           gemm_f32,   _qf_bad_gemm_racy_run,            _qf_bad_gemm_supports),
-    KERNEL("gemm.bad.overrun",               QF_OP_GEMM,
-           "known-bad: writes one element past its output (shows for odd N)",
-           gemm_f32,   _qf_bad_gemm_overrun_run,         _qf_bad_gemm_supports),
-    KERNEL("gemm.bad.unwritten",             QF_OP_GEMM,
-           "known-bad: leaves the last N % 8 columns unwritten (shows when N % 8 != 0)",
-           gemm_f32,   _qf_bad_gemm_unwritten_run,       _qf_bad_gemm_supports),
-    KERNEL("softmax.bad.nomax",              QF_OP_SOFTMAX,
-           "known-bad: softmax without max subtraction (expf overflows for entries above ~88)",
-           row_f32,    _qf_bad_softmax_nomax_run,        _qf_bad_softmax_supports),
-    KERNEL("layernorm.bad.onepass",          QF_OP_LAYERNORM,
-           "known-bad: one-pass variance E[x^2] - E[x]^2 (cancellation when |mean| >> std)",
-           row_f32,    _qf_bad_layernorm_onepass_run,    _qf_bad_norm_supports),
-    KERNEL("rmsnorm.bad.no_eps",             QF_OP_RMSNORM,
-           "known-bad: RMSNorm that ignores eps (shows when eps is not negligible against mean x^2)",
-           row_f32,    _qf_bad_rmsnorm_no_eps_run,       _qf_bad_norm_supports),
-    KERNEL("attention.bad.drop_tail",        QF_OP_ATTENTION,
+           gemm_e4m3,  _qf_bad_gemm_fp8_as_f32_run, _qf_bad_gemm_supports),
+    /* gemm.cpu.naive.f32 + a sum order that changes per call (atomics or
+     * a split reduction ordered by thread timing). */
+    DERIVED("gemm.bad.racy_order",            QF_OP_GEMM,
+            "known-bad: summation order varies run to run, claimed bitwise deterministic (shows for K >= 3)",
+            gemm_f32,   _qf_cpu_gemm_f32_run,        _qf_bad_gemm_supports, DEFECT(_QF_DEFECT_GEMM_RACY_ORDER)),
+    /* gemm.cpu.naive.f32 + a vector (pair) store at an odd row end. */
+    DERIVED("gemm.bad.overrun",               QF_OP_GEMM,
+            "known-bad: writes one element past its output (shows for odd N)",
+            gemm_f32,   _qf_cpu_gemm_f32_run,        _qf_bad_gemm_supports, DEFECT(_QF_DEFECT_GEMM_PAIR_OVERRUN)),
+    /* gemm.cpu.naive.f32 + an epilogue that stores whole chunks of 8 only. */
+    DERIVED("gemm.bad.unwritten",             QF_OP_GEMM,
+            "known-bad: leaves the last N % 8 columns unwritten (shows when N % 8 != 0)",
+            gemm_f32,   _qf_cpu_gemm_f32_run,        _qf_bad_gemm_supports, DEFECT(_QF_DEFECT_GEMM_UNWRITTEN_TAIL)),
+    /* softmax.cpu.f32 without the max subtraction (the naive textbook form). */
+    DERIVED("softmax.bad.nomax",              QF_OP_SOFTMAX,
+            "known-bad: softmax without max subtraction (expf overflows for entries above ~88)",
+            row_f32,    _qf_cpu_softmax_f32_run,     _qf_cpu_softmax_supports, DEFECT(_QF_DEFECT_SOFTMAX_NO_MAX)),
+    /* layernorm.cpu.twopass.f32 with the one-pass variance (Welford 1962
+     * and Chan, Golub, LeVeque 1983 on why E[x^2] - E[x]^2 cancels). */
+    DERIVED("layernorm.bad.onepass",          QF_OP_LAYERNORM,
+            "known-bad: one-pass variance E[x^2] - E[x]^2 (cancellation when |mean| >> std)",
+            row_f32,    _qf_cpu_layernorm_twopass_run, _qf_cpu_rmsnorm_supports, DEFECT(_QF_DEFECT_LAYERNORM_ONE_PASS)),
+    /* rmsnorm.cpu.f32 that forgets eps. */
+    DERIVED("rmsnorm.bad.no_eps",             QF_OP_RMSNORM,
+            "known-bad: RMSNorm that ignores eps (shows when eps is not negligible against mean x^2)",
+            row_f32,    _qf_cpu_rmsnorm_f32_run,     _qf_cpu_rmsnorm_supports, DEFECT(_QF_DEFECT_RMSNORM_NO_EPS)),
+    KERNEL("attention.bad.drop_tail",         QF_OP_ATTENTION,
            "known-bad: drops the last KV tile of 64 (shows when seq_k % 64 != 0)",
            attn_f32,   _qf_bad_attention_drop_tail_run,  _qf_bad_attention_supports),
-    KERNEL("quantize.bad.mx_scale_off",      QF_OP_QUANTIZE,
+    KERNEL("quantize.bad.mx_scale_off",       QF_OP_QUANTIZE,
            "known-bad: MX scale one binade high in blocks whose amax is just below a power of two",
            quant_mx,   _qf_bad_quantize_mx_scale_off_run, _qf_bad_quantize_supports),
-    KERNEL("quantize.bad.e4m3_nan_overflow", QF_OP_QUANTIZE,
+    KERNEL("quantize.bad.e4m3_nan_overflow",  QF_OP_QUANTIZE,
            "known-bad: e4m3 encoder turns overflow into NaN while claiming to saturate",
            quant_e4m3, _qf_bad_quantize_e4m3_nan_run,    _qf_bad_quantize_supports),
-    KERNEL_CFG("attention.bad.flash_norescale", QF_OP_ATTENTION,
-               "known-bad: flash attention that does not rescale its running sum (shows when seq_k > 16)",
-               flash_f32, _qf_cpu_attention_flash_run, _qf_cpu_attention_supports, &_qf_bad_flash_norescale_cfg),
-    KERNEL_CFG("attention.bad.flash_bf16p_as_f32", QF_OP_ATTENTION,
-               "known-bad: flash attention rounding P to bfloat16 while claiming float32 P (shows for seq_k > 1)",
-               flash_f32, _qf_cpu_attention_flash_run, _qf_cpu_attention_supports, &_qf_bad_flash_bf16p_cfg),
-    KERNEL_CFG("rope.bad.f16_angle",             QF_OP_ROPE,
-               "known-bad: RoPE with the angle rounded to float16 (shows at positions > 0)",
-               rope_f32,  _qf_cpu_rope_run,            _qf_cpu_rope_supports,      &_qf_bad_rope_f16_angle_cfg),
-    KERNEL_CFG("layernorm.bad.welford_sq",       QF_OP_LAYERNORM,
-               "known-bad: Welford LayerNorm adding delta^2 to M2 (no (k-1)/k factor; shows for cols > 1)",
-               welford_f32, _qf_cpu_layernorm_welford_run, _qf_cpu_rmsnorm_supports, &_qf_bad_welford_sq_cfg),
+    /* attention.cpu.flash.f32 whose running sum misses the rescale by
+     * exp(m_old - m_new) (the online softmax of Milakov and Gimelshein
+     * 2018 rescales both O and l). */
+    DERIVED("attention.bad.flash_norescale",   QF_OP_ATTENTION,
+            "known-bad: flash attention that does not rescale its running sum (shows when seq_k > 16)",
+            flash_f32,  _qf_cpu_attention_flash_run, _qf_cpu_attention_supports,
+            FLASH(_QF_DEFECT_FLASH_NO_RESCALE_L, QF_FLOAT32)),
+    /* attention.cpu.flash_bf16p as it is (P rounded to bfloat16) on float32
+     * data, claimed with float32 P: the defect is the claim. */
+    DERIVED("attention.bad.flash_bf16p_as_f32", QF_OP_ATTENTION,
+            "known-bad: flash attention rounding P to bfloat16 while claiming float32 P (shows for seq_k > 1)",
+            flash_f32,  _qf_cpu_attention_flash_run, _qf_cpu_attention_supports,
+            FLASH(_QF_DEFECT_NONE, QF_BFLOAT16)),
+    /* rope.cpu.f32 with the angle computed in float16 (half-precision
+     * position embeddings). */
+    DERIVED("rope.bad.f16_angle",              QF_OP_ROPE,
+            "known-bad: RoPE with the angle rounded to float16 (shows at positions > 0)",
+            rope_f32,   _qf_cpu_rope_run,            _qf_cpu_rope_supports, DEFECT(_QF_DEFECT_ROPE_F16_ANGLE)),
+    /* layernorm.cpu.welford.f32 with M2 += delta^2 (Welford's update
+     * without its (k - 1) / k factor). */
+    DERIVED("layernorm.bad.welford_sq",        QF_OP_LAYERNORM,
+            "known-bad: Welford LayerNorm adding delta^2 to M2 (no (k-1)/k factor; shows for cols > 1)",
+            welford_f32, _qf_cpu_layernorm_welford_run, _qf_cpu_rmsnorm_supports,
+            DEFECT(_QF_DEFECT_WELFORD_NO_FACTOR)),
 };
 /* clang-format on */
 

@@ -108,7 +108,36 @@ typedef struct _qf_cpu_norm_args {
 } _qf_cpu_norm_args;
 qf_status _qf_cpu_norm_args_get(const qf_kernel_call *call, qf_op op, _qf_cpu_norm_args *a);
 
-/* The run and supports functions of the built-in kernels (table.c). */
+/* The defects a known-bad kernel (kernels/bad) switches on in a correct
+ * kernel, one each: a known-bad kernel is its good kernel's run function
+ * with kernel->user naming one of these (kernels/bad/origin.c says which
+ * good kernel and which defect, docs/kernels.md "Known-bad kernels" how
+ * to add one).  Every correct kernel runs with _QF_DEFECT_NONE. */
+typedef enum _qf_defect {
+    _QF_DEFECT_NONE = 0,
+    _QF_DEFECT_GEMM_EDGE_TILE_K,    /* gemm.c: rows of the edge M-tile of 64 drop the last product */
+    _QF_DEFECT_GEMM_RACY_ORDER,     /* gemm.c: the sum starts at an index that changes per call */
+    _QF_DEFECT_GEMM_PAIR_OVERRUN,   /* gemm.c: odd N, the last column is stored as a pair */
+    _QF_DEFECT_GEMM_UNWRITTEN_TAIL, /* gemm.c: only whole chunks of 8 columns are stored */
+    _QF_DEFECT_SOFTMAX_NO_MAX,      /* softmax.c: expf(z), no max subtracted */
+    _QF_DEFECT_LAYERNORM_ONE_PASS,  /* layernorm.c: var = E[x^2] - E[x]^2 */
+    _QF_DEFECT_RMSNORM_NO_EPS,      /* rmsnorm.c: eps is never added */
+    _QF_DEFECT_FLASH_NO_RESCALE_L,  /* attention_flash.c: the running sum is not rescaled */
+    _QF_DEFECT_WELFORD_NO_FACTOR,   /* layernorm_welford.c: M2 += delta * delta */
+    _QF_DEFECT_ROPE_F16_ANGLE,      /* rope.c: the angle rounded to float16 */
+} _qf_defect;
+
+/* The defect of a run: ctx (kernel->user) is NULL, or points to a
+ * _qf_defect or to a configuration whose first member is one (a pointer
+ * to a structure, converted, points to its first member: C11 6.7.2.1). */
+static inline _qf_defect _qf_cpu_defect(const void *ctx)
+{
+    return ctx ? *(const _qf_defect *)ctx : _QF_DEFECT_NONE;
+}
+
+/* The run and supports functions of the built-in kernels (table.c).
+ * gemm.cpu.naive.f32, softmax.cpu.f32, rmsnorm.cpu.f32 and
+ * layernorm.cpu.twopass.f32 take ctx NULL or a const _qf_defect *. */
 qf_status _qf_cpu_gemm_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
                                 char *why, size_t why_size);
 qf_status _qf_cpu_gemm_f32_run(void *ctx, const qf_kernel_call *call);
@@ -123,7 +152,10 @@ qf_status _qf_cpu_softmax_f32_run(void *ctx, const qf_kernel_call *call);
 qf_status _qf_cpu_rmsnorm_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
                                    char *why, size_t why_size);
 qf_status _qf_cpu_rmsnorm_f32_run(void *ctx, const qf_kernel_call *call);
-/* gemm_fast.c: the candidate GEMMs; kernel->user holds the algorithm. */
+/* gemm_fast.c: the candidate GEMMs; kernel->user holds the algorithm.
+ * That of gemm.cpu.f16acc (gemm_fast.c's GF_F16ACC), which the known-bad
+ * gemm.bad.f16acc runs too: */
+#define _QF_CPU_GEMM_FAST_F16ACC ((void *)(intptr_t)4)
 qf_status _qf_cpu_gemm_fast_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
                                      char *why, size_t why_size);
 qf_status _qf_cpu_gemm_fast_run(void *ctx, const qf_kernel_call *call);
@@ -157,24 +189,18 @@ void _qf_cpu_attn_st(const qf_tensor *t, int64_t off, float v);
 int64_t _qf_cpu_attn_off(const qf_tensor *t, int64_t a, int64_t b, int64_t c, int64_t d);
 
 /* attention_flash.c: the flash-style forward, parametrized so that the
- * known-bad variants (kernels/bad/attention_flash.c) share it. */
+ * known-bad variants (kernels/bad) share it. */
 typedef struct _qf_cpu_flash_cfg {
-    int kv_tile;             /* keys per tile */
-    qf_format_id p_format;   /* P rounded to this before P V; QF_FLOAT32: not rounded */
-    int defect_no_rescale_l; /* known-bad: the running sum is not rescaled */
+    _qf_defect defect;     /* first (_qf_cpu_defect): none, or _QF_DEFECT_FLASH_NO_RESCALE_L */
+    int kv_tile;           /* keys per tile */
+    qf_format_id p_format; /* P rounded to this before P V; QF_FLOAT32: not rounded */
 } _qf_cpu_flash_cfg;
 qf_status _qf_cpu_attention_flash(const qf_kernel_call *call, const _qf_cpu_flash_cfg *cfg);
 /* kernel->user: a const _qf_cpu_flash_cfg * */
 qf_status _qf_cpu_attention_flash_run(void *ctx, const qf_kernel_call *call);
-/* layernorm_welford.c: ctx NULL, or a const _qf_cpu_welford_cfg * */
-typedef struct _qf_cpu_welford_cfg {
-    int defect_no_factor; /* known-bad: M2 += delta * delta */
-} _qf_cpu_welford_cfg;
+/* layernorm_welford.c and rope.c: ctx NULL, or a const _qf_defect *
+ * (_QF_DEFECT_WELFORD_NO_FACTOR, _QF_DEFECT_ROPE_F16_ANGLE). */
 qf_status _qf_cpu_layernorm_welford_run(void *ctx, const qf_kernel_call *call);
-/* rope.c: kernel->user: a const _qf_cpu_rope_cfg * */
-typedef struct _qf_cpu_rope_cfg {
-    int defect_f16_angle; /* known-bad: the angle rounded to float16 */
-} _qf_cpu_rope_cfg;
 qf_status _qf_cpu_rope_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
                                 char *why, size_t why_size);
 qf_status _qf_cpu_rope_run(void *ctx, const qf_kernel_call *call);

@@ -101,7 +101,7 @@ qf_status _qf_cpu_attention_flash(const qf_kernel_call *call, const _qf_cpu_flas
                         rowsum = rowsum + p;
                         s[j] = round_p(pf, p);
                     }
-                    l = (cfg->defect_no_rescale_l ? l : l * alpha) + rowsum;
+                    l = (cfg->defect == _QF_DEFECT_FLASH_NO_RESCALE_L ? l : l * alpha) + rowsum;
                     for (c = 0; c < x.DV; c++) {
                         float pv = 0.0f;
                         for (j = 0; j < n; j++) {

@@ -21,9 +21,23 @@
  * bitwise deterministic, also across thread counts (rows are spread over
  * OpenMP threads, each element's sum order is fixed).  The table entries
  * are in table.c.
+ *
+ * Known-bad variants (kernels/bad) run this code with one _qf_defect in
+ * kernel->user (NULL here): _QF_DEFECT_GEMM_EDGE_TILE_K (rows from
+ * m - m % 64 on, the edge tile of a kernel that tiles M by 64, sum one
+ * product short), _QF_DEFECT_GEMM_RACY_ORDER (each element's sum starts at
+ * index rot % K, rot changing from call to call, as an order set by thread
+ * timing would), _QF_DEFECT_GEMM_PAIR_OVERRUN (odd N: the last column is
+ * stored as the pair (value, 0), one element past the row) and
+ * _QF_DEFECT_GEMM_UNWRITTEN_TAIL (the last N % 8 columns are never
+ * stored).  With a defect the rows run on one thread, in order, as the
+ * defective kernels were written: the overrun's stray 0 lands in the next
+ * row before that row is computed and overwrites it.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #if defined(_OPENMP)
 #include <omp.h>
@@ -85,7 +99,23 @@ qf_status _qf_cpu_gemm_supports(const qf_kernel *k, const qf_op_desc *op, const 
     return QF_OK;
 }
 
-static qf_status gemm_run_typed(const qf_kernel_call *call, load_fn ld, store_fn st)
+/* The rotation of _QF_DEFECT_GEMM_RACY_ORDER: a clock reading taken once
+ * per process, plus one per call, so that two calls in a row always start
+ * their sums at different indices (a bare clock reading could repeat). */
+static unsigned long _racy_rotation(void)
+{
+    static unsigned long base, calls;
+    static int have_base;
+    if (!have_base) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        base = (unsigned long)ts.tv_nsec / 1024u + (unsigned long)ts.tv_sec;
+        have_base = 1;
+    }
+    return base + calls++;
+}
+
+static qf_status gemm_run_typed(const qf_kernel_call *call, load_fn ld, store_fn st, _qf_defect defect)
 {
     const qf_op_gemm *g;
     const qf_dtype_tuple *t = call->dtype;
@@ -151,6 +181,12 @@ static qf_status gemm_run_typed(const qf_kernel_call *call, load_fn ld, store_fn
 
     {
         int64_t r0 = 0;
+        /* The defects' parameters: the first row of the edge M-tile, the
+         * columns stored, the starting index of every sum. */
+        int64_t edge_first = defect == _QF_DEFECT_GEMM_EDGE_TILE_K ? mtot - mtot % 64 : INT64_MAX;
+        int64_t n_stored = defect == _QF_DEFECT_GEMM_UNWRITTEN_TAIL ? n - n % 8 : n;
+        unsigned long rot = defect == _QF_DEFECT_GEMM_RACY_ORDER ? _racy_rotation() : 0;
+        int64_t start = k > 0 ? (int64_t)(rot % (unsigned long)k) : 0;
         for (p = 0; p < problems; p++) {
             int64_t m = groups ? (int64_t)g->group_m[p] : mtot;
             int64_t pa = groups ? 0 : p; /* a, c, d: the stacked matrix when grouped */
@@ -158,15 +194,17 @@ static qf_status gemm_run_typed(const qf_kernel_call *call, load_fn ld, store_fn
             int nth = call->threads;
 #if defined(_OPENMP)
 #pragma omp parallel for schedule(static)                                                                    \
-    num_threads(nth > 0 ? nth : omp_get_max_threads()) if (m * n * k > 65536)
+    num_threads(nth > 0 ? nth : omp_get_max_threads()) if (m * n * k > 65536 && defect == _QF_DEFECT_NONE)
 #endif
             for (i = 0; i < m; i++) {
-                int64_t j, l, r = r0 + i;
+                int64_t j, l, r = r0 + i, kk = r >= edge_first && k > 0 ? k - 1 : k;
                 for (j = 0; j < n; j++) {
                     float acc = 0.0f;
-                    for (l = 0; l < k; l++) {
-                        float a = ld(A->data, trans_a ? _qf_cpu_off(A, pa, l, r) : _qf_cpu_off(A, pa, r, l));
-                        float b = ld(B->data, trans_b ? _qf_cpu_off(B, p, j, l) : _qf_cpu_off(B, p, l, j));
+                    for (l = 0; l < kk; l++) {
+                        int64_t ll = start ? (start + l) % k : l;
+                        float a =
+                            ld(A->data, trans_a ? _qf_cpu_off(A, pa, ll, r) : _qf_cpu_off(A, pa, r, ll));
+                        float b = ld(B->data, trans_b ? _qf_cpu_off(B, p, j, ll) : _qf_cpu_off(B, p, ll, j));
                         float prod = a * b;
                         acc = acc + prod;
                     }
@@ -176,7 +214,13 @@ static qf_status gemm_run_typed(const qf_kernel_call *call, load_fn ld, store_fn
                         float bc = beta * ld(C->data, _qf_cpu_off(C, pa, r, j));
                         acc = acc + bc;
                     }
+                    if (j >= n_stored)
+                        continue;
                     st(D->data, _qf_cpu_off(D, pa, r, j), acc);
+                    if (defect == _QF_DEFECT_GEMM_PAIR_OVERRUN && n % 2 && j == n - 1)
+                        /* The pair store's second lane: one element past
+                         * the row (past the buffer in the last row). */
+                        st(D->data, _qf_cpu_off(D, pa, r, j) + 1, 0.0f);
                 }
             }
             (void)nth;
@@ -189,12 +233,10 @@ static qf_status gemm_run_typed(const qf_kernel_call *call, load_fn ld, store_fn
 
 qf_status _qf_cpu_gemm_f32_run(void *ctx, const qf_kernel_call *call)
 {
-    (void)ctx;
-    return gemm_run_typed(call, ld_f32, st_f32);
+    return gemm_run_typed(call, ld_f32, st_f32, _qf_cpu_defect(ctx));
 }
 
 qf_status _qf_cpu_gemm_bf16_run(void *ctx, const qf_kernel_call *call)
 {
-    (void)ctx;
-    return gemm_run_typed(call, ld_bf16, st_bf16);
+    return gemm_run_typed(call, ld_bf16, st_bf16, _qf_cpu_defect(ctx));
 }

@@ -16,6 +16,12 @@
  * rounded sqrtf then a division: at most 1.5 ulps --, then * r, * w, + b).
  * Claim: the default float32 arithmetic.  weight_offset must be 0 and n at
  * most 2^24 (n exact in float32).  Deterministic.
+ *
+ * The known-bad layernorm.bad.onepass (kernels/bad) is this kernel with
+ * _QF_DEFECT_LAYERNORM_ONE_PASS in kernel->user (NULL here): the variance
+ * is the one-pass E[x^2] - E[x]^2, v = float32(S2 / n) - mu * mu with
+ * S2 = sum_j x_j * x_j sequential float32, then + eps as above; it cancels
+ * when |mean| >> std (and can come out negative: NaN).
  */
 #include <math.h>
 #include <stdint.h>
@@ -30,7 +36,7 @@ qf_status _qf_cpu_layernorm_twopass_run(void *ctx, const qf_kernel_call *call)
     const qf_tensor *X, *W, *B, *Y;
     int64_t rows, cols, r;
     qf_status s;
-    (void)ctx;
+    int one_pass = _qf_cpu_defect(ctx) == _QF_DEFECT_LAYERNORM_ONE_PASS;
     if ((s = _qf_cpu_norm_args_get(call, QF_OP_LAYERNORM, &a)) != QF_OK)
         return s;
     o = a.o;
@@ -48,12 +54,23 @@ qf_status _qf_cpu_layernorm_twopass_run(void *ctx, const qf_kernel_call *call)
         for (j = 0; j < cols; j++)
             sum = sum + _qf_f32_of_bits(x[_qf_cpu_off(X, 0, r, j)]);
         mu = sum / (float)cols;
-        for (j = 0; j < cols; j++) {
-            float d = _qf_f32_of_bits(x[_qf_cpu_off(X, 0, r, j)]) - mu;
-            float sq = d * d;
-            q = q + sq;
+        if (one_pass) {
+            float m2 = mu * mu;
+            for (j = 0; j < cols; j++) {
+                float xv = _qf_f32_of_bits(x[_qf_cpu_off(X, 0, r, j)]);
+                float sq = xv * xv;
+                q = q + sq;
+            }
+            v = q / (float)cols;
+            v = v - m2;
+        } else {
+            for (j = 0; j < cols; j++) {
+                float d = _qf_f32_of_bits(x[_qf_cpu_off(X, 0, r, j)]) - mu;
+                float sq = d * d;
+                q = q + sq;
+            }
+            v = q / (float)cols;
         }
-        v = q / (float)cols;
         v = (float)((double)v + o->eps);
         rs = 1.0f / sqrtf(v);
         for (j = 0; j < cols; j++) {

@@ -19,7 +19,7 @@
  * The known-bad variant layernorm.bad.welford_sq (kernels/bad) adds
  * delta * delta to M2 instead of delta * (x_k - M_new), forgetting the
  * factor (k - 1) / k: M2 too large by about sum_k delta_k^2 / k
- * (cfg->defect_no_factor; kernel->user, NULL for the correct kernel).
+ * (_QF_DEFECT_WELFORD_NO_FACTOR in kernel->user, NULL for the correct kernel).
  */
 #include <math.h>
 #include <stdint.h>
@@ -29,7 +29,7 @@
 
 qf_status _qf_cpu_layernorm_welford_run(void *ctx, const qf_kernel_call *call)
 {
-    const _qf_cpu_welford_cfg *cfg = ctx;
+    _qf_defect defect = _qf_cpu_defect(ctx);
     _qf_cpu_norm_args a;
     int64_t r;
     qf_status s;
@@ -44,7 +44,7 @@ qf_status _qf_cpu_layernorm_welford_run(void *ctx, const qf_kernel_call *call)
             float xk = _qf_f32_of_bits(x[_qf_cpu_off(a.x, 0, r, j)]);
             float delta = xk - mean, step = delta / (float)(j + 1), d2;
             mean = mean + step;
-            d2 = cfg && cfg->defect_no_factor ? delta : xk - mean;
+            d2 = defect == _QF_DEFECT_WELFORD_NO_FACTOR ? delta : xk - mean;
             d2 = delta * d2;
             m2 = m2 + d2;
         }

@@ -11,6 +11,10 @@
  * square root within elem_ulp, then * r, * w, + b).  weight_offset must be
  * 0 (the supports callback declines Gemma's 1 + w, which would add a
  * rounding); n up to 2^24 so that n is a float32.  Deterministic.
+ *
+ * The known-bad rmsnorm.bad.no_eps (kernels/bad) is this kernel with
+ * _QF_DEFECT_RMSNORM_NO_EPS in kernel->user (NULL here): v = q / n, eps
+ * never added.
  */
 #include <math.h>
 #include <stdint.h>
@@ -80,7 +84,7 @@ qf_status _qf_cpu_rmsnorm_f32_run(void *ctx, const qf_kernel_call *call)
     const qf_tensor *X, *W, *B, *Y;
     int64_t rows, cols, r;
     qf_status s;
-    (void)ctx;
+    int no_eps = _qf_cpu_defect(ctx) == _QF_DEFECT_RMSNORM_NO_EPS;
     if ((s = _qf_cpu_norm_args_get(call, QF_OP_RMSNORM, &a)) != QF_OK)
         return s;
     o = a.o;
@@ -101,7 +105,8 @@ qf_status _qf_cpu_rmsnorm_f32_run(void *ctx, const qf_kernel_call *call)
             q = q + sq;
         }
         v = q / (float)cols;
-        v = (float)((double)v + o->eps);
+        if (!no_eps)
+            v = (float)((double)v + o->eps);
         rs = 1.0f / sqrtf(v);
         for (j = 0; j < cols; j++) {
             float xv = _qf_f32_of_bits(x[_qf_cpu_off(X, 0, r, j)]);

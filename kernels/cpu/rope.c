@@ -19,7 +19,7 @@
  * (docs/bounds.md "RoPE").  Deterministic.
  *
  * The known-bad variant rope.bad.f16_angle (kernels/bad) rounds the angle
- * to float16 before cosf / sinf (cfg->defect_f16_angle).
+ * to float16 before cosf / sinf (_QF_DEFECT_ROPE_F16_ANGLE).
  */
 #include <math.h>
 #include <stdint.h>
@@ -44,7 +44,7 @@ qf_status _qf_cpu_rope_supports(const qf_kernel *k, const qf_op_desc *op, const 
 
 qf_status _qf_cpu_rope_run(void *ctx, const qf_kernel_call *call)
 {
-    const _qf_cpu_rope_cfg *cfg = ctx;
+    _qf_defect defect = _qf_cpu_defect(ctx);
     const qf_op_rope *o;
     const qf_tensor *X, *Y;
     const qf_format *f16 = qf_format_get(QF_FLOAT16);
@@ -84,7 +84,7 @@ qf_status _qf_cpu_rope_run(void *ctx, const qf_kernel_call *call)
                 int64_t ib = o->layout == QF_REF_ROPE_HALF ? i + half : 2 * i + 1;
                 float e = (float)(2 * i) / (float)RD, inv_f = 1.0f / powf(th, e), angle = (float)pos * inv_f;
                 float c, sn, xa, xb, p1, p2;
-                if (cfg && cfg->defect_f16_angle)
+                if (defect == _QF_DEFECT_ROPE_F16_ANGLE)
                     angle = (float)qf_format_decode(f16, qf_format_encode(f16, angle, QF_ROUND_RNE, 0, 0, 0));
                 c = cosf(angle);
                 sn = sinf(angle);

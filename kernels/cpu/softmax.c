@@ -14,6 +14,11 @@
  * Special rows follow IEEE arithmetic and so match the reference's
  * UNDEFINED rows (qf_ref.h): a NaN, a +inf entry, or a row of -inf only
  * gives NaN everywhere; -inf entries of other rows give exactly 0.
+ *
+ * The known-bad softmax.bad.nomax (kernels/bad) is this kernel with
+ * _QF_DEFECT_SOFTMAX_NO_MAX in kernel->user (NULL here): m is taken as 0,
+ * so e_j = expf(z_j - 0) = expf(z_j) (subtracting +0 changes no float,
+ * -0 included), which overflows once some z_j > 88.7.
  */
 #include <math.h>
 #include <stdint.h>
@@ -68,7 +73,7 @@ qf_status _qf_cpu_softmax_f32_run(void *ctx, const qf_kernel_call *call)
     int64_t rows, cols, r;
     double scale;
     qf_status s;
-    (void)ctx;
+    int no_max = _qf_cpu_defect(ctx) == _QF_DEFECT_SOFTMAX_NO_MAX;
     if ((s = _qf_cpu_softmax_args_get(call, &o, &X, &Y)) != QF_OK)
         return s;
     rows = (int64_t)o->rows;
@@ -92,6 +97,8 @@ qf_status _qf_cpu_softmax_f32_run(void *ctx, const qf_kernel_call *call)
         }
         if (has_nan)
             m = NAN;
+        if (no_max)
+            m = 0.0f;
         for (j = 0; j < cols; j++) {
             int64_t oy = _qf_cpu_off(Y, 0, r, j);
             float e = expf(_qf_f32_of_bits(y[oy]) - m);

@@ -150,7 +150,6 @@ static const qf_dtype_tuple layernorm_welford_f32[] = {
 static const qf_dtype_tuple rope_f32[] = {
     { .name = "f32",      .in = { QF_FLOAT32 }, .out = { QF_FLOAT32 }, .arith = CLAIM_F32_SEQ },
 };
-static const _qf_cpu_rope_cfg rope_cfg = { .defect_f16_angle = 0 };
 
 #define KERNEL_CFG(NAME, OP, DESC, DTYPES, RUN, SUPPORTS, CFG)                                  \
     { .abi_version = QF_KERNEL_ABI_VERSION, .struct_size = sizeof(qf_kernel), .name = NAME,    \
@@ -335,7 +334,7 @@ static const qf_kernel cpu_kernels[] = {
            layernorm_welford_f32, _qf_cpu_layernorm_welford_run, _qf_cpu_rmsnorm_supports),
     KERNEL_CFG("rope.cpu.f32", QF_OP_ROPE,
                "float32 RoPE, interleaved or half layout: float32 inv_freq and angle, cosf / sinf, rotate",
-               rope_f32, _qf_cpu_rope_run, _qf_cpu_rope_supports, &rope_cfg),
+               rope_f32, _qf_cpu_rope_run, _qf_cpu_rope_supports, NULL),
 };
 /* clang-format on */
 

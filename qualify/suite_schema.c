@@ -13,7 +13,7 @@ static const char *const act_names[] = {"gelu", "gelu_erf", "gelu_tanh", "silu",
 static const char *const rope_layouts[] = {"interleaved", "half", NULL};
 static const char *const router_scores[] = {"softmax", "sigmoid", NULL};
 static const char *const quant_families[] = {"mx", "nvfp4", "group", "fp8", NULL};
-/* The MX scale rules of FACTS.md ("Block-scaled formats"): floor is the
+/* The MX scale rules of docs/numerics.md#block-scaled-formats: floor is the
  * OCP reference rule, rceil the cuBLAS one. */
 static const char *const scale_rules[] = {"floor", "ceil", "even", "rceil", NULL};
 static const char *const round_modes[] = {"rne", "rna", "rtz", "up", "down", "stochastic", NULL};

@@ -2,7 +2,7 @@
  *
  * Tensor-core arithmetic differs per architecture, so a tensor-core kernel
  * is registered once per architecture family it runs on, each record
- * claiming that family's published arithmetic (../shared/FACTS.md "How
+ * claiming that family's published arithmetic (docs/numerics.md#matrix-units "How
  * matrix units accumulate": A100 fp16/bf16 block 8 with 24 fraction bits,
  * H100 fp16/bf16 block 16 with 25, H100 fp8 block 32 with 13 and L40S fp8
  * block 16 with 13, alignment truncating, round toward zero).  The claims

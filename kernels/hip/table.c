@@ -1,7 +1,7 @@
 /* table.c: the HIP kernels' records and claims (kernels.hip computes them).
  *
  * MFMA arithmetic per target, from the CPU models of the same hardware
- * (qf_model_claim of kernels/models presets; ../shared/FACTS.md "How
+ * (qf_model_claim of kernels/models presets; docs/numerics.md#matrix-units "How
  * matrix units accumulate"): gfx90a (MI250X) fp16/bf16 groups of 4 summed
  * by a pairwise float32 tree, subnormals flushed, nearest even; gfx940 is a
  * CDNA3 (MI300-series) target and is claimed with the MI300 facts, which

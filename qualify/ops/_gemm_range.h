@@ -38,7 +38,7 @@ double _qf_rr_acc_max(const qf_arith_claim *claim);
  * or +-Inf (a truncating accumulator overflows to +-max), or whose result
  * and reference are both non-finite (NaN against Inf): no evidence either
  * way.  A NaN or Inf result where the rounded reference is finite is not
- * marked: it stays FAILED (DESIGN.md "Verdicts"), and *n_failed counts
+ * marked: it stays FAILED (docs/verdicts.md "Verdicts"), and *n_failed counts
  * those the overflow explains.  Returns how many were marked; *worst gets
  * the largest intermediate estimate of either kind (0 when none). */
 size_t _qf_rr_gemm_mark_overflow(double rel, double f, double acc_max, size_t n, const double *absb,

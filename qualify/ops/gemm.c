@@ -59,7 +59,7 @@ static int tuple_matches(const qf_suite_case *c, const qf_dtype_tuple *t)
     return _qf_fmt_eq(_qf_role(c, "a"), t->in[0]) && _qf_fmt_eq(_qf_role(c, "b"), t->in[1]);
 }
 
-/* A per-tensor scaled FP8 operand (Transformer Engine's recipe, FACTS.md):
+/* A per-tensor scaled FP8 operand (Transformer Engine's recipe, docs/numerics.md#block-scaled-formats):
  * draw in binary64, S = fp8_max / amax as a float32 (qf_block_fp8), codes =
  * round(x * S) saturating; the kernel gets the codes and the float32
  * dequantization scale s = float32(1 / S) (value = decode(code) * s, the

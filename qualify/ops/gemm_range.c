@@ -106,7 +106,7 @@ size_t _qf_rr_gemm_mark_overflow(double rel, double f, double acc_max, size_t n,
         if (reach > *worst)
             *worst = reach;
         /* NaN or Inf where the reference is finite stays checked: FAILED
-         * (DESIGN.md "Verdicts"), the overflow only explains it. */
+         * (docs/verdicts.md "Verdicts"), the overflow only explains it. */
         if (!isfinite(got[i]) && isfinite(rounded[i])) {
             (*n_failed)++;
             continue;

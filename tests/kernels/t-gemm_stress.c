@@ -8,7 +8,7 @@
  *     gives NaN (Inf - Inf) or Inf where the exact result is finite or
  *     rounds to Inf.  Before: FAILED ("special values differ", "NaN or Inf
  *     where the reference is finite") for a kernel doing exactly what it
- *     claims.  Now, per DESIGN.md: FAILED where a NaN or Inf stands
+ *     claims.  Now, per docs/verdicts.md "Verdicts": FAILED where a NaN or Inf stands
  *     against a finite rounded reference, with the reason naming the
  *     overflow of the claimed accumulator; MISTRUSTED where the rounded
  *     reference is non-finite too (docs/bounds.md "Overflow of the
@@ -195,7 +195,7 @@ START_TEST(regressions)
     qf_runner_summary sum;
     run_suite(yaml, reg, &sum);
     /* 2 inputs x 6 shapes x 2 group sizes x 3 seeds */
-    /* NaN or Inf where the rounded reference is finite: FAILED (DESIGN.md),
+    /* NaN or Inf where the rounded reference is finite: FAILED (docs/verdicts.md),
      * the reason naming the overflow; elements where the reference is
      * non-finite too are no evidence: MISTRUSTED.  Never QUALIFIED. */
     {

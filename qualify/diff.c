@@ -58,19 +58,27 @@ static void shape_text(const qf_result *r, char *buf, size_t size)
     }
 }
 
+/* The same (kernel, arch, op, dtype, op parameters, dims): the identity
+ * of a shape as qualify enable keys it, so a relu failure is not a lost
+ * gelu shape.  Parameters compare by their key (qf_enable_param_key), in
+ * which a default spelled out in one suite and left out in another are
+ * the same. */
 static int same_shape(const qf_result *a, const qf_result *b)
 {
     size_t d;
-    if (strcmp(a->kernel, b->kernel) || strcmp(arch_of(a), arch_of(b)) || strcmp(a->dtype, b->dtype) ||
-        a->ndims != b->ndims)
+    char ka[QF_ENABLE_PARAMS_MAX], kb[QF_ENABLE_PARAMS_MAX];
+    if (strcmp(a->kernel, b->kernel) || strcmp(arch_of(a), arch_of(b)) || strcmp(a->op, b->op) ||
+        strcmp(a->dtype, b->dtype) || a->ndims != b->ndims)
         return 0;
     for (d = 0; d < a->ndims; d++)
         if (strcmp(a->dims[d].name, b->dims[d].name) || a->dims[d].value != b->dims[d].value)
             return 0;
-    return 1;
+    qf_enable_param_key(a, ka, sizeof ka, NULL, 0);
+    qf_enable_param_key(b, kb, sizeof kb, NULL, 0);
+    return !strcmp(ka, kb);
 }
 
-/* All cases of r's shape (kernel, arch, dtype, dims) in set are QUALIFIED;
+/* All cases of r's shape (kernel, arch, op, dtype, parameters, dims) in set are QUALIFIED;
  * *any receives whether there is one at all. */
 static int shape_qualified(const qf_result *set, size_t n, const qf_result *r, int *any)
 {
@@ -148,13 +156,14 @@ static void region_changes(FILE *f, const qf_result *base, size_t nb, const qf_r
         return;
     }
     fputs("\nQualified regions before and after (docs/enable.md):\n\n"
-          "| kernel | arch | dtype | base | new |\n|---|---|---|---|---|\n",
+          "| kernel | arch | op | dtype | parameters | base | new |\n|---|---|---|---|---|---|---|\n",
           f);
     for (i = 0; i < tb.nentries; i++) {
         const qf_enable_entry *e = &tb.entries[i], *x = NULL;
         for (j = 0; j < tn.nentries && !x; j++)
             if (!strcmp(tn.entries[j].arch, e->arch) && !strcmp(tn.entries[j].kernel, e->kernel) &&
-                !strcmp(tn.entries[j].dtype, e->dtype))
+                !strcmp(tn.entries[j].op, e->op) && !strcmp(tn.entries[j].dtype, e->dtype) &&
+                !strcmp(tn.entries[j].params, e->params))
                 x = &tn.entries[j];
         regions_text(e, rb, sizeof rb);
         regions_text(x, rn, sizeof rn);
@@ -165,7 +174,11 @@ static void region_changes(FILE *f, const qf_result *base, size_t nb, const qf_r
         fputs("` | ", f);
         cell(f, e->arch);
         fputs(" | ", f);
+        cell(f, e->op);
+        fputs(" | ", f);
         cell(f, e->dtype);
+        fputs(" | ", f);
+        cell(f, e->params[0] ? e->params : "none");
         fputs(" | ", f);
         cell(f, rb);
         fputs(" | ", f);
@@ -185,7 +198,7 @@ qf_status qf_diff_markdown(FILE *out, const qf_result *base, size_t nb, const qf
     const qf_result **match_of_new; /* base record of each new one */
     const qf_result **match_of_base;
     size_t i, j, pass;
-    char detail[1024], shape[256];
+    char detail[1024], shape[256], pkey[QF_ENABLE_PARAMS_MAX];
     memset(&c, 0, sizeof c);
     match_of_new = calloc(nn + 1, sizeof *match_of_new);
     match_of_base = calloc(nb + 1, sizeof *match_of_base);
@@ -279,7 +292,8 @@ qf_status qf_diff_markdown(FILE *out, const qf_result *base, size_t nb, const qf
                 continue;
             k.shapes_lost++;
             shape_text(&base[i], shape, sizeof shape);
-            snprintf(detail, sizeof detail, "%s %s: %s", base[i].dtype, shape,
+            qf_enable_param_key(&base[i], pkey, sizeof pkey, NULL, 0);
+            snprintf(detail, sizeof detail, "%s %s%s%.200s: %s", base[i].dtype, shape, pkey[0] ? " " : "", pkey,
                      any_n ? "no longer QUALIFIED in every case" : "no longer swept");
             row(f, &base[i], match_of_base[i], detail);
         }

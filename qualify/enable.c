@@ -12,6 +12,7 @@
 #include "_enable.h"
 #include "qf_enable.h"
 #include "qf_guard.h"
+#include "qf_suite.h"
 #include "qf_verdict.h"
 #include "qf_version.h"
 
@@ -124,13 +125,150 @@ static qf_status add_arch(qf_enable_table *t, const char *arch, const qf_provena
     return QF_OK;
 }
 
-/* arch: the case's architecture as entries store it (normalized). */
-static qf_enable_entry *find_entry(qf_enable_table *t, const qf_result *r, const char *arch)
+/* ---- The parameter key ------------------------------------------------------------- */
+
+/* The parameters of each op in the order of the suite's parameter table
+ * (docs/suites.md).  Results carry only the parameters a suite file set,
+ * so the key needs every name to spell the defaults out; the default
+ * values themselves come from the suite (qf_suite_case_param), so only the
+ * names live here.  tests/enable/t-params checks each name against the
+ * suite; when the op classes of qualify/ops/ land this list moves there. */
+static const struct {
+    const char *op;
+    const char *keys[QF_RESULT_MAX_PARAMS + 1];
+} op_param_keys[] = {
+    {"gemm", {"trans_a", "trans_b", "alpha", "beta", "group_size", NULL}},
+    {"attention", {"causal", "window", "softcap", "scale", "align_bottom_right", NULL}},
+    {"softmax", {NULL}},
+    {"log_softmax", {NULL}},
+    {"rmsnorm", {"eps", "weight", "weight_offset", NULL}},
+    {"layernorm", {"eps", "weight", "bias", NULL}},
+    {"activation", {"fn", NULL}},
+    {"glu", {"fn", NULL}},
+    {"rope", {"theta", "layout", "rotary_dim", "pos_offset", NULL}},
+    {"moe_router", {"top_k", "score", "renormalize", "route_scale", NULL}},
+    {"quantize", {"family", "block", "scale_rule", "round", "saturate", "symmetric", NULL}},
+};
+
+const char *const *qf_enable_op_param_names(const char *op)
+{
+    size_t i;
+    for (i = 0; op && i < sizeof op_param_keys / sizeof op_param_keys[0]; i++)
+        if (!strcmp(op_param_keys[i].op, op))
+            return op_param_keys[i].keys;
+    return NULL;
+}
+
+/* One value as the key spells it: a whole number as an integer, another
+ * number in the shortest %g form that reads back to the same double
+ * ("1e-05", not the journal's "1.0000000000000001e-05"), so one value has
+ * one spelling; anything else (true, false, relu) as it is. */
+static void canon_value(const char *v, char *buf, size_t size)
+{
+    char *end;
+    double x;
+    int prec;
+    if (*v && !isspace((unsigned char)*v) && strcmp(v, "true") && strcmp(v, "false")) {
+        x = strtod(v, &end);
+        if (!*end && x == x) {
+            /* Whole numbers as integers (theta=10000, not 1e+04). */
+            if (x > -1e15 && x < 1e15 && x == (double)(long long)x) {
+                snprintf(buf, size, "%lld", (long long)x);
+                return;
+            }
+            for (prec = 1; prec <= 17; prec++) {
+                snprintf(buf, size, "%.*g", prec, x);
+                if (strtod(buf, NULL) == x)
+                    return;
+            }
+        }
+    }
+    snprintf(buf, size, "%s", v);
+}
+
+/* The default of KEY for OP as the runner writes a value (runner.c), or ""
+ * when the parameter has none (a required one, always in the record). */
+static void default_value(const char *op, const char *key, char *buf, size_t size)
+{
+    qf_suite_group g;
+    qf_suite_case c;
+    qf_suite_value v;
+    int is_default = 0;
+    char raw[64];
+    buf[0] = '\0';
+    memset(&g, 0, sizeof g);
+    memset(&c, 0, sizeof c);
+    if (qf_suite_op_lookup(op, &c.op) != QF_OK)
+        return;
+    /* A case whose group set no parameter: every answer is a default. */
+    g.op = c.op;
+    c.group = &g;
+    if (qf_suite_case_param(&c, key, &v, &is_default) != QF_OK || !is_default)
+        return;
+    switch (v.type) {
+    case QF_PARAM_BOOL: snprintf(raw, sizeof raw, "%s", v.i ? "true" : "false"); break;
+    case QF_PARAM_INT: snprintf(raw, sizeof raw, "%lld", (long long)v.i); break;
+    case QF_PARAM_REAL: snprintf(raw, sizeof raw, "%.17g", v.r); break;
+    default: snprintf(raw, sizeof raw, "%s", v.s ? v.s : ""); break;
+    }
+    canon_value(raw, buf, size);
+}
+
+static void key_append(char *buf, size_t size, size_t *n, const char *key, const char *value)
+{
+    int w;
+    if (*n >= size)
+        return;
+    w = snprintf(buf + *n, size - *n, "%s%s=%s", *n ? "," : "", key, value);
+    if (w > 0)
+        *n += (size_t)w;
+}
+
+void qf_enable_param_key(const qf_result *r, char *buf, size_t size, char *defaults, size_t dsize)
+{
+    const char *const *keys = qf_enable_op_param_names(r->op);
+    char v[64];
+    size_t n = 0, nd = 0, i, p;
+    if (size)
+        buf[0] = '\0';
+    if (defaults && dsize)
+        defaults[0] = '\0';
+    for (i = 0; keys && keys[i]; i++) {
+        char def[64];
+        default_value(r->op, keys[i], def, sizeof def);
+        if (defaults && def[0])
+            key_append(defaults, dsize, &nd, keys[i], def);
+        for (p = 0; p < r->nparams && strcmp(r->params[p].key, keys[i]); p++)
+            ;
+        if (p < r->nparams) {
+            canon_value(r->params[p].value, v, sizeof v);
+            key_append(buf, size, &n, keys[i], v);
+        } else if (def[0]) {
+            key_append(buf, size, &n, keys[i], def);
+        }
+    }
+    /* A parameter this list does not know (an op or parameter newer than
+     * it) still tells cases apart: appended in the record's order. */
+    for (p = 0; p < r->nparams; p++) {
+        for (i = 0; keys && keys[i] && strcmp(keys[i], r->params[p].key); i++)
+            ;
+        if (!keys || !keys[i]) {
+            canon_value(r->params[p].value, v, sizeof v);
+            key_append(buf, size, &n, r->params[p].key, v);
+        }
+    }
+}
+
+/* arch: the case's architecture as entries store it (normalized); params:
+ * its parameter key.  The op is part of the identity too: glu and
+ * activation share a kernel and a parameter (fn) but not an arithmetic. */
+static qf_enable_entry *find_entry(qf_enable_table *t, const qf_result *r, const char *arch, const char *params)
 {
     size_t i;
     for (i = 0; i < t->nentries; i++) {
         qf_enable_entry *e = &t->entries[i];
-        if (!strcmp(e->arch, arch) && !strcmp(e->kernel, r->kernel) && !strcmp(e->dtype, r->dtype))
+        if (!strcmp(e->arch, arch) && !strcmp(e->kernel, r->kernel) && !strcmp(e->op, r->op) &&
+            !strcmp(e->dtype, r->dtype) && !strcmp(e->params, params))
             return e;
     }
     return NULL;
@@ -146,6 +284,7 @@ qf_status qf_enable_add(qf_enable_table *t, const qf_result *r, size_t n, const 
         qf_enable_entry *e;
         qf_enable_point *pt = NULL;
         int cls = verdict_class(c->verdict);
+        char params[QF_ENABLE_PARAMS_MAX], defaults[QF_ENABLE_PARAMS_MAX];
         if (!c->kernel[0] || !c->op[0]) {
             /* A case that names no kernel (or op) cannot go into any entry;
              * dropping it silently would hide evidence. */
@@ -158,7 +297,8 @@ qf_status qf_enable_add(qf_enable_table *t, const qf_result *r, size_t n, const 
             if (st != QF_OK)
                 return st;
         }
-        e = find_entry(t, c, arch);
+        qf_enable_param_key(c, params, sizeof params, defaults, sizeof defaults);
+        e = find_entry(t, c, arch, params);
         if (!e) {
             qf_enable_entry *ne = realloc(t->entries, (t->nentries + 1) * sizeof *ne);
             if (!ne)
@@ -171,6 +311,8 @@ qf_status qf_enable_add(qf_enable_table *t, const qf_result *r, size_t n, const 
             snprintf(e->kernel_kind, sizeof e->kernel_kind, "%s", c->kernel_kind);
             snprintf(e->op, sizeof e->op, "%s", c->op);
             snprintf(e->dtype, sizeof e->dtype, "%s", c->dtype);
+            snprintf(e->params, sizeof e->params, "%s", params);
+            snprintf(e->param_defaults, sizeof e->param_defaults, "%s", defaults);
             e->ndims = c->ndims;
             for (d = 0; d < c->ndims; d++)
                 snprintf(e->dims[d], sizeof e->dims[d], "%s", c->dims[d].name);
@@ -460,6 +602,8 @@ qf_status qf_enable_to_json(const qf_enable_table *t, json_t **out)
         json_object_set_new(o, "kernel_kind", json_string(e->kernel_kind));
         json_object_set_new(o, "op", json_string(e->op));
         json_object_set_new(o, "dtype", json_string(e->dtype));
+        json_object_set_new(o, "params", json_string(e->params));
+        json_object_set_new(o, "param_defaults", json_string(e->param_defaults));
         for (d = 0; d < e->ndims; d++) {
             json_t *v = json_array();
             json_array_append_new(dims, json_string(e->dims[d]));
@@ -565,8 +709,8 @@ qf_status qf_enable_write_markdown(const qf_enable_table *t, const char *path, c
         }
         fputs("- results: ", f);
         md_cell(f, ar->source);
-        fputs("\n\n| kernel | dtype | qualified region | failed regions | swept | shapes Q/F/U |\n"
-              "|---|---|---|---|---|---|\n",
+        fputs("\n\n| kernel | op | dtype | parameters | qualified region | failed regions | swept | shapes Q/F/U "
+              "|\n|---|---|---|---|---|---|---|---|\n",
               f);
         for (i = 0; i < t->nentries; i++) {
             const qf_enable_entry *e = &t->entries[i];
@@ -576,7 +720,11 @@ qf_status qf_enable_write_markdown(const qf_enable_table *t, const char *path, c
             fputs("| ", f);
             md_cell(f, e->kernel);
             fputs(" | ", f);
+            md_cell(f, e->op);
+            fputs(" | ", f);
             md_cell(f, e->dtype);
+            fputs(" | ", f);
+            md_cell(f, e->params[0] ? e->params : "none");
             fputs(" | ", f);
             first = 1;
             for (k = 0; k < e->nregions; k++)
@@ -611,6 +759,9 @@ qf_status qf_enable_write_markdown(const qf_enable_table *t, const char *path, c
             fprintf(f, " | %zu/%zu/%zu |\n", e->n_qualified, e->n_failed, e->n_unsupported);
         }
     }
+    fputs("\nparameters: the op's parameters of the row (docs/enable.md \"The key\"), defaults spelled out; "
+          "one parameter combination is one row, so a failure under one never blanks another.\n",
+          f);
     fputs("\nQ/F/U: swept shapes that qualified / blocked enablement (FAILED, CRASHED, TIMEOUT, MARGINAL, "
           "MISTRUSTED) / had no evidence (UNSUPPORTED, SKIPPED). `% 16`: the alignment class, the value "
           "must be a multiple of 16.\n",
@@ -771,10 +922,14 @@ qf_status qf_enable_write_c(const qf_enable_table *t, const char *dir, const cha
             c_string(f, t->archs[k].cpu_isa);
         else
             fputs("0", f);
+        fputs(",\n     ", f);
+        c_string(f, e->params);
+        fputs(", ", f);
+        c_string(f, e->param_defaults);
         fputs("},\n", f);
     }
     if (!t->nentries)
-        fputs("    {\"\", \"\", \"\", 0, {0}, {0}, {0}, 0, 0, 0},\n", f);
+        fputs("    {\"\", \"\", \"\", 0, {0}, {0}, {0}, 0, 0, 0, 0, 0},\n", f);
     fprintf(f, "};\n\nconst qf_guard_table %s = {%zu, %s_entries};\n", name, t->nentries, name);
     if (fclose(f)) {
         errf(err, err_size, "%s: cannot write", path);

@@ -271,10 +271,19 @@ int qf_guard_open_json(const char *path, qf_guard **out, char *err, size_t err_s
                     "\"entries\"; write one with qualify enable)",
                     path);
     }
-    if (json_integer_value(json_object_get(root, "version")) != 1) {
+    if (json_integer_value(json_object_get(root, "version")) != 2) {
+        /* Version 1 keyed entries by kernel and dtype only: one failure
+         * under one parameter (relu) blanked every other (gelu), and
+         * failures under alpha = 2 sat in the alpha = 1 regions.  Its
+         * regions cannot be split after the fact. */
         json_int_t v = json_integer_value(json_object_get(root, "version"));
         json_decref(root);
-        return errf(err, err_size, "%s: enablement table version %" JSON_INTEGER_FORMAT " is not 1", path, v);
+        if (v == 1)
+            return errf(err, err_size,
+                        "%s: enablement table version 1 merged the op parameters of each kernel; "
+                        "regenerate it with this qualify enable (version 2)",
+                        path);
+        return errf(err, err_size, "%s: enablement table version %" JSON_INTEGER_FORMAT " is not 2", path, v);
     }
     g = calloc(1, sizeof *g);
     if (!g || !(g->entries = calloc(json_array_size(entries) + 1, sizeof *g->entries))) {
@@ -296,7 +305,11 @@ int qf_guard_open_json(const char *path, qf_guard **out, char *err, size_t err_s
         x->arch = keep(g, json_string_value(json_object_get(e, "arch")));
         x->kernel = keep(g, json_string_value(json_object_get(e, "kernel")));
         x->dtype = keep(g, json_string_value(json_object_get(e, "dtype")));
-        if (!x->arch || !x->kernel || !x->dtype || !*x->arch || !*x->kernel)
+        x->params = keep(g, json_string_value(json_object_get(e, "params")));
+        x->param_defaults = keep(g, json_string_value(json_object_get(e, "param_defaults")));
+        if (!x->arch || !x->kernel || !x->dtype || !*x->arch || !*x->kernel ||
+            !json_is_string(json_object_get(e, "params")) ||
+            !json_is_string(json_object_get(e, "param_defaults")) || !x->params || !x->param_defaults)
             goto bad;
         if (!strcmp(x->arch, "cpu") && table_cpu_isa(root) && !(x->isa = keep(g, table_cpu_isa(root))))
             goto bad;
@@ -326,7 +339,7 @@ int qf_guard_open_json(const char *path, qf_guard **out, char *err, size_t err_s
         qf_guard_close(g);
         json_decref(root);
         return errf(err, err_size,
-                    "%s: entries[%zu]: malformed entry (arch, kernel, dtype, dims, swept, "
+                    "%s: entries[%zu]: malformed entry (arch, kernel, dtype, params, param_defaults, dims, swept, "
                     "qualified and failed regions with lo/hi/align per dimension expected)",
                     path, i);
     }
@@ -370,52 +383,111 @@ static void region_text(const qf_guard_entry *e, const qf_guard_region *r, char 
     }
 }
 
-static void decide(const qf_guard *g, const char *kernel, const char *dtype, const qf_guard_shape *s,
-                   qf_guard_decision *d)
+/* ---- Parameters ------------------------------------------------------------------- */
+
+#define MAX_PARAMS 16
+
+/* NAME=VALUE,... as pairs pointing into text (modified).  0, or -1 on bad
+ * text: no '=', an empty name, a name given twice (which one is meant?),
+ * more than MAX_PARAMS.  "" is no pairs. */
+typedef struct plist {
+    size_t n;
+    const char *key[MAX_PARAMS], *value[MAX_PARAMS];
+} plist;
+
+static int plist_parse(char *text, plist *l)
 {
-    const qf_guard_table *t = g->table;
-    const qf_guard_entry *e = NULL;
+    char *p = text;
+    l->n = 0;
+    while (p && *p) {
+        char *comma = strchr(p, ','), *eq;
+        size_t i;
+        if (comma)
+            *comma = '\0';
+        eq = strchr(p, '=');
+        if (!eq || eq == p || l->n == MAX_PARAMS)
+            return -1;
+        *eq = '\0';
+        for (i = 0; i < l->n; i++)
+            if (!strcmp(l->key[i], p))
+                return -1;
+        l->key[l->n] = p;
+        l->value[l->n++] = eq + 1;
+        p = comma ? comma + 1 : NULL;
+    }
+    return 0;
+}
+
+static const char *plist_get(const plist *l, const char *key)
+{
+    size_t i;
+    for (i = 0; i < l->n; i++)
+        if (!strcmp(l->key[i], key))
+            return l->value[i];
+    return NULL;
+}
+
+/* One value, two spellings: the table writes numbers in their shortest
+ * form (alpha=1), a caller may write alpha=1.0 or trans_a=0. */
+static int value_eq(const char *a, const char *b)
+{
+    double x, y;
+    char *ea, *eb;
+    if (!strcmp(a, b))
+        return 1;
+    a = !strcmp(a, "true") ? "1" : !strcmp(a, "false") ? "0" : a;
+    b = !strcmp(b, "true") ? "1" : !strcmp(b, "false") ? "0" : b;
+    if (!*a || !*b)
+        return 0;
+    x = strtod(a, &ea);
+    y = strtod(b, &eb);
+    return !*ea && !*eb && x == y;
+}
+
+/* Does entry e hold the parameters q (a parameter q leaves out at its
+ * default)?  1 yes, 0 no; *unknown is set to a name of q the entry's op
+ * does not have. */
+static int params_match(const qf_guard_entry *e, const plist *q, const char **unknown)
+{
+    char pb[1024], db[1024];
+    plist p, dl;
+    size_t i;
+    snprintf(pb, sizeof pb, "%s", e->params ? e->params : "");
+    snprintf(db, sizeof db, "%s", e->param_defaults ? e->param_defaults : "");
+    if (plist_parse(pb, &p) || plist_parse(db, &dl))
+        return 0;
+    for (i = 0; i < q->n; i++)
+        if (!plist_get(&p, q->key[i])) {
+            *unknown = q->key[i];
+            return 0;
+        }
+    for (i = 0; i < p.n; i++) {
+        const char *want = plist_get(q, p.key[i]);
+        if (!want)
+            want = plist_get(&dl, p.key[i]);
+        /* A parameter without a default (fn of an activation) must be named. */
+        if (!want || !value_eq(want, p.value[i]))
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- Decisions -------------------------------------------------------------------- */
+
+/* The decision of one entry for shape s. */
+static void decide_entry(const qf_guard *g, const qf_guard_entry *e, const char *kernel, const qf_guard_shape *s,
+                         qf_guard_decision *d)
+{
     uint64_t x[QF_GUARD_MAX_DIMS];
     size_t i, k;
-    int arch_known = 0, inside = 1;
+    int inside = 1;
     const qf_guard_region *q = NULL; /* the first qualified region covering the shape */
     char rt[256];
     memset(d, 0, sizeof *d);
-    if (!strcmp(g->force, "off")) {
-        d->allowed = 1;
-        d->answer = QF_GUARD_OFF;
-        snprintf(d->reason, sizeof d->reason, "guarding is off (QF_GUARD_FORCE=off)");
-        return;
-    }
-    if (g->force[0]) {
-        int me = !strcmp(g->force, kernel);
-        d->allowed = me;
-        d->answer = me ? QF_GUARD_FORCED : QF_GUARD_NOT_FORCED;
-        snprintf(d->reason, sizeof d->reason, "QF_GUARD_FORCE=%s", g->force);
-        return;
-    }
-    for (i = 0; i < t->nentries && !e; i++) {
-        const qf_guard_entry *c = &t->entries[i];
-        if (strcmp(c->arch, g->arch))
-            continue;
-        arch_known = 1;
-        if (!strcmp(c->kernel, kernel) && !strcmp(c->dtype, dtype))
-            e = c;
-    }
-    if (!arch_known) {
-        d->answer = QF_GUARD_UNKNOWN_ARCH;
-        snprintf(d->reason, sizeof d->reason, "the table has no entry for architecture %s", g->arch);
-        return;
-    }
-    if (e && !strcmp(e->arch, "cpu") && e->isa && isa_missing(e->isa, g->isa, rt, sizeof rt)) {
+    if (!strcmp(e->arch, "cpu") && e->isa && isa_missing(e->isa, g->isa, rt, sizeof rt)) {
         d->answer = QF_GUARD_ISA_MISSING;
         snprintf(d->reason, sizeof d->reason,
                  "this CPU lacks %s, which the CPU %s qualified on had (%s)", rt, kernel, e->isa);
-        return;
-    }
-    if (!e) {
-        d->answer = QF_GUARD_NOT_SWEPT;
-        snprintf(d->reason, sizeof d->reason, "%s was not swept for %s on %s", kernel, dtype, g->arch);
         return;
     }
     for (k = 0; k < e->ndims; k++) {
@@ -478,47 +550,127 @@ static void decide(const qf_guard *g, const char *kernel, const char *dtype, con
                     : "outside the swept range");
 }
 
-static void log_decision(const qf_guard *g, const char *kernel, const char *dtype, const qf_guard_shape *s,
-                         const qf_guard_decision *d)
+static void decide(const qf_guard *g, const char *kernel, const char *dtype, const char *params,
+                   const qf_guard_shape *s, qf_guard_decision *d)
+{
+    const qf_guard_table *t = g->table;
+    size_t i;
+    int arch_known = 0, matched = 0, seen = 0;
+    const char *unknown = NULL;
+    char qb[1024];
+    plist q;
+    qf_guard_decision one;
+    memset(d, 0, sizeof *d);
+    if (!strcmp(g->force, "off")) {
+        d->allowed = 1;
+        d->answer = QF_GUARD_OFF;
+        snprintf(d->reason, sizeof d->reason, "guarding is off (QF_GUARD_FORCE=off)");
+        return;
+    }
+    if (g->force[0]) {
+        int me = !strcmp(g->force, kernel);
+        d->allowed = me;
+        d->answer = me ? QF_GUARD_FORCED : QF_GUARD_NOT_FORCED;
+        snprintf(d->reason, sizeof d->reason, "QF_GUARD_FORCE=%s", g->force);
+        return;
+    }
+    snprintf(qb, sizeof qb, "%s", params ? params : "");
+    if (strlen(params ? params : "") >= sizeof qb || plist_parse(qb, &q)) {
+        d->answer = QF_GUARD_NOT_SWEPT;
+        snprintf(d->reason, sizeof d->reason,
+                 "parameters '%.200s': expected NAME=VALUE,... with each NAME once", params);
+        return;
+    }
+    /* Every entry of the kernel, dtype and parameters decides (glu and
+     * activation may share a kernel): the first that denies wins, as a
+     * failure is never enabled. */
+    for (i = 0; i < t->nentries; i++) {
+        const qf_guard_entry *c = &t->entries[i];
+        if (strcmp(c->arch, g->arch))
+            continue;
+        arch_known = 1;
+        if (strcmp(c->kernel, kernel) || strcmp(c->dtype, dtype))
+            continue;
+        seen = 1;
+        if (!params_match(c, &q, &unknown))
+            continue;
+        decide_entry(g, c, kernel, s, &one);
+        if (!matched || (d->allowed && !one.allowed))
+            *d = one;
+        matched = 1;
+    }
+    if (!arch_known) {
+        d->answer = QF_GUARD_UNKNOWN_ARCH;
+        snprintf(d->reason, sizeof d->reason, "the table has no entry for architecture %s", g->arch);
+        return;
+    }
+    if (matched)
+        return;
+    d->answer = QF_GUARD_NOT_SWEPT;
+    if (seen && unknown)
+        snprintf(d->reason, sizeof d->reason, "%s has no parameter %s", kernel, unknown);
+    else if (seen)
+        snprintf(d->reason, sizeof d->reason, "%s was not swept for %s on %s with parameters %.200s", kernel,
+                 dtype, g->arch, params && *params ? params : "at their defaults");
+    else
+        snprintf(d->reason, sizeof d->reason, "%s was not swept for %s on %s", kernel, dtype, g->arch);
+}
+
+static void log_decision(const qf_guard *g, const char *kernel, const char *dtype, const char *params,
+                         const qf_guard_shape *s, const qf_guard_decision *d)
 {
     size_t i;
     if (!g->log)
         return;
-    fprintf(stderr, "qualify-guard: arch=%s kernel=%s dtype=%s shape=", g->arch, kernel, dtype);
+    fprintf(stderr, "qualify-guard: arch=%s kernel=%s dtype=%s params=%s shape=", g->arch, kernel, dtype,
+            params && *params ? params : "(defaults)");
     for (i = 0; i < s->ndims; i++)
         fprintf(stderr, "%s%s=%" PRIu64, i ? "," : "", s->names[i], s->values[i]);
     fprintf(stderr, ": %s (%s): %s\n", d->allowed ? "allowed" : "denied", qf_guard_answer_name(d->answer),
             d->reason);
 }
 
-int qf_guard_may_run(const qf_guard *g, const char *kernel, const char *dtype, const qf_guard_shape *shape,
-                     qf_guard_decision *d)
+int qf_guard_may_run_params(const qf_guard *g, const char *kernel, const char *dtype, const char *params,
+                            const qf_guard_shape *shape, qf_guard_decision *d)
 {
     qf_guard_decision tmp;
     if (!d)
         d = &tmp;
-    decide(g, kernel, dtype, shape, d);
-    log_decision(g, kernel, dtype, shape, d);
+    decide(g, kernel, dtype, params, shape, d);
+    log_decision(g, kernel, dtype, params, shape, d);
     return d->allowed;
 }
 
-const char *qf_guard_select(const qf_guard *g, const char *const *kernels, size_t n, const char *fallback,
-                            const char *dtype, const qf_guard_shape *shape, qf_guard_decision *d)
+int qf_guard_may_run(const qf_guard *g, const char *kernel, const char *dtype, const qf_guard_shape *shape,
+                     qf_guard_decision *d)
+{
+    return qf_guard_may_run_params(g, kernel, dtype, NULL, shape, d);
+}
+
+const char *qf_guard_select_params(const qf_guard *g, const char *const *kernels, size_t n,
+                                   const char *fallback, const char *dtype, const char *params,
+                                   const qf_guard_shape *shape, qf_guard_decision *d)
 {
     qf_guard_decision tmp;
     size_t i;
     if (!d)
         d = &tmp;
     if (g->force[0] && strcmp(g->force, "off")) {
-        decide(g, g->force, dtype, shape, d);
-        log_decision(g, g->force, dtype, shape, d);
+        decide(g, g->force, dtype, params, shape, d);
+        log_decision(g, g->force, dtype, params, shape, d);
         return g->force;
     }
     for (i = 0; i < n; i++)
-        if (qf_guard_may_run(g, kernels[i], dtype, shape, d))
+        if (qf_guard_may_run_params(g, kernels[i], dtype, params, shape, d))
             return kernels[i];
     if (g->log)
         fprintf(stderr, "qualify-guard: arch=%s dtype=%s: no kernel of %zu allowed, fallback %s\n", g->arch,
                 dtype, n, fallback ? fallback : "(none)");
     return fallback;
+}
+
+const char *qf_guard_select(const qf_guard *g, const char *const *kernels, size_t n, const char *fallback,
+                            const char *dtype, const qf_guard_shape *shape, qf_guard_decision *d)
+{
+    return qf_guard_select_params(g, kernels, n, fallback, dtype, NULL, shape, d);
 }

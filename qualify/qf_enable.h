@@ -1,6 +1,7 @@
 /* qf_enable.h: enablement tables from sweep results (docs/enable.md).
  *
- * Verdicts become decisions: per architecture, kernel and dtype tuple, the
+ * Verdicts become decisions: per architecture, kernel, op, dtype tuple and
+ * op parameters (the parameter key, qf_enable_param_key), the
  * shape region that qualified (boxes of intervals per dimension with an
  * alignment class, spanning swept points only), the regions that failed
  * with their reasons, and the swept range (outside it nothing is known: a
@@ -26,7 +27,13 @@
 extern "C" {
 #endif
 
-#define QF_ENABLE_FORMAT_VERSION 1
+/* 2: entries carry their op parameters ("params", "param_defaults"); a
+ * version 1 table merged every parameter combination of a kernel into one
+ * entry and must be regenerated. */
+#define QF_ENABLE_FORMAT_VERSION 2
+
+/* Longest parameter key ("trans_a=false,trans_b=false,alpha=1,..."). */
+#define QF_ENABLE_PARAMS_MAX 512
 
 /* A box: lo[d] <= x[d] <= hi[d], x[d] % align[d] == 0. */
 typedef struct qf_enable_region {
@@ -52,6 +59,8 @@ typedef struct qf_enable_entry {
     char kernel_kind[16];
     char op[QF_RESULT_NAME_MAX];
     char dtype[QF_RESULT_NAME_MAX];
+    char params[QF_ENABLE_PARAMS_MAX];         /* the parameter key (qf_enable_param_key) */
+    char param_defaults[QF_ENABLE_PARAMS_MAX]; /* the op's defaults, in the same form */
     size_t ndims;
     char dims[QF_RESULT_MAX_DIMS][32];
     size_t cases;
@@ -107,6 +116,19 @@ qf_status qf_enable_c_name_check(const char *name, char *err, size_t err_size);
  * name must pass qf_enable_c_name_check (QF_EINVAL). */
 qf_status qf_enable_write_c(const qf_enable_table *t, const char *dir, const char *name, char *err,
                             size_t err_size);
+
+/* The parameter key of a case: NAME=VALUE for every parameter of its op,
+ * comma-separated, in the op's parameter order (docs/suites.md), with the
+ * parameters the suite left at their defaults spelled out, so that one
+ * parameter combination has one key whichever file swept it:
+ * "fn=relu", "trans_a=false,trans_b=false,alpha=2,beta=0,group_size=128".
+ * Numbers in the shortest form that reads back to the same double.
+ * defaults (may be NULL) receives the op's defaults in the same form (the
+ * parameters that have one).  Truncated to size. */
+void qf_enable_param_key(const qf_result *r, char *buf, size_t size, char *defaults, size_t dsize);
+/* The parameter names of op in order (NULL-terminated), or NULL for an op
+ * this version does not know. */
+const char *const *qf_enable_op_param_names(const char *op);
 
 /* "M in [1, 33], K in [16, 128] % 16" into buf. */
 void qf_enable_region_text(const qf_enable_entry *e, const qf_enable_region *r, char *buf, size_t size);

@@ -1,8 +1,9 @@
 /* qf_guard.h: run-time guards over an enablement table (docs/guards.md).
  *
  * A dispatcher asks, before it launches a kernel, whether the kernel
- * qualified on this architecture for this dtype tuple and shape; the table
- * comes from `qualify enable` (docs/enable.md), either as its JSON file or
+ * qualified on this architecture for this dtype tuple, op parameters and
+ * shape; the table comes from `qualify enable` (docs/enable.md), either as
+ * its JSON file or
  * compiled in as the generated C pair.  Outside the qualified region the
  * answer is no, with the reason: a failed region (and why it failed), a
  * shape inside the swept range that no qualified region covers, a shape
@@ -41,7 +42,7 @@ typedef struct qf_guard_region {
     uint64_t lo[QF_GUARD_MAX_DIMS], hi[QF_GUARD_MAX_DIMS], align[QF_GUARD_MAX_DIMS];
 } qf_guard_region;
 
-/* One architecture, kernel and dtype tuple. */
+/* One architecture, kernel, dtype tuple and parameter combination. */
 typedef struct qf_guard_entry {
     const char *arch;   /* "cpu", "sm_90", "gfx942", "sim:sm_90" */
     const char *kernel; /* registered kernel name */
@@ -57,6 +58,14 @@ typedef struct qf_guard_entry {
      * a CPU that has every one.  NULL or "": no requirement (GPU and
      * simulated architectures, or an unknown CPU). */
     const char *isa;
+    /* The op parameters of the entry: its parameter key
+     * (docs/enable.md "The key"), "fn=relu" or
+     * "trans_a=false,trans_b=false,alpha=1,beta=0,group_size=128", and the
+     * defaults of the op in the same form (what a query leaves out).  NULL
+     * is "" (a table generated before parameters were keyed: regenerate
+     * it, docs/guards.md). */
+    const char *params;
+    const char *param_defaults;
 } qf_guard_entry;
 
 typedef struct qf_guard_table {
@@ -123,7 +132,16 @@ void qf_guard_set_arch(qf_guard *g, const char *arch);
 const char *qf_guard_isa(const qf_guard *g);
 void qf_guard_set_isa(qf_guard *g, const char *isa);
 
-/* May KERNEL run for DTYPE and SHAPE?  Returns d->allowed. */
+/* May KERNEL run for DTYPE, op parameters PARAMS and SHAPE?  Returns
+ * d->allowed.  params: "NAME=VALUE,..." (docs/guards.md "Parameters");
+ * a parameter left out is taken at its default, NULL or "" means every
+ * parameter at its default.  Values compare as numbers when both read as
+ * numbers (alpha=1 is alpha=1.0), true/false also as 1/0.  Text that is
+ * not NAME=VALUE,... with each NAME once, or a NAME the entry's op does
+ * not have, is not allowed (answer not-swept, the reason says which). */
+int qf_guard_may_run_params(const qf_guard *g, const char *kernel, const char *dtype, const char *params,
+                            const qf_guard_shape *shape, qf_guard_decision *d);
+/* The same with every parameter at its default (params NULL). */
 int qf_guard_may_run(const qf_guard *g, const char *kernel, const char *dtype, const qf_guard_shape *shape,
                      qf_guard_decision *d);
 
@@ -132,6 +150,10 @@ int qf_guard_may_run(const qf_guard *g, const char *kernel, const char *dtype, c
  * it returns NAME.  d (may be NULL) receives the decision that chose. */
 const char *qf_guard_select(const qf_guard *g, const char *const *kernels, size_t n, const char *fallback,
                             const char *dtype, const qf_guard_shape *shape, qf_guard_decision *d);
+/* The same for op parameters params (as in qf_guard_may_run_params). */
+const char *qf_guard_select_params(const qf_guard *g, const char *const *kernels, size_t n,
+                                   const char *fallback, const char *dtype, const char *params,
+                                   const qf_guard_shape *shape, qf_guard_decision *d);
 
 /* ---- Architecture identity ----------------------------------------------------- */
 

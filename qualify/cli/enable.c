@@ -107,7 +107,7 @@ int qf_cli_enable(int argc, char **argv)
         qf_enable_free(&t);
         return qf_cli_usage_error("enable", "%s", err[0] ? err : qf_status_str(st));
     }
-    printf("%zu architecture%s, %zu kernel/dtype entries: %s/enable.md, %s/enable.json, %s/%s.{h,c}\n",
+    printf("%zu architecture%s, %zu entries (kernel, op, dtype, parameters): %s/enable.md, %s/enable.json, %s/%s.{h,c}\n",
            t.narchs, t.narchs == 1 ? "" : "s", t.nentries, out, out, out, name);
     qf_enable_free(&t);
     return QF_EXIT_OK;

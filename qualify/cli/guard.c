@@ -10,10 +10,11 @@
 #include "qf_guard.h"
 
 static const char *help_text = "usage: qualify guard TABLE.json --kernel K [--kernel K2 ...] --dtype T\n"
-                               "                     --shape M=16,N=4096,K=128 [--arch A] [--fallback F]\n"
+                               "                     --shape M=16,N=4096,K=128 [--param NAME=VALUE ...]\n"
+                               "                     [--arch A] [--fallback F]\n"
                                "\n"
                                "Ask an enablement table (enable.json from 'qualify enable') whether a\n"
-                               "kernel may run for a dtype tuple and shape, with the reason.  With one\n"
+                               "kernel may run for a dtype tuple, op parameters and shape, with the reason.  With one\n"
                                "--kernel and no --fallback: one decision.  With several kernels or a\n"
                                "--fallback: the first allowed kernel in the order given, else the fallback.\n"
                                "\n"
@@ -22,6 +23,9 @@ static const char *help_text = "usage: qualify guard TABLE.json --kernel K [--ke
                                "  --kernel K      kernel name (repeatable: the priority list)\n"
                                "  --dtype T       dtype tuple label as in the results (bf16.bf16.f32.bf16)\n"
                                "  --shape S       NAME=VALUE,... for the kernel's dimensions\n"
+                               "  --param P       NAME=VALUE of an op parameter (repeatable, or several\n"
+                               "                  comma-separated: fn=relu, alpha=2,beta=1); a parameter\n"
+                               "                  left out is taken at its default\n"
                                "  --fallback F    kernel to use when none is allowed\n"
                                "  --detect        print the detected architecture and CPU identity, exit\n"
                                "  -h, --help      this text\n"
@@ -40,10 +44,12 @@ int qf_cli_guard(int argc, char **argv)
         {"arch", required_argument, NULL, 'a'},     {"kernel", required_argument, NULL, 'k'},
         {"dtype", required_argument, NULL, 't'},    {"shape", required_argument, NULL, 's'},
         {"fallback", required_argument, NULL, 'f'}, {"detect", no_argument, NULL, 'd'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"param", required_argument, NULL, 'p'},    {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     const char *arch = NULL, *dtype = NULL, *fallback = NULL, *kernels[MAX_KERNELS], *chosen;
-    char *shape_text = NULL, err[2048];
+    char *shape_text = NULL, err[2048], params[1024] = "";
+    size_t plen = 0;
     size_t nk = 0, i;
     qf_guard_shape shape;
     qf_guard *g;
@@ -62,6 +68,14 @@ int qf_cli_guard(int argc, char **argv)
             break;
         case 't': dtype = optarg; break;
         case 's': shape_text = optarg; break;
+        case 'p': {
+            /* Joined as the library reads them: NAME=VALUE,NAME=VALUE. */
+            int w = snprintf(params + plen, sizeof params - plen, "%s%s", plen ? "," : "", optarg);
+            if (!strchr(optarg, '=') || w < 0 || (size_t)w >= sizeof params - plen)
+                return qf_cli_usage_error("guard", "--param: expected NAME=VALUE, got '%s'", optarg);
+            plen += (size_t)w;
+            break;
+        }
         case 'f': fallback = optarg; break;
         case 'd': detect = 1; break;
         case 'h': fputs(help_text, stdout); return QF_EXIT_OK;
@@ -93,7 +107,7 @@ int qf_cli_guard(int argc, char **argv)
     if (arch)
         qf_guard_set_arch(g, arch);
     if (nk == 1 && !fallback) {
-        allowed = qf_guard_may_run(g, kernels[0], dtype, &shape, &d);
+        allowed = qf_guard_may_run_params(g, kernels[0], dtype, params, &shape, &d);
         printf("%s %s on %s (%s): %s\n", allowed ? "allowed" : "denied", kernels[0], qf_guard_arch(g),
                qf_guard_answer_name(d.answer), d.reason);
         qf_guard_close(g);
@@ -105,10 +119,10 @@ int qf_cli_guard(int argc, char **argv)
     {
         const char *force = getenv("QF_GUARD_FORCE");
         if (force && *force && strcmp(force, "off"))
-            chosen = qf_guard_select(g, kernels, nk, fallback, dtype, &shape, &d);
+            chosen = qf_guard_select_params(g, kernels, nk, fallback, dtype, params, &shape, &d);
     }
     for (i = 0; i < nk && !chosen; i++) {
-        int ok = qf_guard_may_run(g, kernels[i], dtype, &shape, &d);
+        int ok = qf_guard_may_run_params(g, kernels[i], dtype, params, &shape, &d);
         printf("%s %s on %s (%s): %s\n", ok ? "allowed" : "denied", kernels[i], qf_guard_arch(g),
                qf_guard_answer_name(d.answer), d.reason);
         if (ok)

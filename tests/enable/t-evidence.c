@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "qf_cli_test.h"
+#include "qf_enable.h"
 #include "qf_guard.h"
 #include "qf_report.h"
 #include "qf_test.h"
@@ -139,7 +140,7 @@ START_TEST(test_evidence)
         qf_result *res = NULL;
         size_t n = 0, i, d, checked = 0;
         qf_guard *g = NULL;
-        char err[1024];
+        char err[1024], pkey[QF_ENABLE_PARAMS_MAX];
         snprintf(path, sizeof path, "%s/good/results.json", tmp);
         ck_assert_int_eq(qf_report_read(path, &res, &n, NULL, err, sizeof err), QF_OK);
         ck_assert_msg(qf_guard_open_json(table, &g, err, sizeof err) == 0, "%s", err);
@@ -155,7 +156,9 @@ START_TEST(test_evidence)
                 s.values[d] = res[i].dims[d].value;
             }
             qf_guard_set_arch(g, res[i].arch);
-            allowed = qf_guard_may_run(g, res[i].kernel, res[i].dtype, &s, &dec);
+            /* asked with the case's own parameters, as its entry keys them */
+            qf_enable_param_key(&res[i], pkey, sizeof pkey, NULL, 0);
+            allowed = qf_guard_may_run_params(g, res[i].kernel, res[i].dtype, pkey, &s, &dec);
             ck_assert_msg(allowed == (res[i].verdict == QF_VERDICT_QUALIFIED),
                           "%s %s %s: verdict %s, guard: %s", res[i].arch, res[i].kernel, res[i].case_id,
                           qf_verdict_name(res[i].verdict), dec.reason);
@@ -240,7 +243,8 @@ START_TEST(test_evidence)
                   "%s", r.out);
     /* the enablement region it had is gone */
     ck_assert_ptr_nonnull(strstr(r.out,
-                                 "| `gemm.demo.halves.f32` | cpu | f32.f32.f32.f32 | M in [1, 16], N = 16, "
+                                 "| `gemm.demo.halves.f32` | cpu | gemm | f32.f32.f32.f32 | trans_a=false,"
+                                 "trans_b=false,alpha=1,beta=0,group_size=128 | M in [1, 16], N = 16, "
                                  "K in [16, 256] % 16, batch = 1 | none |"));
     /* nothing else regressed: the other kernels are unchanged */
     ck_assert_ptr_null(strstr(r.out, "`gemm.model."));

@@ -18,7 +18,7 @@ static const qf_guard_region fast_regions[] = {
     {1, "FAILED", "error 12 ulp > bound 3 ulp", {1, 8192}, {64, 8192}, {1, 1}},
 };
 static const qf_guard_entry entries[] = {
-    {"sm_90", "fast", "bf16", 2, {"M", "K"}, {1, 128}, {64, 8192}, 2, fast_regions, NULL},
+    {"sm_90", "fast", "bf16", 2, {"M", "K"}, {1, 128}, {64, 8192}, 2, fast_regions, NULL, "", ""},
     {"sm_90",
      "safe",
      "bf16",
@@ -28,7 +28,9 @@ static const qf_guard_entry entries[] = {
      {1024, 1 << 20},
      1,
      (const qf_guard_region[]){{0, "QUALIFIED", "", {1, 1}, {1024, 1 << 20}, {1, 1}}},
-     NULL},
+     NULL,
+     "",
+     ""},
     /* Swept with batch 1 and 4, qualified only at batch 1. */
     {"sm_90",
      "batched",
@@ -39,7 +41,9 @@ static const qf_guard_entry entries[] = {
      {64, 4},
      1,
      (const qf_guard_region[]){{0, "QUALIFIED", "", {1, 1}, {64, 1}, {1, 1}}},
-     NULL},
+     NULL,
+     "",
+     ""},
     /* A CPU entry qualified on a CPU with these ISA features. */
     {"cpu",
      "simd",
@@ -50,7 +54,9 @@ static const qf_guard_entry entries[] = {
      {64},
      1,
      (const qf_guard_region[]){{0, "QUALIFIED", "", {1}, {64}, {1}}},
-     "sse4.2 avx2 avx512f"},
+     "sse4.2 avx2 avx512f",
+     "",
+     ""},
 };
 static const qf_guard_table table = {4, entries};
 
@@ -190,7 +196,7 @@ START_TEST(test_env)
     fclose(f);
     remove(logpath);
     ck_assert_msg(
-        strstr(buf, "qualify-guard: arch=sm_90 kernel=fast dtype=bf16 shape=M=8,K=8192: denied (failed)") &&
+        strstr(buf, "qualify-guard: arch=sm_90 kernel=fast dtype=bf16 params=(defaults) shape=M=8,K=8192: denied (failed)") &&
             strstr(buf, "fallback ref"),
         "log: %s", buf);
 }
@@ -219,8 +225,14 @@ START_TEST(test_bad_tables)
     } cases[] = {
         {"{", "not a JSON enablement table"},
         {"{\"cases\": []}", "not an enablement table"},
-        {"{\"format\": \"qualify-enable\", \"version\": 2, \"entries\": []}", "version 2"},
-        {"{\"format\": \"qualify-enable\", \"version\": 1, \"entries\": [{\"arch\": \"cpu\"}]}",
+        {"{\"format\": \"qualify-enable\", \"version\": 3, \"entries\": []}", "version 3"},
+        /* version 1 merged the parameter combinations of a kernel */
+        {"{\"format\": \"qualify-enable\", \"version\": 1, \"entries\": []}", "regenerate"},
+        {"{\"format\": \"qualify-enable\", \"version\": 2, \"entries\": [{\"arch\": \"cpu\"}]}",
+         "entries[0]"},
+        /* an entry without its parameter key */
+        {"{\"format\": \"qualify-enable\", \"version\": 2, \"entries\": [{\"arch\": \"cpu\", \"kernel\": "
+         "\"k\", \"dtype\": \"f32\", \"dims\": [], \"swept\": {}, \"qualified\": [], \"failed\": []}]}",
          "entries[0]"},
     };
     size_t i;

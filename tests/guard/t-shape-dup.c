@@ -25,7 +25,7 @@ END_TEST
 
 /* Kernel "k" on sm_90, dims M, batch: qualified M in [1, 64], batch 1. */
 static const qf_guard_region k_regions[] = {{0, "QUALIFIED", "", {1, 1}, {64, 1}, {1, 1}}};
-static const qf_guard_entry k_entries[] = {{"sm_90", "k", "f32", 2, {"M", "batch"}, {1, 1}, {64, 1}, 1, k_regions, NULL}};
+static const qf_guard_entry k_entries[] = {{"sm_90", "k", "f32", 2, {"M", "batch"}, {1, 1}, {64, 1}, 1, k_regions, NULL, "", ""}};
 static const qf_guard_table k_table = {1, k_entries};
 
 START_TEST(test_extra_dimension)

@@ -3,7 +3,8 @@
  * suite.c loads (files, includes, workloads, groups, shapes), suite_parse.c
  * reads YAML nodes into values, dtype tuples, parameters, inputs and
  * policies, suite_expand.c turns a loaded suite into cases, and
- * suite_schema.c holds the per-op tables they check against.  The schema
+ * suite_schema.c holds the schemas they check against (the ops' from their
+ * op classes, qualify/ops/_schema.h; the input distributions').  The schema
  * is reached only through the three _qf_suite_*schema* / op_list
  * functions below, so its tables can be replaced without touching the
  * rest.
@@ -23,43 +24,9 @@
 #include "qf_format.h"
 #include "qf_suite.h"
 
-/* ---- Schema -------------------------------------------------------------------
- * Keep in step with docs/suites.md. */
+#include "ops/_schema.h"
 
-typedef enum ptype { PT_BOOL = 0, PT_INT, PT_REAL, PT_ENUM, PT_PATH, PT_TEXT } ptype;
-
-typedef struct pspec {
-    const char *key;
-    ptype type;
-    double lo, hi; /* INT and REAL */
-    int lo_open, hi_open;
-    const char *const *choices; /* ENUM, NULL-terminated */
-    int required;
-    double def;        /* BOOL, INT, REAL default */
-    const char *def_s; /* ENUM default */
-} pspec;
-
-typedef struct dim_spec {
-    const char *name;
-    int required;
-    uint64_t def; /* default value; 0: the value of dimension `follows` */
-    int follows;
-} dim_spec;
-
-enum { ROLE_IN = 0, ROLE_ACC, ROLE_OUT, ROLE_REQUIRED };
-
-typedef struct op_schema {
-    const char *name;
-    size_t ndims;
-    dim_spec dims[QF_SUITE_MAX_DIMS];
-    const char *required_dims;
-    size_t nroles;
-    const char *roles[QF_SUITE_MAX_ROLES];
-    int role_kind[QF_SUITE_MAX_ROLES];
-    unsigned int_roles; /* bit r: role r may be an integer format */
-    const char *const *scales;
-    const pspec *params;
-} op_schema;
+/* ---- Schema: the op classes own theirs (ops/_schema.h) ------------------------ */
 
 /* The distributions and parameters of the input generator (suite_schema.c). */
 typedef struct dist_schema {
@@ -67,7 +34,7 @@ typedef struct dist_schema {
     pspec params[7];
 } dist_schema;
 
-/* The schema of op (a valid qf_suite_op). */
+/* The schema of op (a valid qf_suite_op): its op class's. */
 const op_schema *_qf_suite_op_schema(qf_suite_op op);
 /* The distributions, ended by an entry whose name is NULL. */
 const dist_schema *_qf_suite_dist_schemas(void);

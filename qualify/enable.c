@@ -127,38 +127,6 @@ static qf_status add_arch(qf_enable_table *t, const char *arch, const qf_provena
 
 /* ---- The parameter key ------------------------------------------------------------- */
 
-/* The parameters of each op in the order of the suite's parameter table
- * (docs/suites.md).  Results carry only the parameters a suite file set,
- * so the key needs every name to spell the defaults out; the default
- * values themselves come from the suite (qf_suite_case_param), so only the
- * names live here.  tests/enable/t-params checks each name against the
- * suite; when the op classes of qualify/ops/ land this list moves there. */
-static const struct {
-    const char *op;
-    const char *keys[QF_RESULT_MAX_PARAMS + 1];
-} op_param_keys[] = {
-    {"gemm", {"trans_a", "trans_b", "alpha", "beta", "group_size", NULL}},
-    {"attention", {"causal", "window", "softcap", "scale", "align_bottom_right", NULL}},
-    {"softmax", {NULL}},
-    {"log_softmax", {NULL}},
-    {"rmsnorm", {"eps", "weight", "weight_offset", NULL}},
-    {"layernorm", {"eps", "weight", "bias", NULL}},
-    {"activation", {"fn", NULL}},
-    {"glu", {"fn", NULL}},
-    {"rope", {"theta", "layout", "rotary_dim", "pos_offset", NULL}},
-    {"moe_router", {"top_k", "score", "renormalize", "route_scale", NULL}},
-    {"quantize", {"family", "block", "scale_rule", "round", "saturate", "symmetric", NULL}},
-};
-
-const char *const *qf_enable_op_param_names(const char *op)
-{
-    size_t i;
-    for (i = 0; op && i < sizeof op_param_keys / sizeof op_param_keys[0]; i++)
-        if (!strcmp(op_param_keys[i].op, op))
-            return op_param_keys[i].keys;
-    return NULL;
-}
-
 /* One value as the key spells it: a whole number as an integer, another
  * number in the shortest %g form that reads back to the same double
  * ("1e-05", not the journal's "1.0000000000000001e-05"), so one value has
@@ -226,14 +194,19 @@ static void key_append(char *buf, size_t size, size_t *n, const char *key, const
 
 void qf_enable_param_key(const qf_result *r, char *buf, size_t size, char *defaults, size_t dsize)
 {
-    const char *const *keys = qf_enable_op_param_names(r->op);
+    /* Every parameter of the op's schema (qualify/ops/), in its order. */
+    const char *keys[QF_SUITE_MAX_PARAMS + 1] = {NULL};
+    qf_suite_op op;
     char v[64];
     size_t n = 0, nd = 0, i, p;
+    if (qf_suite_op_lookup(r->op, &op) == QF_OK)
+        for (i = 0; i < QF_SUITE_MAX_PARAMS && (keys[i] = qf_suite_op_param(op, i)); i++)
+            ;
     if (size)
         buf[0] = '\0';
     if (defaults && dsize)
         defaults[0] = '\0';
-    for (i = 0; keys && keys[i]; i++) {
+    for (i = 0; keys[i]; i++) {
         char def[64];
         default_value(r->op, keys[i], def, sizeof def);
         if (defaults && def[0])
@@ -250,9 +223,9 @@ void qf_enable_param_key(const qf_result *r, char *buf, size_t size, char *defau
     /* A parameter this list does not know (an op or parameter newer than
      * it) still tells cases apart: appended in the record's order. */
     for (p = 0; p < r->nparams; p++) {
-        for (i = 0; keys && keys[i] && strcmp(keys[i], r->params[p].key); i++)
+        for (i = 0; keys[i] && strcmp(keys[i], r->params[p].key); i++)
             ;
-        if (!keys || !keys[i]) {
+        if (!keys[i]) {
             canon_value(r->params[p].value, v, sizeof v);
             key_append(buf, size, &n, r->params[p].key, v);
         }

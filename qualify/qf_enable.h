@@ -126,9 +126,6 @@ qf_status qf_enable_write_c(const qf_enable_table *t, const char *dir, const cha
  * defaults (may be NULL) receives the op's defaults in the same form (the
  * parameters that have one).  Truncated to size. */
 void qf_enable_param_key(const qf_result *r, char *buf, size_t size, char *defaults, size_t dsize);
-/* The parameter names of op in order (NULL-terminated), or NULL for an op
- * this version does not know. */
-const char *const *qf_enable_op_param_names(const char *op);
 
 /* "M in [1, 33], K in [16, 128] % 16" into buf. */
 void qf_enable_region_text(const qf_enable_entry *e, const qf_enable_region *r, char *buf, size_t size);

@@ -72,6 +72,10 @@ qf_status qf_suite_op_lookup(const char *name, qf_suite_op *out);
 size_t qf_suite_op_dims(qf_suite_op op, const char *const **names);
 /* The dtype roles of an op in tuple order, e.g. gemm: a, b, acc, out. */
 size_t qf_suite_op_roles(qf_suite_op op, const char *const **names);
+/* The name of the op's parameter i in its schema's order (gemm: trans_a,
+ * trans_b, alpha, beta, group_size), or NULL past the last: the order in
+ * which enablement keys spell parameters (docs/enable.md). */
+const char *qf_suite_op_param(qf_suite_op op, size_t i);
 
 /* ---- One loaded suite ----------------------------------------------------- */
 

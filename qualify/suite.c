@@ -170,7 +170,7 @@ static qf_status parse_shape_map(ctx *c, yaml_node_t *n, const char *field, qf_s
     const char *keys[QF_SUITE_MAX_DIMS + 1];
     size_t nk = 0;
     for (size_t d = 0; d < os->ndims; d++)
-        keys[nk++] = os->dims[d].name;
+        keys[nk++] = os->dim_names[d];
     keys[nk++] = "workload";
     if (_qf_suite_check_map(c, n, field, keys, nk))
         return c->st;
@@ -186,10 +186,10 @@ static qf_status parse_shape_map(ctx *c, yaml_node_t *n, const char *field, qf_s
         return c->st;
     r->set.where = where_of(c, n);
     for (size_t d = 0; d < os->ndims; d++) {
-        yaml_node_t *v = _qf_suite_map_get(c, n, os->dims[d].name);
+        yaml_node_t *v = _qf_suite_map_get(c, n, os->dim_names[d]);
         if (!v) {
             if (os->dims[d].required)
-                return fail(c, n, field, "missing dimension '%s' (%s shapes need %s)", os->dims[d].name,
+                return fail(c, n, field, "missing dimension '%s' (%s shapes need %s)", os->dim_names[d],
                             os->name, os->required_dims);
             r->set.values[d] = arena_alloc(c->A, sizeof(uint64_t));
             if (!r->set.values[d])
@@ -198,7 +198,7 @@ static qf_status parse_shape_map(ctx *c, yaml_node_t *n, const char *field, qf_s
             r->set.nvalues[d] = 1;
             continue;
         }
-        if (dim_values(c, v, pjoin(p, sizeof p, field, os->dims[d].name), &r->set.values[d],
+        if (dim_values(c, v, pjoin(p, sizeof p, field, os->dim_names[d]), &r->set.values[d],
                        &r->set.nvalues[d]))
             return c->st;
     }

@@ -91,7 +91,7 @@ static qf_status check_shape(ctx *c, const qf_suite_group *g, const qf_suite_sha
         char sh[256];
         size_t used = 0;
         for (size_t d = 0; d < os->ndims && used < sizeof sh; d++)
-            used += (size_t)snprintf(sh + used, sizeof sh - used, "%s%s=%llu", d ? "," : "", os->dims[d].name,
+            used += (size_t)snprintf(sh + used, sizeof sh - used, "%s%s=%llu", d ? "," : "", os->dim_names[d],
                                      (unsigned long long)dims[d]);
         return fail_at(c, w->file, w->line, w->col, "shapes",
                        "shape %s is too large (product of dimensions above 2^56)", sh);
@@ -149,7 +149,7 @@ static size_t make_id(char *buf, size_t size, const qf_suite_group *g, const uin
          * dimension to the schema keeps old ids. */
         if (!ds->required && dims[d] == (ds->follows >= 0 ? dims[ds->follows] : ds->def))
             continue;
-        ADD("%s%s=%llu", first ? "" : ",", ds->name, (unsigned long long)dims[d]);
+        ADD("%s%s=%llu", first ? "" : ",", os->dim_names[d], (unsigned long long)dims[d]);
         first = 0;
     }
     ADD("/%s", dt->label);
@@ -383,7 +383,7 @@ qf_status qf_suite_case_dim(const qf_suite_case *c, const char *name, uint64_t *
         return QF_EINVAL;
     const op_schema *os = _qf_suite_op_schema(c->op);
     for (size_t d = 0; d < os->ndims; d++)
-        if (!strcmp(os->dims[d].name, name)) {
+        if (!strcmp(os->dim_names[d], name)) {
             *out = c->dims[d];
             return QF_OK;
         }

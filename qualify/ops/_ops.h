@@ -22,6 +22,7 @@
 #include "qf_verdict.h"
 
 #include "_gemm_scaled.h"
+#include "_schema.h"
 
 /* One guarded output buffer of the runner: [canary page][data][canary to
  * the page end and one more page] in shared memory (runner.c). */
@@ -98,8 +99,9 @@ enum {
  * over the ABI's softmax).  Each function returns 0, or -1 with the
  * verdict and its reason said in r (_qf_say). */
 typedef struct _qf_opclass {
-    const char *name; /* the suite's op name */
-    qf_op abi;        /* the kernel ABI op its kernels register under */
+    const op_schema *schema; /* how suites state its cases (_schema.h) */
+    const char *name;        /* the suite's op name */
+    qf_op abi;               /* the kernel ABI op its kernels register under */
     unsigned flags;
     /* The kind of bound applied when the claim states no max_ulp, as
      * results.json names it ("gemm", "softmax" ...), or NULL when the op

@@ -194,7 +194,24 @@ done:
     return rc;
 }
 
+/* clang-format off */
+static const pspec params[] = {
+    {"causal",             PT_BOOL, 0, 0, 0, 0,    NULL, 0, 0, NULL},
+    {"window",             PT_INT,  -1, QF_SCHEMA_BIG, 0, 0, NULL, 0, -1, NULL}, /* left window; -1: none */
+    {"softcap",            PT_REAL, 0, 1e6, 0, 0,  NULL, 0, 0, NULL},  /* 0: none */
+    {"scale",              PT_REAL, 0, 1e6, 0, 0,  NULL, 0, 0, NULL},  /* 0: 1/sqrt(head_dim) */
+    {"align_bottom_right", PT_BOOL, 0, 0, 0, 0,    NULL, 0, 0, NULL},
+    QF_SCHEMA_END};
+/* kv_heads follows heads, seq_k seq_q, head_dim_v head_dim. */
+static const op_schema schema = {
+    "attention", 7, {"batch", "heads", "kv_heads", "seq_q", "seq_k", "head_dim", "head_dim_v"},
+    {{0, 1, -1}, {1, 0, -1}, {0, 0, 1}, {1, 0, -1}, {0, 0, 3}, {1, 0, -1}, {0, 0, 5}},
+    "heads, seq_q, head_dim",
+    5, {"q", "k", "v", "acc", "out"}, {ROLE_IN, ROLE_IN, ROLE_IN, ROLE_ACC, ROLE_OUT}, 0, NULL, params};
+/* clang-format on */
+
 const _qf_opclass _qf_op_attention = {
+    .schema = &schema,
     .name = "attention",
     .abi = QF_OP_ATTENTION,
     .bound = "attention",

@@ -365,7 +365,24 @@ static double acc_max(const _qf_case *p)
     return _qf_rr_acc_max(&p->t->arith);
 }
 
+/* clang-format off */
+static const char *const scales[] = {"none",      "per_tensor", "per_channel", "per_token",
+                                     "per_block", "mx",         "nvfp4",       "group",     NULL};
+static const pspec params[] = {
+    {"trans_a",    PT_BOOL, 0, 0, 0, 0,        NULL, 0, 0, NULL},
+    {"trans_b",    PT_BOOL, 0, 0, 0, 0,        NULL, 0, 0, NULL},
+    {"alpha",      PT_REAL, QF_SCHEMA_REAL_ANY,   NULL, 0, 1, NULL},
+    {"beta",       PT_REAL, QF_SCHEMA_REAL_ANY,   NULL, 0, 0, NULL},
+    {"group_size", PT_INT,  1, 65536, 0, 0,    NULL, 0, 128, NULL}, /* scale: group (W4A16) */
+    QF_SCHEMA_END};
+/* a, b and out may be integer formats (int8 GEMM, int32 out). */
+static const op_schema schema = {
+    "gemm", 4, {"M", "N", "K", "batch"}, {{1, 0, -1}, {1, 0, -1}, {1, 0, -1}, {0, 1, -1}}, "M, N, K",
+    4, {"a", "b", "acc", "out"}, {ROLE_IN, ROLE_IN, ROLE_ACC, ROLE_OUT}, 11u, scales, params};
+/* clang-format on */
+
 const _qf_opclass _qf_op_gemm = {
+    .schema = &schema,
     .name = "gemm",
     .abi = QF_OP_GEMM,
     .flags = _QF_OPC_DOT,

@@ -130,7 +130,20 @@ done:
     return rc;
 }
 
+/* clang-format off */
+static const char *const scores[] = {"softmax", "sigmoid", NULL};
+static const pspec params[] = {
+    {"top_k",       PT_INT,  1, 4096, 0, 0, NULL, 1, 0, NULL},
+    {"score",       PT_ENUM, 0, 0, 0, 0,    scores, 0, 0, "softmax"},
+    {"renormalize", PT_BOOL, 0, 0, 0, 0,    NULL, 0, 0, NULL},
+    {"route_scale", PT_REAL, 0, 1e6, 1, 0,  NULL, 0, 1, NULL},
+    QF_SCHEMA_END};
+static const op_schema schema = {
+    "moe_router", 2, {"tokens", "experts"}, {{1, 0, -1}, {1, 0, -1}}, "tokens, experts", QF_SCHEMA_IAO, params};
+/* clang-format on */
+
 const _qf_opclass _qf_op_moe_router = {
+    .schema = &schema,
     .name = "moe_router",
     .abi = QF_OP_MOE_ROUTER,
     .bound = NULL,

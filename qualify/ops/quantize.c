@@ -221,7 +221,27 @@ done:
 
 /* Metrics index into the checked list; report real output positions. */
 
+/* clang-format off */
+static const char *const families[] = {"mx", "nvfp4", "group", "fp8", NULL};
+/* The MX scale rules of docs/numerics.md#block-scaled-formats: floor is the
+ * OCP reference rule, rceil the cuBLAS one. */
+static const char *const scale_rules[] = {"floor", "ceil", "even", "rceil", NULL};
+static const char *const round_modes[] = {"rne", "rna", "rtz", "up", "down", "stochastic", NULL};
+static const pspec params[] = {
+    {"family",     PT_ENUM, 0, 0, 0, 0,       families, 1, 0, NULL},
+    {"block",      PT_INT,  0, 1048576, 0, 0, NULL, 0, 0, NULL}, /* 0: the family's default */
+    {"scale_rule", PT_ENUM, 0, 0, 0, 0,       scale_rules, 0, 0, "floor"},
+    {"round",      PT_ENUM, 0, 0, 0, 0,       round_modes, 0, 0, "rne"},
+    {"saturate",   PT_BOOL, 0, 0, 0, 0,       NULL, 0, 1, NULL},
+    {"symmetric",  PT_BOOL, 0, 0, 0, 0,       NULL, 0, 1, NULL},
+    QF_SCHEMA_END};
+/* The out role is required (the element format); in may be an integer. */
+static const op_schema schema = {
+    "quantize", QF_SCHEMA_ROWS_COLS, 2, {"in", "out"}, {ROLE_IN, ROLE_REQUIRED}, 2u, NULL, params};
+/* clang-format on */
+
 const _qf_opclass _qf_op_quantize = {
+    .schema = &schema,
     .name = "quantize",
     .abi = QF_OP_QUANTIZE,
     .flags = _QF_OPC_EXACT_CODES,

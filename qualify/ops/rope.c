@@ -79,7 +79,21 @@ static qf_status bound(const _qf_case *p, const _qf_rowref *rr, _qf_checked *ck)
 
 static const _qf_rowops rope_rows = {ref, bound};
 
+/* clang-format off */
+static const char *const layouts[] = {"interleaved", "half", NULL};
+static const pspec params[] = {
+    {"theta",      PT_REAL, 0, 1e12, 1, 0, NULL, 0, 10000, NULL},
+    {"layout",     PT_ENUM, 0, 0, 0, 0,    layouts, 0, 0, "interleaved"},
+    {"rotary_dim", PT_INT,  0, QF_SCHEMA_BIG, 0, 0, NULL, 0, 0, NULL}, /* 0: head_dim */
+    {"pos_offset", PT_INT,  0, 1099511627776.0, 0, 0, NULL, 0, 0, NULL},
+    QF_SCHEMA_END};
+static const op_schema schema = {
+    "rope", 3, {"tokens", "heads", "head_dim"}, {{1, 0, -1}, {1, 0, -1}, {1, 0, -1}}, "tokens, heads, head_dim",
+    QF_SCHEMA_IAO, params};
+/* clang-format on */
+
 const _qf_opclass _qf_op_rope = {
+    .schema = &schema,
     .name = "rope",
     .abi = QF_OP_ROPE,
     .bound = "rope",

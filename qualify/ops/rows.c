@@ -11,6 +11,32 @@
 #include "_ops.h"
 #include "qf_bound.h"
 
+/* ---- Schemas ------------------------------------------------------------ */
+
+/* clang-format off */
+static const pspec no_params[] = {QF_SCHEMA_END};
+static const pspec rms_params[] = {
+    {"eps",           PT_REAL, 0, 1, 1, 0,      NULL, 0, 1e-6, NULL},
+    {"weight",        PT_BOOL, 0, 0, 0, 0,      NULL, 0, 1, NULL},
+    {"weight_offset", PT_REAL, -1e6, 1e6, 0, 0, NULL, 0, 0, NULL},
+    QF_SCHEMA_END};
+static const pspec ln_params[] = {
+    {"eps",    PT_REAL, 0, 1, 1, 0, NULL, 0, 1e-5, NULL},
+    {"weight", PT_BOOL, 0, 0, 0, 0, NULL, 0, 1, NULL},
+    {"bias",   PT_BOOL, 0, 0, 0, 0, NULL, 0, 1, NULL},
+    QF_SCHEMA_END};
+static const char *const act_names[] = {"gelu", "gelu_erf", "gelu_tanh", "silu", "sigmoid", "relu", NULL};
+static const pspec act_params[] = {
+    {"fn", PT_ENUM, 0, 0, 0, 0, act_names, 1, 0, NULL},
+    QF_SCHEMA_END};
+static const op_schema softmax_schema     = {"softmax",     QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO,  no_params};
+static const op_schema log_softmax_schema = {"log_softmax", QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO,  no_params};
+static const op_schema rmsnorm_schema     = {"rmsnorm",     QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IWAO, rms_params};
+static const op_schema layernorm_schema   = {"layernorm",   QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IWAO, ln_params};
+static const op_schema activation_schema  = {"activation",  QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO,  act_params};
+static const op_schema glu_schema         = {"glu",         QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO,  act_params};
+/* clang-format on */
+
 /* rows x cols of input 0 (and GLU's up: same distribution, its own
  * stream), output y of the same shape. */
 static int row_inputs(_qf_case *p, qf_result *r, const qf_dist *d, int two)
@@ -82,6 +108,7 @@ static const _qf_rowops softmax_rows = {ref_softmax, bound_softmax};
 static const _qf_rowops log_softmax_rows = {ref_softmax, NULL};
 
 const _qf_opclass _qf_op_softmax = {
+    .schema = &softmax_schema,
     .name = "softmax",
     .abi = QF_OP_SOFTMAX,
     .bound = "softmax",
@@ -94,6 +121,7 @@ const _qf_opclass _qf_op_softmax = {
 /* No bound is derived for log_softmax: only a claimed max_ulp checks
  * conformance (docs/bounds.md). */
 const _qf_opclass _qf_op_log_softmax = {
+    .schema = &log_softmax_schema,
     .name = "log_softmax",
     .abi = QF_OP_SOFTMAX,
     .bound = NULL,
@@ -181,6 +209,7 @@ static qf_status bound_norm(const _qf_case *p, const _qf_rowref *rr, _qf_checked
 static const _qf_rowops norm_rows = {ref_norm, bound_norm};
 
 const _qf_opclass _qf_op_rmsnorm = {
+    .schema = &rmsnorm_schema,
     .name = "rmsnorm",
     .abi = QF_OP_RMSNORM,
     .bound = "norm",
@@ -191,6 +220,7 @@ const _qf_opclass _qf_op_rmsnorm = {
 };
 
 const _qf_opclass _qf_op_layernorm = {
+    .schema = &layernorm_schema,
     .name = "layernorm",
     .abi = QF_OP_LAYERNORM,
     .bound = "norm",
@@ -257,6 +287,7 @@ static qf_status bound_act(const _qf_case *p, const _qf_rowref *rr, _qf_checked 
 static const _qf_rowops act_rows = {ref_act, bound_act};
 
 const _qf_opclass _qf_op_activation = {
+    .schema = &activation_schema,
     .name = "activation",
     .abi = QF_OP_ACTIVATION,
     .bound = "activation",
@@ -267,6 +298,7 @@ const _qf_opclass _qf_op_activation = {
 };
 
 const _qf_opclass _qf_op_glu = {
+    .schema = &glu_schema,
     .name = "glu",
     .abi = QF_OP_ACTIVATION,
     .bound = "activation",

@@ -112,35 +112,6 @@ START_TEST(test_key)
 }
 END_TEST
 
-/* The names behind the key are the suite's: each optional one has a
- * default there (a misspelt name would have none). */
-START_TEST(test_names_are_the_suites)
-{
-    static const char *const required[] = {"fn", "top_k", "family"};
-    size_t op, i, j;
-    for (op = 0; op < QF_SUITE_OP_COUNT; op++) {
-        const char *name = qf_suite_op_name((qf_suite_op)op);
-        const char *const *keys = qf_enable_op_param_names(name);
-        qf_suite_group g;
-        qf_suite_case c;
-        ck_assert_msg(keys != NULL, "op %s has no parameter list", name);
-        memset(&g, 0, sizeof g);
-        memset(&c, 0, sizeof c);
-        g.op = c.op = (qf_suite_op)op;
-        c.group = &g;
-        for (i = 0; keys[i]; i++) {
-            qf_suite_value v;
-            int is_default = 0, req = 0;
-            for (j = 0; j < sizeof required / sizeof required[0]; j++)
-                req |= !strcmp(keys[i], required[j]);
-            if (req)
-                continue;
-            ck_assert_msg(qf_suite_case_param(&c, keys[i], &v, &is_default) == QF_OK && is_default,
-                          "%s: %s is not a parameter with a default in the suite", name, keys[i]);
-        }
-    }
-}
-END_TEST
 
 START_TEST(test_entries)
 {
@@ -275,7 +246,6 @@ int main(void)
     TCase *tc = tcase_create("params");
     unsetenv("QF_GUARD_FORCE");
     tcase_add_test(tc, test_key);
-    tcase_add_test(tc, test_names_are_the_suites);
     tcase_add_test(tc, test_entries);
     tcase_add_test(tc, test_roundtrip);
     tcase_set_timeout(tc, 120);

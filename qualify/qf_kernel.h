@@ -74,7 +74,7 @@ typedef struct qf_device qf_device; /* qf_backend.h */
  * qf_op_slot_name and qf_op_dim_name:
  *
  * op          inputs                    outputs        dimensions
- * gemm        a, b, c                   d              m n k batch groups
+ * gemm        a, b, c                   d              M N K batch groups
  * attention   q, k, v, mask             out, lse       batch heads kv_heads seq_q seq_k head_dim head_dim_v
  * softmax     x                         y              rows cols
  * rmsnorm     x, weight, bias           y              rows cols
@@ -358,7 +358,7 @@ struct qf_kernel {
 };
 
 /* Check a case against the kernel's static claim and its supports callback:
- * QF_OK, or QF_EUNSUPPORTED with the reason in why ("k = 7 is not a
+ * QF_OK, or QF_EUNSUPPORTED with the reason in why ("K = 7 is not a
  * multiple of 8"). */
 qf_status qf_kernel_check(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype, char *why,
                           size_t why_size);

@@ -16,47 +16,9 @@
 #include "_registry.h"
 #include "qf_kernel.h"
 
-/* ---- Ops ------------------------------------------------------------------------ */
-
-typedef struct op_info {
-    const char *name;
-    const char *summary;
-    const char *in[QF_KERNEL_MAX_IN + 1];
-    const char *out[QF_KERNEL_MAX_OUT + 1];
-    const char *dims[QF_OP_MAX_DIMS + 1];
-} op_info;
+/* ---- Names --------------------------------------------------------------------- */
 
 /* clang-format off */
-static const op_info ops[QF_OP_COUNT] = {
-    [QF_OP_GEMM]       = { "gemm",       "d = alpha op(a) op(b) + beta c; batched, grouped (MoE)",
-                           { "a", "b", "c", NULL },       { "d", NULL },
-                           { "m", "n", "k", "batch", "groups", NULL } },
-    [QF_OP_ATTENTION]  = { "attention",  "attention forward: softmax(scale q k^T + mask) v, lse; GQA, soft-cap",
-                           { "q", "k", "v", "mask", NULL }, { "out", "lse", NULL },
-                           { "batch", "heads", "kv_heads", "seq_q", "seq_k", "head_dim", "head_dim_v", NULL } },
-    [QF_OP_SOFTMAX]    = { "softmax",    "row softmax or log-softmax of scale x",
-                           { "x", NULL },                 { "y", NULL },
-                           { "rows", "cols", NULL } },
-    [QF_OP_RMSNORM]    = { "rmsnorm",    "x / sqrt(mean x^2 + eps) (offset + w) + b per row",
-                           { "x", "weight", "bias", NULL }, { "y", NULL },
-                           { "rows", "cols", NULL } },
-    [QF_OP_LAYERNORM]  = { "layernorm",  "(x - mean) / sqrt(var + eps) (offset + w) + b per row",
-                           { "x", "weight", "bias", NULL }, { "y", NULL },
-                           { "rows", "cols", NULL } },
-    [QF_OP_ACTIVATION] = { "activation", "gelu, gelu_tanh, silu, sigmoid, relu; GLU forms act(x) up",
-                           { "x", "up", NULL },           { "y", NULL },
-                           { "n", NULL } },
-    [QF_OP_ROPE]       = { "rope",       "rotary position embedding, interleaved or half layout",
-                           { "x", NULL },                 { "y", NULL },
-                           { "tokens", "heads", "head_dim", "rotary_dim", NULL } },
-    [QF_OP_MOE_ROUTER] = { "moe_router", "top-k expert selection with softmax or sigmoid scores",
-                           { "logits", "sel_bias", NULL }, { "weights", "indices", NULL },
-                           { "tokens", "experts", "top_k", NULL } },
-    [QF_OP_QUANTIZE]   = { "quantize",   "block-scaled quantization: MX, NVFP4, integer groups, FP8 scaling",
-                           { "x", NULL },                 { "q", NULL },
-                           { "rows", "cols", NULL } },
-};
-
 static const char *const kind_names[QF_KERNEL_KIND_COUNT] = {
     [QF_KERNEL_REFERENCE] = "reference",
     [QF_KERNEL_OPTIMIZED] = "optimized",
@@ -81,68 +43,6 @@ static const char *const scale_names[QF_SCALE_COUNT] = {
     [QF_SCALE_BLOCK]  = "block",
 };
 /* clang-format on */
-
-static int op_ok(qf_op op)
-{
-    return (unsigned)op < QF_OP_COUNT;
-}
-
-const char *qf_op_name(qf_op op)
-{
-    return op_ok(op) ? ops[op].name : NULL;
-}
-
-const char *qf_op_summary(qf_op op)
-{
-    return op_ok(op) ? ops[op].summary : NULL;
-}
-
-qf_status qf_op_lookup(const char *name, qf_op *out)
-{
-    int i;
-    if (!name || !out)
-        return QF_EINVAL;
-    for (i = 0; i < QF_OP_COUNT; i++)
-        if (!strcmp(ops[i].name, name)) {
-            *out = (qf_op)i;
-            return QF_OK;
-        }
-    return QF_EPARSE;
-}
-
-static int count_names(const char *const *names)
-{
-    int n = 0;
-    while (names[n])
-        n++;
-    return n;
-}
-
-int qf_op_slot_count(qf_op op, int is_output)
-{
-    if (!op_ok(op))
-        return 0;
-    return count_names(is_output ? ops[op].out : ops[op].in);
-}
-
-const char *qf_op_slot_name(qf_op op, int is_output, int slot)
-{
-    if (slot < 0 || slot >= qf_op_slot_count(op, is_output))
-        return NULL;
-    return is_output ? ops[op].out[slot] : ops[op].in[slot];
-}
-
-int qf_op_dim_count(qf_op op)
-{
-    return op_ok(op) ? count_names(ops[op].dims) : 0;
-}
-
-const char *qf_op_dim_name(qf_op op, int dim)
-{
-    if (dim < 0 || dim >= qf_op_dim_count(op))
-        return NULL;
-    return ops[op].dims[dim];
-}
 
 const char *qf_mask_kind_name(qf_mask_kind m)
 {
@@ -170,77 +70,6 @@ qf_status qf_kernel_kind_lookup(const char *name, qf_kernel_kind *out)
             return QF_OK;
         }
     return QF_EPARSE;
-}
-
-static int64_t dim_of(size_t v)
-{
-    return v > (size_t)INT64_MAX ? INT64_MAX : (int64_t)v;
-}
-
-int qf_op_dims(const qf_op_desc *d, int64_t *dims)
-{
-    int n;
-    if (!d || !dims || !op_ok(d->op))
-        return 0;
-    n = qf_op_dim_count(d->op);
-    switch (d->op) {
-    case QF_OP_GEMM: {
-        const qf_op_gemm *g = &d->u.gemm;
-        size_t m = g->m;
-        if (g->groups && g->group_m) {
-            size_t i;
-            m = 0;
-            for (i = 0; i < g->groups; i++)
-                m += g->group_m[i];
-        }
-        dims[0] = dim_of(m);
-        dims[1] = dim_of(g->n);
-        dims[2] = dim_of(g->k);
-        dims[3] = dim_of(g->batch ? g->batch : 1);
-        dims[4] = dim_of(g->groups);
-        break;
-    }
-    case QF_OP_ATTENTION: {
-        const qf_op_attention *a = &d->u.attention;
-        dims[0] = dim_of(a->batch);
-        dims[1] = dim_of(a->heads);
-        dims[2] = dim_of(a->kv_heads);
-        dims[3] = dim_of(a->seq_q);
-        dims[4] = dim_of(a->seq_k);
-        dims[5] = dim_of(a->head_dim);
-        dims[6] = dim_of(a->head_dim_v ? a->head_dim_v : a->head_dim);
-        break;
-    }
-    case QF_OP_SOFTMAX:
-        dims[0] = dim_of(d->u.softmax.rows);
-        dims[1] = dim_of(d->u.softmax.cols);
-        break;
-    case QF_OP_RMSNORM:
-    case QF_OP_LAYERNORM:
-        dims[0] = dim_of(d->u.norm.rows);
-        dims[1] = dim_of(d->u.norm.cols);
-        break;
-    case QF_OP_ACTIVATION: dims[0] = dim_of(d->u.activation.n); break;
-    case QF_OP_ROPE: {
-        const qf_op_rope *r = &d->u.rope;
-        dims[0] = dim_of(r->tokens);
-        dims[1] = dim_of(r->heads);
-        dims[2] = dim_of(r->head_dim);
-        dims[3] = dim_of(r->rotary_dim ? r->rotary_dim : r->head_dim);
-        break;
-    }
-    case QF_OP_MOE_ROUTER:
-        dims[0] = dim_of(d->u.moe_router.tokens);
-        dims[1] = dim_of(d->u.moe_router.experts);
-        dims[2] = dim_of(d->u.moe_router.top_k);
-        break;
-    case QF_OP_QUANTIZE:
-        dims[0] = dim_of(d->u.quantize.rows);
-        dims[1] = dim_of(d->u.quantize.cols);
-        break;
-    default: return 0;
-    }
-    return n;
 }
 
 /* ---- Tensors ---------------------------------------------------------------------- */
@@ -538,7 +367,7 @@ static qf_status check_kernel(qf_registry *r, const qf_kernel *k)
 {
     size_t i, j;
     qf_status s;
-    if (!op_ok(k->op)) {
+    if (!qf_op_name(k->op)) {
         _qf_registry_set_error(r, "kernel '%s': op %d is out of range (0..%d)", k->name ? k->name : "?",
                                (int)k->op, QF_OP_COUNT - 1);
         return QF_EINVAL;

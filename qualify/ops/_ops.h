@@ -95,6 +95,22 @@ enum {
     _QF_OPC_EXACT_CODES = 1u << 1,
 };
 
+/* The kernel ABI's view of an op (qf_kernel.h): a summary, the names of
+ * its tensor slots and dimensions, and the dimensions of a problem (for
+ * shape limits).  Only the class that owns its ABI op carries one
+ * (log_softmax and glu run on softmax's and activation's).  Dimension
+ * names are the suite's where the concept is the same (M, N, K, rows,
+ * heads ...); where the ABI flattens (activation: n = rows x cols) or takes
+ * a parameter as a dimension (rope rotary_dim, moe_router top_k) the name
+ * is still that parameter's. */
+typedef struct _qf_abi {
+    const char *summary;
+    const char *in[QF_KERNEL_MAX_IN + 1];
+    const char *out[QF_KERNEL_MAX_OUT + 1];
+    const char *dims[QF_OP_MAX_DIMS + 1];
+    void (*dims_of)(const qf_op_desc *d, int64_t *dims);
+} _qf_abi;
+
 /* One op family, as the suite spells it ("log_softmax" is its own class
  * over the ABI's softmax).  Each function returns 0, or -1 with the
  * verdict and its reason said in r (_qf_say). */
@@ -102,6 +118,7 @@ typedef struct _qf_opclass {
     const op_schema *schema; /* how suites state its cases (_schema.h) */
     const char *name;        /* the suite's op name */
     qf_op abi;               /* the kernel ABI op its kernels register under */
+    const _qf_abi *abi_info;  /* that op's ABI names, when this class owns it */
     unsigned flags;
     /* The kind of bound applied when the claim states no max_ulp, as
      * results.json names it ("gemm", "softmax" ...), or NULL when the op
@@ -137,6 +154,8 @@ typedef struct _qf_opclass {
 
 /* The op classes, indexed by qf_suite_op. */
 const _qf_opclass *_qf_opclass_get(qf_suite_op op);
+/* A dimension of a problem as the ABI counts it (INT64_MAX past it). */
+int64_t _qf_abi_dim(size_t v);
 
 /* ---- Helpers the op classes share (ops/common.c) -------------------------- */
 

@@ -210,7 +210,26 @@ static const op_schema schema = {
     5, {"q", "k", "v", "acc", "out"}, {ROLE_IN, ROLE_IN, ROLE_IN, ROLE_ACC, ROLE_OUT}, 0, NULL, params};
 /* clang-format on */
 
+static void dims_of(const qf_op_desc *d, int64_t *dims)
+{
+    const qf_op_attention *a = &d->u.attention;
+    dims[0] = _qf_abi_dim(a->batch);
+    dims[1] = _qf_abi_dim(a->heads);
+    dims[2] = _qf_abi_dim(a->kv_heads);
+    dims[3] = _qf_abi_dim(a->seq_q);
+    dims[4] = _qf_abi_dim(a->seq_k);
+    dims[5] = _qf_abi_dim(a->head_dim);
+    dims[6] = _qf_abi_dim(a->head_dim_v ? a->head_dim_v : a->head_dim);
+}
+
+static const _qf_abi abi = {"attention forward: softmax(scale q k^T + mask) v, lse; GQA, soft-cap",
+                            {"q", "k", "v", "mask", NULL},
+                            {"out", "lse", NULL},
+                            {"batch", "heads", "kv_heads", "seq_q", "seq_k", "head_dim", "head_dim_v", NULL},
+                            dims_of};
+
 const _qf_opclass _qf_op_attention = {
+    .abi_info = &abi,
     .schema = &schema,
     .name = "attention",
     .abi = QF_OP_ATTENTION,

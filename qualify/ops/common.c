@@ -21,6 +21,90 @@ const _qf_opclass *_qf_opclass_get(qf_suite_op op)
     return (unsigned)op < QF_SUITE_OP_COUNT ? classes[op] : NULL;
 }
 
+/* ---- The kernel ABI's ops (qf_kernel.h), from the classes that own them ---- */
+
+static const _qf_opclass *abi_owner(qf_op op)
+{
+    for (int i = 0; i < QF_SUITE_OP_COUNT; i++)
+        if (classes[i]->abi == op && classes[i]->abi_info)
+            return classes[i];
+    return NULL;
+}
+
+static int count_names(const char *const *names)
+{
+    int n = 0;
+    while (names[n])
+        n++;
+    return n;
+}
+
+const char *qf_op_name(qf_op op)
+{
+    const _qf_opclass *k = abi_owner(op);
+    return k ? k->name : NULL;
+}
+
+const char *qf_op_summary(qf_op op)
+{
+    const _qf_opclass *k = abi_owner(op);
+    return k ? k->abi_info->summary : NULL;
+}
+
+qf_status qf_op_lookup(const char *name, qf_op *out)
+{
+    if (!name || !out)
+        return QF_EINVAL;
+    for (int i = 0; i < QF_OP_COUNT; i++)
+        if (qf_op_name((qf_op)i) && !strcmp(qf_op_name((qf_op)i), name)) {
+            *out = (qf_op)i;
+            return QF_OK;
+        }
+    return QF_EPARSE;
+}
+
+int qf_op_slot_count(qf_op op, int is_output)
+{
+    const _qf_opclass *k = abi_owner(op);
+    return k ? count_names(is_output ? k->abi_info->out : k->abi_info->in) : 0;
+}
+
+const char *qf_op_slot_name(qf_op op, int is_output, int slot)
+{
+    if (slot < 0 || slot >= qf_op_slot_count(op, is_output))
+        return NULL;
+    return is_output ? abi_owner(op)->abi_info->out[slot] : abi_owner(op)->abi_info->in[slot];
+}
+
+int qf_op_dim_count(qf_op op)
+{
+    const _qf_opclass *k = abi_owner(op);
+    return k ? count_names(k->abi_info->dims) : 0;
+}
+
+const char *qf_op_dim_name(qf_op op, int dim)
+{
+    if (dim < 0 || dim >= qf_op_dim_count(op))
+        return NULL;
+    return abi_owner(op)->abi_info->dims[dim];
+}
+
+int64_t _qf_abi_dim(size_t v)
+{
+    return v > (size_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+int qf_op_dims(const qf_op_desc *d, int64_t *dims)
+{
+    const _qf_opclass *k = d && dims ? abi_owner(d->op) : NULL;
+    if (!k)
+        return 0;
+    k->abi_info->dims_of(d, dims);
+    return qf_op_dim_count(d->op);
+}
+
+/* ---- Helpers ---------------------------------------------------------------- */
+
 void _qf_say(qf_result *r, qf_verdict v, const char *fmt, ...)
 {
     va_list ap;

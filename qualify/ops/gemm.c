@@ -381,7 +381,31 @@ static const op_schema schema = {
     4, {"a", "b", "acc", "out"}, {ROLE_IN, ROLE_IN, ROLE_ACC, ROLE_OUT}, 11u, scales, params};
 /* clang-format on */
 
+/* A grouped GEMM's M is the sum of its groups' rows. */
+static void dims_of(const qf_op_desc *d, int64_t *dims)
+{
+    const qf_op_gemm *g = &d->u.gemm;
+    size_t m = g->m;
+    if (g->groups && g->group_m) {
+        m = 0;
+        for (size_t i = 0; i < g->groups; i++)
+            m += g->group_m[i];
+    }
+    dims[0] = _qf_abi_dim(m);
+    dims[1] = _qf_abi_dim(g->n);
+    dims[2] = _qf_abi_dim(g->k);
+    dims[3] = _qf_abi_dim(g->batch ? g->batch : 1);
+    dims[4] = _qf_abi_dim(g->groups);
+}
+
+static const _qf_abi abi = {"d = alpha op(a) op(b) + beta c; batched, grouped (MoE)",
+                            {"a", "b", "c", NULL},
+                            {"d", NULL},
+                            {"M", "N", "K", "batch", "groups", NULL},
+                            dims_of};
+
 const _qf_opclass _qf_op_gemm = {
+    .abi_info = &abi,
     .schema = &schema,
     .name = "gemm",
     .abi = QF_OP_GEMM,

@@ -142,7 +142,21 @@ static const op_schema schema = {
     "moe_router", 2, {"tokens", "experts"}, {{1, 0, -1}, {1, 0, -1}}, "tokens, experts", QF_SCHEMA_IAO, params};
 /* clang-format on */
 
+static void dims_of(const qf_op_desc *d, int64_t *dims)
+{
+    dims[0] = _qf_abi_dim(d->u.moe_router.tokens);
+    dims[1] = _qf_abi_dim(d->u.moe_router.experts);
+    dims[2] = _qf_abi_dim(d->u.moe_router.top_k);
+}
+
+static const _qf_abi abi = {"top-k expert selection with softmax or sigmoid scores",
+                            {"logits", "sel_bias", NULL},
+                            {"weights", "indices", NULL},
+                            {"tokens", "experts", "top_k", NULL},
+                            dims_of};
+
 const _qf_opclass _qf_op_moe_router = {
+    .abi_info = &abi,
     .schema = &schema,
     .name = "moe_router",
     .abi = QF_OP_MOE_ROUTER,

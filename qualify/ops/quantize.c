@@ -240,7 +240,20 @@ static const op_schema schema = {
     "quantize", QF_SCHEMA_ROWS_COLS, 2, {"in", "out"}, {ROLE_IN, ROLE_REQUIRED}, 2u, NULL, params};
 /* clang-format on */
 
+static void dims_of(const qf_op_desc *d, int64_t *dims)
+{
+    dims[0] = _qf_abi_dim(d->u.quantize.rows);
+    dims[1] = _qf_abi_dim(d->u.quantize.cols);
+}
+
+static const _qf_abi abi = {"block-scaled quantization: MX, NVFP4, integer groups, FP8 scaling",
+                            {"x", NULL},
+                            {"q", NULL},
+                            {"rows", "cols", NULL},
+                            dims_of};
+
 const _qf_opclass _qf_op_quantize = {
+    .abi_info = &abi,
     .schema = &schema,
     .name = "quantize",
     .abi = QF_OP_QUANTIZE,

@@ -92,7 +92,23 @@ static const op_schema schema = {
     QF_SCHEMA_IAO, params};
 /* clang-format on */
 
+static void dims_of(const qf_op_desc *d, int64_t *dims)
+{
+    const qf_op_rope *r = &d->u.rope;
+    dims[0] = _qf_abi_dim(r->tokens);
+    dims[1] = _qf_abi_dim(r->heads);
+    dims[2] = _qf_abi_dim(r->head_dim);
+    dims[3] = _qf_abi_dim(r->rotary_dim ? r->rotary_dim : r->head_dim);
+}
+
+static const _qf_abi abi = {"rotary position embedding, interleaved or half layout",
+                            {"x", NULL},
+                            {"y", NULL},
+                            {"tokens", "heads", "head_dim", "rotary_dim", NULL},
+                            dims_of};
+
 const _qf_opclass _qf_op_rope = {
+    .abi_info = &abi,
     .schema = &schema,
     .name = "rope",
     .abi = QF_OP_ROPE,

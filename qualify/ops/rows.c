@@ -57,6 +57,37 @@ static int rows_cols(_qf_case *p)
     return 0;
 }
 
+/* ---- The kernel ABI's ops ---------------------------------------------------- */
+
+static void softmax_dims(const qf_op_desc *d, int64_t *dims)
+{
+    dims[0] = _qf_abi_dim(d->u.softmax.rows);
+    dims[1] = _qf_abi_dim(d->u.softmax.cols);
+}
+
+static void norm_dims(const qf_op_desc *d, int64_t *dims)
+{
+    dims[0] = _qf_abi_dim(d->u.norm.rows);
+    dims[1] = _qf_abi_dim(d->u.norm.cols);
+}
+
+/* The ABI flattens an activation: n = rows x cols. */
+static void act_dims(const qf_op_desc *d, int64_t *dims)
+{
+    dims[0] = _qf_abi_dim(d->u.activation.n);
+}
+
+/* clang-format off */
+static const _qf_abi softmax_abi = {"row softmax or log-softmax of scale x", {"x", NULL}, {"y", NULL},
+                                    {"rows", "cols", NULL}, softmax_dims};
+static const _qf_abi rmsnorm_abi = {"x / sqrt(mean x^2 + eps) (offset + w) + b per row",
+                                    {"x", "weight", "bias", NULL}, {"y", NULL}, {"rows", "cols", NULL}, norm_dims};
+static const _qf_abi layernorm_abi = {"(x - mean) / sqrt(var + eps) (offset + w) + b per row",
+                                      {"x", "weight", "bias", NULL}, {"y", NULL}, {"rows", "cols", NULL}, norm_dims};
+static const _qf_abi activation_abi = {"gelu, gelu_tanh, silu, sigmoid, relu; GLU forms act(x) up",
+                                       {"x", "up", NULL}, {"y", NULL}, {"n", NULL}, act_dims};
+/* clang-format on */
+
 /* ---- softmax, log_softmax ------------------------------------------------- */
 
 static int build_softmax(_qf_case *p, int log)
@@ -108,6 +139,7 @@ static const _qf_rowops softmax_rows = {ref_softmax, bound_softmax};
 static const _qf_rowops log_softmax_rows = {ref_softmax, NULL};
 
 const _qf_opclass _qf_op_softmax = {
+    .abi_info = &softmax_abi,
     .schema = &softmax_schema,
     .name = "softmax",
     .abi = QF_OP_SOFTMAX,
@@ -209,6 +241,7 @@ static qf_status bound_norm(const _qf_case *p, const _qf_rowref *rr, _qf_checked
 static const _qf_rowops norm_rows = {ref_norm, bound_norm};
 
 const _qf_opclass _qf_op_rmsnorm = {
+    .abi_info = &rmsnorm_abi,
     .schema = &rmsnorm_schema,
     .name = "rmsnorm",
     .abi = QF_OP_RMSNORM,
@@ -220,6 +253,7 @@ const _qf_opclass _qf_op_rmsnorm = {
 };
 
 const _qf_opclass _qf_op_layernorm = {
+    .abi_info = &layernorm_abi,
     .schema = &layernorm_schema,
     .name = "layernorm",
     .abi = QF_OP_LAYERNORM,
@@ -287,6 +321,7 @@ static qf_status bound_act(const _qf_case *p, const _qf_rowref *rr, _qf_checked 
 static const _qf_rowops act_rows = {ref_act, bound_act};
 
 const _qf_opclass _qf_op_activation = {
+    .abi_info = &activation_abi,
     .schema = &activation_schema,
     .name = "activation",
     .abi = QF_OP_ACTIVATION,

@@ -66,7 +66,7 @@ START_TEST(test_ops)
     ck_assert_str_eq(qf_op_slot_name(QF_OP_GEMM, 0, 2), "c");
     ck_assert_str_eq(qf_op_slot_name(QF_OP_ATTENTION, 1, 1), "lse");
     ck_assert_ptr_null(qf_op_slot_name(QF_OP_GEMM, 0, 3));
-    ck_assert_str_eq(qf_op_dim_name(QF_OP_GEMM, 2), "k");
+    ck_assert_str_eq(qf_op_dim_name(QF_OP_GEMM, 2), "K");
     ck_assert_ptr_null(qf_op_dim_name(QF_OP_SOFTMAX, 2));
     for (i = 0; i < QF_KERNEL_KIND_COUNT; i++) {
         qf_kernel_kind k;
@@ -269,7 +269,7 @@ START_TEST(test_add_checks)
     k.limits.min[2] = 64;
     k.limits.max[2] = 32;
     ck_assert_int_eq(qf_registry_add(r, &k), QF_EINVAL);
-    ck_assert_msg(strstr(qf_registry_error(r), "dimension k") != NULL, "%s", qf_registry_error(r));
+    ck_assert_msg(strstr(qf_registry_error(r), "dimension K") != NULL, "%s", qf_registry_error(r));
     ck_assert_int_eq(qf_registry_add(r, NULL), QF_EINVAL);
     ck_assert_int_eq(qf_registry_add(NULL, &k), QF_EINVAL);
 
@@ -308,14 +308,14 @@ START_TEST(test_check_and_arch)
     ck_assert_str_eq(why, "");
     d.u.gemm.k = 7;
     ck_assert_int_eq(qf_kernel_check(&k, &d, &k.dtypes[1], why, sizeof why), QF_EUNSUPPORTED);
-    ck_assert_str_eq(why, "k = 7 is below the minimum 16");
+    ck_assert_str_eq(why, "K = 7 is below the minimum 16");
     d.u.gemm.k = 20;
     ck_assert_int_eq(qf_kernel_check(&k, &d, &k.dtypes[0], why, sizeof why), QF_EUNSUPPORTED);
-    ck_assert_str_eq(why, "k = 20 is not a multiple of 8");
+    ck_assert_str_eq(why, "K = 20 is not a multiple of 8");
     d.u.gemm.k = 32;
     d.u.gemm.m = 5000;
     ck_assert_int_eq(qf_kernel_check(&k, &d, &k.dtypes[0], why, sizeof why), QF_EUNSUPPORTED);
-    ck_assert_str_eq(why, "m = 5000 is above the maximum 4096");
+    ck_assert_str_eq(why, "M = 5000 is above the maximum 4096");
     d.u.gemm.m = 16;
     k.supports = no_transposes;
     d.u.gemm.trans_b = 1;

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "_ref.h"
+#include "_ziv.h"
 
 typedef struct sm_ctx {
     const _qf_rctx *c;
@@ -81,7 +81,7 @@ static int sm_row(void *vctx, size_t r)
     char *fin;
     _qf_iv *d, *p, S, S1, L, y;
     mpfr_prec_t w = c->w0;
-    int used = 0;
+    _qf_ziv zv;
 
     fin = malloc(n);
     z = malloc(n * sizeof *z);
@@ -131,9 +131,19 @@ static int sm_row(void *vctx, size_t r)
     _qf_iv_init(&S1, w);
     _qf_iv_init(&L, w);
     _qf_iv_init(&y, w);
-    for (;;) {
-        int last = w >= c->wmax, pending = 0;
-        used = (int)w;
+    _qf_ziv_init(&zv, c, w);
+    while (_qf_ziv_next(&zv)) {
+        if (_qf_ziv_raised(&zv)) {
+            _qf_iv_set_prec(&S, zv.w);
+            _qf_iv_set_prec(&S1, zv.w);
+            _qf_iv_set_prec(&L, zv.w);
+            _qf_iv_set_prec(&y, zv.w);
+            for (j = 0; j < n; j++)
+                if (fin[j]) {
+                    _qf_iv_set_prec(&d[j], zv.w);
+                    _qf_iv_set_prec(&p[j], zv.w);
+                }
+        }
         _qf_iv_set_zero(&S); /* S1 first */
         for (j = 0; j < n; j++) {
             if (!fin[j])
@@ -165,25 +175,8 @@ static int sm_row(void *vctx, size_t r)
             }
             if (!k->log && mpfr_equal_p(z[j], z[jmax]) && tiny_below(k->s, &S1, kmax, base + j))
                 continue;
-            if (!_qf_sink_decide(k->s, base + j, &y)) {
-                if (last)
-                    _qf_sink_guess(k->s, base + j, &y);
-                else
-                    pending = 1;
-            }
+            _qf_ziv_done(&zv, k->s, base + j, &y);
         }
-        if (!pending)
-            break;
-        w = _qf_next_prec(c, w);
-        _qf_iv_set_prec(&S, w);
-        _qf_iv_set_prec(&S1, w);
-        _qf_iv_set_prec(&L, w);
-        _qf_iv_set_prec(&y, w);
-        for (j = 0; j < n; j++)
-            if (fin[j]) {
-                _qf_iv_set_prec(&d[j], w);
-                _qf_iv_set_prec(&p[j], w);
-            }
     }
     for (j = 0; j < n; j++) {
         if (fin[j]) {
@@ -197,7 +190,7 @@ static int sm_row(void *vctx, size_t r)
     _qf_iv_clear(&L);
     _qf_iv_clear(&y);
     free(fin), free(z), free(d), free(p);
-    return used;
+    return (int)zv.w;
 }
 
 static qf_status softmax_any(const qf_ref_opts *opts, const double *x, size_t rows, size_t cols, double scale,

@@ -569,22 +569,6 @@ static int out_alloc(args *a, qf_ref_out *o, size_t n)
 
 /* ---- gemm ------------------------------------------------------------------------- */
 
-/* The lowest power of two any nonzero finite element can carry a bit of. */
-static int min_lsb_exp(const double *v, size_t n, int *found)
-{
-    int e = INT_MAX;
-    size_t i;
-    *found = 0;
-    for (i = 0; i < n; i++)
-        if (v[i] != 0 && isfinite(v[i])) {
-            int k = ilogb(v[i]) - 52;
-            if (k < e)
-                e = k;
-            *found = 1;
-        }
-    return e;
-}
-
 static int run_gemm(args *a)
 {
     tensor A, B, C;
@@ -593,7 +577,6 @@ static int run_gemm(args *a)
     double alpha, beta;
     qf_gemm_desc d;
     qf_ref_out o;
-    double *err_v = NULL;
     qf_status st;
     char s1[256], s2[256];
 
@@ -655,9 +638,6 @@ static int run_gemm(args *a)
     total = batch * m * n;
     if ((rc = out_alloc(a, &o, total)))
         goto done;
-    err_v = malloc((total ? total : 1) * sizeof *err_v);
-    if (err_v == NULL)
-        GEMM_FAIL("out of memory for %zu outputs", total);
 
     d = qf_gemm_desc_default();
     d.layout = QF_ROW_MAJOR;
@@ -687,78 +667,19 @@ static int run_gemm(args *a)
     d.stride_d = (ptrdiff_t)(m * n);
     d.d_code = o.code;
     d.d_value = o.value;
+    d.d_status = o.status; /* decided on the exact sums: never undecided */
     d.threads = a->ro.threads;
     if (total > 0 && (st = qf_gemm(&d)) != QF_OK) {
         rc = ref_failed(a, st);
         goto done;
     }
-    /* Status: exact iff value - exact == 0.  The error is formed exactly
-     * and rounded once to binary64, so a nonzero error can only read as 0
-     * when it is below 2^-1075; when every term is a multiple of 2^-1074
-     * that cannot happen, otherwise the zeros are confirmed one by one. */
-    d.d_code = NULL;
-    d.d_value = NULL;
-    d.d_err = err_v;
-    d.cand = o.value;
-    if (total > 0 && (st = qf_gemm(&d)) != QF_OK) {
-        rc = ref_failed(a, st);
-        goto done;
-    }
-    {
-        /* A desc asking for values: qf_gemm_acc_element validates the desc
-         * with d_err removed, and a desc with no output left is refused. */
-        qf_gemm_desc dv = d;
-        int fa_, fb_, fc_ = 0, ok = 1;
-        dv.d_err = NULL;
-        dv.cand = NULL;
-        dv.d_value = o.value;
-        int ea = min_lsb_exp(A.v, A.n, &fa_), eb = min_lsb_exp(B.v, B.n, &fb_), ec = 0;
-        if (fa_ && fb_ && alpha != 0 && (long)ea + eb + (ilogb(alpha) - 52) < -1074)
-            ok = 0;
-        if (have_c && beta != 0) {
-            ec = min_lsb_exp(C.v, C.n, &fc_);
-            if (fc_ && (long)ec + (ilogb(beta) - 52) < -1074)
-                ok = 0;
-        }
-        for (i = 0; i < total; i++) {
-            double v = o.value[i], e = err_v[i];
-            qf_ref_status s;
-            if (isnan(v) || (isinf(v) && isnan(e)) || (e == 0 && !ok)) {
-                /* Ask the accumulator what the exact value is. */
-                qf_dot_acc acc;
-                size_t p = i / (m * n), r = i / n % m, c = i % n;
-                qf_dot_class cls;
-                int sg, ex, sticky;
-                uint64_t sig;
-                /* element_acc clears the accumulator, which reads its
-                 * bounds: it must be initialized first. */
-                qf_dot_acc_init(&acc);
-                if ((st = qf_gemm_acc_element(&dv, p, r, c, &acc, NULL)) != QF_OK) {
-                    rc = ref_failed(a, st);
-                    goto done;
-                }
-                cls = qf_dot_acc_parts(&acc, &sg, &ex, &sig, &sticky);
-                if (cls == QF_DOT_NAN)
-                    s = QF_REF_UNDEFINED;
-                else if (cls == QF_DOT_POS_INF || cls == QF_DOT_NEG_INF)
-                    s = isinf(v) && (v > 0) == (cls == QF_DOT_POS_INF) ? QF_REF_EXACT : QF_REF_ROUNDED;
-                else if (isnan(v) || isinf(v))
-                    s = QF_REF_ROUNDED; /* overflow */
-                else {
-                    qf_dot_acc_sub_d(&acc, v);
-                    s = qf_dot_acc_sign(&acc) == 0 ? QF_REF_EXACT : QF_REF_ROUNDED;
-                }
-            } else {
-                s = e == 0 ? QF_REF_EXACT : QF_REF_ROUNDED;
-            }
-            o.status[i] = (uint8_t)s;
-            if (s == QF_REF_EXACT)
-                o.n_exact++;
-            else if (s == QF_REF_ROUNDED)
-                o.n_rounded++;
-            else
-                o.n_undefined++;
-        }
+    for (i = 0; i < total; i++) {
+        if (o.status[i] == QF_REF_EXACT)
+            o.n_exact++;
+        else if (o.status[i] == QF_REF_ROUNDED)
+            o.n_rounded++;
+        else
+            o.n_undefined++;
     }
     ndim = A.ndim == 3 || B.ndim == 3 ? 3 : 2;
     shape[0] = batch;
@@ -769,7 +690,6 @@ static int run_gemm(args *a)
     rc = finish(a, &o, NULL, NULL, "exact dot products, rounded once");
 done:
 #undef GEMM_FAIL
-    free(err_v);
     qf_ref_out_free(&o);
     tensor_free(&A);
     tensor_free(&B);

@@ -157,6 +157,7 @@ static int ac_chunk(void *vctx, size_t ch)
     const _qf_rctx *c = k->c;
     size_t i0 = ch * k->chunk, i1 = i0 + k->chunk, i;
     _qf_iv r, t1, t2, u;
+    _qf_ziv zv;
     int used = 0;
     if (i1 > k->n)
         i1 = k->n;
@@ -164,18 +165,13 @@ static int ac_chunk(void *vctx, size_t ch)
     _qf_iv_init(&t1, c->w0);
     _qf_iv_init(&t2, c->w0);
     _qf_iv_init(&u, c->w0);
+    _qf_ziv_init(&zv, c, c->w0);
+    _qf_ziv_track_each(&zv, 4, &r, &t1, &t2, &u);
     for (i = i0; i < i1; i++) {
-        _qf_ziv zv;
         if (act_special(k, i))
             continue;
-        _qf_ziv_init(&zv, c, c->w0);
+        _qf_ziv_start(&zv, c->w0);
         while (_qf_ziv_next(&zv)) {
-            if (mpfr_get_prec(r.lo) != zv.w) {
-                _qf_iv_set_prec(&r, zv.w);
-                _qf_iv_set_prec(&t1, zv.w);
-                _qf_iv_set_prec(&t2, zv.w);
-                _qf_iv_set_prec(&u, zv.w);
-            }
             if ((int)zv.w > used)
                 used = (int)zv.w;
             act_iv(k->act, k->x[i], &r, &t1, &t2);

@@ -178,19 +178,11 @@ static int at_row(void *vctx, size_t r)
     mpfr_init2(tmp, w);
 
     _qf_ziv_init(&zv, c, w);
+    _qf_ziv_track(&zv, s, nkeep);
+    _qf_ziv_track(&zv, pj, nkeep);
+    _qf_ziv_track_each(&zv, 5, &S, &L, &N, &y, &sc);
+    _qf_ziv_track_mpfr(&zv, tmp);
     while (_qf_ziv_next(&zv)) {
-        if (_qf_ziv_raised(&zv)) {
-            for (j = 0; j < nkeep; j++) {
-                _qf_iv_set_prec(&s[j], zv.w);
-                _qf_iv_set_prec(&pj[j], zv.w);
-            }
-            _qf_iv_set_prec(&S, zv.w);
-            _qf_iv_set_prec(&L, zv.w);
-            _qf_iv_set_prec(&N, zv.w);
-            _qf_iv_set_prec(&y, zv.w);
-            _qf_iv_set_prec(&sc, zv.w);
-            mpfr_set_prec(tmp, zv.w);
-        }
         if (P->scale == 0) {
             _qf_iv_set_si(&sc, (long)D);
             _qf_iv_rec_sqrt(&sc, &sc);

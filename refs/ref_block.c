@@ -123,9 +123,8 @@ static void put_dequant(const _qf_rctx *c, _qf_sink *s, const qf_ref_block_param
         }
         _qf_iv_init(&y, c->w0);
         _qf_ziv_init(&zv, c, c->w0);
+        _qf_ziv_track(&zv, &y, 1);
         while (_qf_ziv_next(&zv)) {
-            if (_qf_ziv_raised(&zv))
-                _qf_iv_set_prec(&y, zv.w);
             _qf_iv_set_d(&y, v);
             _qf_iv_div_d(&y, &y, sc);
             _qf_ziv_done(&zv, s, i, &y);

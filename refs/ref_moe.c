@@ -131,17 +131,11 @@ static int mo_token(void *vctx, size_t tk)
     _qf_iv_init(&W, w);
     mpfr_init2(tmp, w);
     _qf_ziv_init(&zv, c, w);
+    _qf_ziv_track(&zv, sc, E);
+    _qf_ziv_track(&zv, key, E);
+    _qf_ziv_track_each(&zv, 3, &S, &y, &W);
+    _qf_ziv_track_mpfr(&zv, tmp);
     while (_qf_ziv_next(&zv)) {
-        if (_qf_ziv_raised(&zv)) {
-            for (e = 0; e < E; e++) {
-                _qf_iv_set_prec(&sc[e], zv.w);
-                _qf_iv_set_prec(&key[e], zv.w);
-            }
-            _qf_iv_set_prec(&S, zv.w);
-            _qf_iv_set_prec(&y, zv.w);
-            _qf_iv_set_prec(&W, zv.w);
-            mpfr_set_prec(tmp, zv.w);
-        }
         /* scores: sc holds p_e (softmax, unnormalized) or sigmoid_e */
         _qf_iv_set_zero(&S);
         for (e = 0; e < E; e++) {

@@ -76,18 +76,9 @@ static int nm_row(void *vctx, size_t r)
     _qf_iv_init(&g, w);
     _qf_iv_init(&t, w);
     _qf_ziv_init(&zv, c, w);
+    _qf_ziv_track_each(&zv, 6, &m, &var, &rt, &y, &g, &t);
+    _qf_ziv_track(&zv, dev, k->layer ? n : 0);
     while (_qf_ziv_next(&zv)) {
-        if (_qf_ziv_raised(&zv)) {
-            _qf_iv_set_prec(&m, zv.w);
-            _qf_iv_set_prec(&var, zv.w);
-            _qf_iv_set_prec(&rt, zv.w);
-            _qf_iv_set_prec(&y, zv.w);
-            _qf_iv_set_prec(&g, zv.w);
-            _qf_iv_set_prec(&t, zv.w);
-            if (k->layer)
-                for (j = 0; j < n; j++)
-                    _qf_iv_set_prec(&dev[j], zv.w);
-        }
         _qf_iv_sum(&m, tp, n);
         _qf_iv_div_ui(&m, &m, (unsigned long)n);
         if (k->layer) {

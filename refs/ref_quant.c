@@ -33,23 +33,23 @@ static int qu_chunk(void *vctx, size_t ch)
     const _qf_rctx *c = k->c;
     size_t i0 = ch * k->chunk, i1 = i0 + k->chunk, i;
     _qf_iv y;
+    _qf_ziv zv;
     int used = 0;
     if (i1 > k->n)
         i1 = k->n;
     _qf_iv_init(&y, c->w0);
+    _qf_ziv_init(&zv, c, c->w0);
+    _qf_ziv_track(&zv, &y, 1);
     for (i = i0; i < i1; i++) {
         double sc = scale_of(k, i), x;
-        _qf_ziv zv;
         x = k->codes ? qf_format_decode(k->in, k->codes[i]) : k->x[i];
         if (!isfinite(x)) {
             /* NaN stays NaN (UNDEFINED); +-inf / scale and +-inf * scale are +-inf */
             _qf_sink_put_d(k->s, i, isnan(x) ? x : ((x > 0) == (sc > 0) ? INFINITY : -INFINITY));
             continue;
         }
-        _qf_ziv_init(&zv, c, c->w0);
+        _qf_ziv_start(&zv, c->w0);
         while (_qf_ziv_next(&zv)) {
-            if (mpfr_get_prec(y.lo) != zv.w)
-                _qf_iv_set_prec(&y, zv.w);
             if ((int)zv.w > used)
                 used = (int)zv.w;
             _qf_iv_set_d(&y, x);

@@ -60,9 +60,8 @@ static int sum_row(void *vctx, size_t r)
     }
     _qf_iv_init(&y, c->w0);
     _qf_ziv_init(&zv, c, c->w0);
+    _qf_ziv_track(&zv, &y, 1);
     while (_qf_ziv_next(&zv)) {
-        if (_qf_ziv_raised(&zv))
-            _qf_iv_set_prec(&y, zv.w);
         _qf_iv_sum(&y, tp, n);
         _qf_ziv_done(&zv, k->s, r, &y);
     }

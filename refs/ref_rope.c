@@ -75,20 +75,10 @@ static int rp_token(void *vctx, size_t t)
     _qf_iv_init(&t1, w);
     _qf_iv_init(&t2, w);
     _qf_ziv_init(&zv, c, w);
+    _qf_ziv_track(&zv, sn, half);
+    _qf_ziv_track(&zv, cs, half);
+    _qf_ziv_track_each(&zv, 7, &f, &L, &pv, &ex, &y, &t1, &t2);
     while (_qf_ziv_next(&zv)) {
-        if (_qf_ziv_raised(&zv)) {
-            for (i = 0; i < half; i++) {
-                _qf_iv_set_prec(&sn[i], zv.w);
-                _qf_iv_set_prec(&cs[i], zv.w);
-            }
-            _qf_iv_set_prec(&f, zv.w);
-            _qf_iv_set_prec(&L, zv.w);
-            _qf_iv_set_prec(&pv, zv.w);
-            _qf_iv_set_prec(&ex, zv.w);
-            _qf_iv_set_prec(&y, zv.w);
-            _qf_iv_set_prec(&t1, zv.w);
-            _qf_iv_set_prec(&t2, zv.w);
-        }
         _qf_iv_set_sj(&pv, (intmax_t)pos);
         if (!P->inv_freq) {
             _qf_iv_set_d(&t1, P->theta);

@@ -111,6 +111,8 @@ static int sm_row(void *vctx, size_t r)
         return 0;
     }
     for (j = 0; j < n; j++) {
+        _qf_iv_init(&d[j], w); /* all of them: the Ziv loop tracks the arrays */
+        _qf_iv_init(&p[j], w);
         if (!fin[j])
             continue;
         mpfr_init2(z[j], 106);
@@ -118,8 +120,6 @@ static int sm_row(void *vctx, size_t r)
         mpfr_mul_d(z[j], z[j], k->scale, MPFR_RNDN); /* exact: 53 + 53 bits */
         if (jmax == SIZE_MAX || mpfr_cmp(z[j], z[jmax]) > 0)
             jmax = j;
-        _qf_iv_init(&d[j], w);
-        _qf_iv_init(&p[j], w);
     }
     for (j = 0; j < n; j++) {
         if (!fin[j])
@@ -132,18 +132,10 @@ static int sm_row(void *vctx, size_t r)
     _qf_iv_init(&L, w);
     _qf_iv_init(&y, w);
     _qf_ziv_init(&zv, c, w);
+    _qf_ziv_track(&zv, d, n);
+    _qf_ziv_track(&zv, p, n);
+    _qf_ziv_track_each(&zv, 4, &S, &S1, &L, &y);
     while (_qf_ziv_next(&zv)) {
-        if (_qf_ziv_raised(&zv)) {
-            _qf_iv_set_prec(&S, zv.w);
-            _qf_iv_set_prec(&S1, zv.w);
-            _qf_iv_set_prec(&L, zv.w);
-            _qf_iv_set_prec(&y, zv.w);
-            for (j = 0; j < n; j++)
-                if (fin[j]) {
-                    _qf_iv_set_prec(&d[j], zv.w);
-                    _qf_iv_set_prec(&p[j], zv.w);
-                }
-        }
         _qf_iv_set_zero(&S); /* S1 first */
         for (j = 0; j < n; j++) {
             if (!fin[j])
@@ -179,11 +171,10 @@ static int sm_row(void *vctx, size_t r)
         }
     }
     for (j = 0; j < n; j++) {
-        if (fin[j]) {
+        if (fin[j])
             mpfr_clear(z[j]);
-            _qf_iv_clear(&d[j]);
-            _qf_iv_clear(&p[j]);
-        }
+        _qf_iv_clear(&d[j]);
+        _qf_iv_clear(&p[j]);
     }
     _qf_iv_clear(&S);
     _qf_iv_clear(&S1);

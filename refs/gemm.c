@@ -18,6 +18,7 @@
 #include <omp.h>
 
 #include "qf_dot.h"
+#include "qf_ref.h"
 
 typedef struct prob {
     size_t m, n, k;
@@ -62,7 +63,7 @@ static int ld_ok(qf_layout lay, size_t ld, size_t rows, size_t cols)
 
 static int wants_output(const qf_gemm_desc *d)
 {
-    return d->d_code || d->d_value || d->d_abs || d->d_err;
+    return d->d_code || d->d_value || d->d_abs || d->d_err || d->d_status;
 }
 
 static qf_status check_rounding(const qf_gemm_desc *d)
@@ -102,23 +103,49 @@ static void element_acc(const qf_gemm_desc *d, const prob *p, const double *x, p
     }
 }
 
+/* The qf_ref_status of an element whose exact value is in acc and whose
+ * rounded value is v (a binary64 decoding of its code, exact for every
+ * format).  Exactness is the sign of acc - v, formed exactly: comparing
+ * through the binary64 error would miss differences below 2^-1075.  acc
+ * keeps its value (v is added back, exactly). */
+static qf_ref_status element_status(qf_dot_acc *acc, double v)
+{
+    int sg, ex, sticky, diff;
+    uint64_t sig;
+    qf_dot_class cls = qf_dot_acc_parts(acc, &sg, &ex, &sig, &sticky);
+    if (cls == QF_DOT_NAN)
+        return QF_REF_UNDEFINED;
+    if (cls == QF_DOT_POS_INF || cls == QF_DOT_NEG_INF)
+        return isinf(v) && (v > 0) == (cls == QF_DOT_POS_INF) ? QF_REF_EXACT : QF_REF_ROUNDED;
+    if (!isfinite(v))
+        return QF_REF_ROUNDED; /* a finite value overflowed to Inf or NaN */
+    qf_dot_acc_sub_d(acc, v);
+    diff = qf_dot_acc_sign(acc);
+    qf_dot_acc_add_d(acc, v);
+    return diff == 0 ? QF_REF_EXACT : QF_REF_ROUNDED;
+}
+
 static void element_out(const qf_gemm_desc *d, const prob *p, size_t i, size_t j, qf_dot_acc *acc,
                         qf_dot_acc *abs)
 {
     const qf_format *out = d->out ? d->out : qf_format_get(QF_FLOAT64);
     ptrdiff_t o = p->off_d + (ptrdiff_t)i * p->rsd + (ptrdiff_t)j * p->csd;
-    if (d->d_code || d->d_value) {
+    double v = 0;
+    if (d->d_code || d->d_value || d->d_status) {
         uint64_t rw = d->round == QF_ROUND_STOCHASTIC ? qf_rng_u64(d->rnd_seed, p->lin0 + i * p->n + j) : 0;
         uint64_t code = qf_dot_acc_round(acc, out, d->round, d->saturate, d->random_bits, rw);
+        v = qf_format_decode(out, code);
         if (d->d_code)
             d->d_code[o] = code;
         if (d->d_value)
-            d->d_value[o] = qf_format_decode(out, code);
+            d->d_value[o] = v;
     }
     if (d->d_abs)
         d->d_abs[o] = qf_dot_acc_get_d(abs, QF_ROUND_UP);
     if (d->d_err)
         d->d_err[o] = qf_dot_acc_error(acc, d->cand[o]);
+    if (d->d_status)
+        d->d_status[o] = (uint8_t)element_status(acc, v);
 }
 
 /* ---- The tiled engine ---------------------------------------------------------- */

@@ -226,6 +226,13 @@ qf_status qf_dot(size_t n, const double *x, ptrdiff_t incx, const double *y, ptr
  *           binary64 (an upper bound, as the error bounds need),
  *   d_err   cand - exact, for the candidate matrix `cand` (same layout as
  *           D), exact inside the accumulator then rounded to nearest even.
+ *   d_status the qf_ref_status of each element (qf_ref.h), one byte each:
+ *           QF_REF_EXACT when the rounded value (d_value) equals the exact
+ *           result (an infinite exact result, from an Inf input, is exact
+ *           when `out` holds that Inf), QF_REF_ROUNDED otherwise (overflow
+ *           to Inf, NaN or max included), QF_REF_UNDEFINED when the exact
+ *           result is NaN (a NaN input, Inf - Inf, 0 * Inf).  Decided from
+ *           the exact accumulator, so never QF_REF_UNDECIDED.
  * Stochastic rounding of element (p, i, j) uses
  * qf_rng_u64(rnd_seed, linear index of the element in D's logical order
  * p*M*N + i*N + j), so it is deterministic too.
@@ -267,6 +274,7 @@ typedef struct qf_gemm_desc {
     double *d_err;
     const double *cand; /* candidate for d_err, laid out like D */
     int threads;        /* 0: OpenMP default */
+    uint8_t *d_status;  /* qf_ref_status per element, laid out like D */
 } qf_gemm_desc;
 
 /* A desc with every field zero or NULL, except batch = 1, round = RNE,
@@ -288,7 +296,7 @@ qf_status qf_gemm_acc_element(const qf_gemm_desc *d, size_t p, size_t i, size_t 
  * d->lda, d->trans_a, d->layout, alpha, beta, rounding fields as for
  * GEMM; d->b, d->c, n, batch and groups are ignored).  x has k elements at
  * stride incx, y0 (read when beta != 0) m elements at stride incy; the
- * outputs d_code, d_value, d_abs, d_err and cand are vectors of m elements
+ * outputs d_code, d_value, d_abs, d_err, d_status and cand are vectors of m elements
  * at stride d->ldd (>= 1). */
 qf_status qf_gemv(const qf_gemm_desc *d, const double *x, ptrdiff_t incx, const double *y0, ptrdiff_t incy);
 

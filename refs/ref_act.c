@@ -16,7 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "_ref.h"
+#include "_ziv.h"
 
 static const char *const act_names[QF_REF_ACT_COUNT] = {"gelu_erf", "gelu_tanh", "silu", "sigmoid", "relu"};
 
@@ -157,6 +157,7 @@ static int ac_chunk(void *vctx, size_t ch)
     const _qf_rctx *c = k->c;
     size_t i0 = ch * k->chunk, i1 = i0 + k->chunk, i;
     _qf_iv r, t1, t2, u;
+    _qf_ziv zv;
     int used = 0;
     if (i1 > k->n)
         i1 = k->n;
@@ -164,31 +165,21 @@ static int ac_chunk(void *vctx, size_t ch)
     _qf_iv_init(&t1, c->w0);
     _qf_iv_init(&t2, c->w0);
     _qf_iv_init(&u, c->w0);
+    _qf_ziv_init(&zv, c, c->w0);
+    _qf_ziv_track_each(&zv, 4, &r, &t1, &t2, &u);
     for (i = i0; i < i1; i++) {
-        mpfr_prec_t w = c->w0;
         if (act_special(k, i))
             continue;
-        for (;;) {
-            if (mpfr_get_prec(r.lo) != w) {
-                _qf_iv_set_prec(&r, w);
-                _qf_iv_set_prec(&t1, w);
-                _qf_iv_set_prec(&t2, w);
-                _qf_iv_set_prec(&u, w);
-            }
-            if ((int)w > used)
-                used = (int)w;
+        _qf_ziv_start(&zv, c->w0);
+        while (_qf_ziv_next(&zv)) {
+            if ((int)zv.w > used)
+                used = (int)zv.w;
             act_iv(k->act, k->x[i], &r, &t1, &t2);
             if (k->up) {
                 _qf_iv_mul_d(&u, &r, k->up[i]);
                 _qf_iv_set(&r, &u);
             }
-            if (_qf_sink_decide(k->s, i, &r))
-                break;
-            if (w >= c->wmax) {
-                _qf_sink_guess(k->s, i, &r);
-                break;
-            }
-            w = _qf_next_prec(c, w);
+            _qf_ziv_done(&zv, k->s, i, &r);
         }
     }
     _qf_iv_clear(&r);

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "_ref.h"
+#include "_ziv.h"
 
 void qf_ref_attn_params_init(qf_ref_attn_params *p)
 {
@@ -109,7 +109,8 @@ static int at_row(void *vctx, size_t r)
     mpfr_ptr *pp = NULL;
     _qf_iv *s = NULL, *pj = NULL, S, L, N, y, sc;
     mpfr_prec_t w = a->w0;
-    int used = 0, ok = 1;
+    int ok = 1;
+    _qf_ziv zv;
     size_t m, kone;
 
     keep = malloc((Sk ? Sk : 1) * sizeof *keep);
@@ -176,9 +177,12 @@ static int at_row(void *vctx, size_t r)
     _qf_iv_init(&sc, w);
     mpfr_init2(tmp, w);
 
-    for (;;) {
-        int last = w >= c->wmax, pending = 0;
-        used = (int)w;
+    _qf_ziv_init(&zv, c, w);
+    _qf_ziv_track(&zv, s, nkeep);
+    _qf_ziv_track(&zv, pj, nkeep);
+    _qf_ziv_track_each(&zv, 5, &S, &L, &N, &y, &sc);
+    _qf_ziv_track_mpfr(&zv, tmp);
+    while (_qf_ziv_next(&zv)) {
         if (P->scale == 0) {
             _qf_iv_set_si(&sc, (long)D);
             _qf_iv_rec_sqrt(&sc, &sc);
@@ -230,12 +234,7 @@ static int at_row(void *vctx, size_t r)
                 _qf_iv_add(&L, &L, &y);
             }
             _qf_iv_add(&L, &L, &s[m]);
-            if (!_qf_sink_decide(a->sl, r, &L)) {
-                if (last)
-                    _qf_sink_guess(a->sl, r, &L);
-                else
-                    pending = 1;
-            }
+            _qf_ziv_done(&zv, a->sl, r, &L);
         }
         _qf_iv_add_ui(&S, &S, (unsigned long)kone);
         for (e = 0; e < dv; e++) {
@@ -260,26 +259,8 @@ static int at_row(void *vctx, size_t r)
                 }
             }
             _qf_iv_div_pos(&y, &N, &S);
-            if (!_qf_sink_decide(a->so, oi, &y)) {
-                if (last)
-                    _qf_sink_guess(a->so, oi, &y);
-                else
-                    pending = 1;
-            }
+            _qf_ziv_done(&zv, a->so, oi, &y);
         }
-        if (!pending)
-            break;
-        w = _qf_next_prec(c, w);
-        for (j = 0; j < nkeep; j++) {
-            _qf_iv_set_prec(&s[j], w);
-            _qf_iv_set_prec(&pj[j], w);
-        }
-        _qf_iv_set_prec(&S, w);
-        _qf_iv_set_prec(&L, w);
-        _qf_iv_set_prec(&N, w);
-        _qf_iv_set_prec(&y, w);
-        _qf_iv_set_prec(&sc, w);
-        mpfr_set_prec(tmp, w);
     }
 
     for (t = 0; t < 2 * D; t++)
@@ -295,7 +276,7 @@ static int at_row(void *vctx, size_t r)
     _qf_iv_clear(&sc);
     mpfr_clear(tmp);
     free(keep), free(madd), free(prod), free(pp), free(s), free(pj);
-    return used;
+    return (int)zv.w;
 }
 
 qf_status qf_ref_attention(const qf_ref_opts *opts, const qf_ref_attn_params *p, const double *q,

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "_ref.h"
+#include "_ziv.h"
 
 void qf_ref_block_params_init(qf_ref_block_params *p, qf_ref_block_family family)
 {
@@ -115,24 +115,19 @@ static void put_dequant(const _qf_rctx *c, _qf_sink *s, const qf_ref_block_param
 {
     if (p->family == QF_REF_BLOCK_FP8 && p->fp8.dequant == QF_BLOCK_FP8_DIV) {
         double v = qf_format_decode(qf_format_get(p->fp8.elem), codes[i]), sc = fp8_scale(p, r, cols, i);
-        mpfr_prec_t w = c->w0;
+        _qf_ziv zv;
         _qf_iv y;
         if (!isfinite(v) || !(sc > 0) || !isfinite(sc)) {
             _qf_sink_put_d(s, i, dq[i]);
             return;
         }
-        _qf_iv_init(&y, w);
-        for (;;) {
+        _qf_iv_init(&y, c->w0);
+        _qf_ziv_init(&zv, c, c->w0);
+        _qf_ziv_track(&zv, &y, 1);
+        while (_qf_ziv_next(&zv)) {
             _qf_iv_set_d(&y, v);
             _qf_iv_div_d(&y, &y, sc);
-            if (_qf_sink_decide(s, i, &y))
-                break;
-            if (w >= c->wmax) {
-                _qf_sink_guess(s, i, &y);
-                break;
-            }
-            w = _qf_next_prec(c, w);
-            _qf_iv_set_prec(&y, w);
+            _qf_ziv_done(&zv, s, i, &y);
         }
         _qf_iv_clear(&y);
         return;

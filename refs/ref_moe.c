@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "_ref.h"
+#include "_ziv.h"
 
 void qf_ref_moe_params_init(qf_ref_moe_params *p)
 {
@@ -95,7 +95,7 @@ static int mo_token(void *vctx, size_t tk)
     uint8_t *flags;
     mpfr_t tmp;
     mpfr_prec_t w = c->w0;
-    int used = 0;
+    _qf_ziv zv;
 
     for (e = 0; e < E; e++) {
         if (isnan(l[e]) || (P->score == QF_REF_ROUTER_SOFTMAX && l[e] == INFINITY)) {
@@ -130,9 +130,12 @@ static int mo_token(void *vctx, size_t tk)
     _qf_iv_init(&y, w);
     _qf_iv_init(&W, w);
     mpfr_init2(tmp, w);
-    for (;;) {
-        int last = w >= c->wmax, pending = 0;
-        used = (int)w;
+    _qf_ziv_init(&zv, c, w);
+    _qf_ziv_track(&zv, sc, E);
+    _qf_ziv_track(&zv, key, E);
+    _qf_ziv_track_each(&zv, 3, &S, &y, &W);
+    _qf_ziv_track_mpfr(&zv, tmp);
+    while (_qf_ziv_next(&zv)) {
         /* scores: sc holds p_e (softmax, unnormalized) or sigmoid_e */
         _qf_iv_set_zero(&S);
         for (e = 0; e < E; e++) {
@@ -178,15 +181,15 @@ static int mo_token(void *vctx, size_t tk)
             int t;
             if (K < E) {
                 t = pair_tie(k, l, key, ord[i], ord[K], tmp);
-                if (t < 0 && !last)
-                    pending = 1;
+                if (t < 0)
+                    _qf_ziv_retry(&zv);
                 if (t != 0)
                     flags[i] |= QF_REF_TIE_SET;
             }
             if (i + 1 < K) {
                 t = pair_tie(k, l, key, ord[i], ord[i + 1], tmp);
-                if (t < 0 && !last)
-                    pending = 1;
+                if (t < 0)
+                    _qf_ziv_retry(&zv);
                 if (t != 0) {
                     flags[i] |= QF_REF_TIE_ORDER;
                     flags[i + 1] |= QF_REF_TIE_ORDER;
@@ -225,24 +228,8 @@ static int mo_token(void *vctx, size_t tk)
                 _qf_iv_set(&y, &sc[ord[i]]);
             }
             _qf_iv_mul_d(&y, &y, P->route_scale);
-            if (!_qf_sink_decide(k->s, oi, &y)) {
-                if (last)
-                    _qf_sink_guess(k->s, oi, &y);
-                else
-                    pending = 1;
-            }
+            _qf_ziv_done(&zv, k->s, oi, &y);
         }
-        if (!pending)
-            break;
-        w = _qf_next_prec(c, w);
-        for (e = 0; e < E; e++) {
-            _qf_iv_set_prec(&sc[e], w);
-            _qf_iv_set_prec(&key[e], w);
-        }
-        _qf_iv_set_prec(&S, w);
-        _qf_iv_set_prec(&y, w);
-        _qf_iv_set_prec(&W, w);
-        mpfr_set_prec(tmp, w);
     }
     for (i = 0; i < K; i++) {
         k->idx[tk * K + i] = (int32_t)ord[i];
@@ -258,7 +245,7 @@ static int mo_token(void *vctx, size_t tk)
     _qf_iv_clear(&W);
     mpfr_clear(tmp);
     free(sc), free(key), free(ord), free(taken), free(prev), free(flags);
-    return used;
+    return (int)zv.w;
 }
 
 qf_status qf_ref_moe_router(const qf_ref_opts *opts, const qf_ref_moe_params *p, const double *logits,

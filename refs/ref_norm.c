@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "_ref.h"
+#include "_ziv.h"
 
 typedef struct nm_ctx {
     const _qf_rctx *c;
@@ -43,7 +43,7 @@ static int nm_row(void *vctx, size_t r)
     mpfr_ptr *tp;
     _qf_iv *dev = NULL, m, var, rt, y, g, t;
     mpfr_prec_t w = c->w0;
-    int used = 0;
+    _qf_ziv zv;
 
     for (j = 0; j < n; j++) {
         if (!isfinite(x[j])) {
@@ -75,9 +75,10 @@ static int nm_row(void *vctx, size_t r)
     _qf_iv_init(&y, w);
     _qf_iv_init(&g, w);
     _qf_iv_init(&t, w);
-    for (;;) {
-        int last = w >= c->wmax, pending = 0;
-        used = (int)w;
+    _qf_ziv_init(&zv, c, w);
+    _qf_ziv_track_each(&zv, 6, &m, &var, &rt, &y, &g, &t);
+    _qf_ziv_track(&zv, dev, k->layer ? n : 0);
+    while (_qf_ziv_next(&zv)) {
         _qf_iv_sum(&m, tp, n);
         _qf_iv_div_ui(&m, &m, (unsigned long)n);
         if (k->layer) {
@@ -115,25 +116,8 @@ static int nm_row(void *vctx, size_t r)
             }
             if (P->bias)
                 _qf_iv_add_d(&y, &y, P->bias[j]);
-            if (!_qf_sink_decide(k->s, base + j, &y)) {
-                if (last)
-                    _qf_sink_guess(k->s, base + j, &y);
-                else
-                    pending = 1;
-            }
+            _qf_ziv_done(&zv, k->s, base + j, &y);
         }
-        if (!pending)
-            break;
-        w = _qf_next_prec(c, w);
-        _qf_iv_set_prec(&m, w);
-        _qf_iv_set_prec(&var, w);
-        _qf_iv_set_prec(&rt, w);
-        _qf_iv_set_prec(&y, w);
-        _qf_iv_set_prec(&g, w);
-        _qf_iv_set_prec(&t, w);
-        if (k->layer)
-            for (j = 0; j < n; j++)
-                _qf_iv_set_prec(&dev[j], w);
     }
     for (j = 0; j < n; j++) {
         mpfr_clear(term[j]);
@@ -147,7 +131,7 @@ static int nm_row(void *vctx, size_t r)
     _qf_iv_clear(&g);
     _qf_iv_clear(&t);
     free(term), free(tp), free(dev);
-    return used;
+    return (int)zv.w;
 }
 
 static qf_status norm_any(const qf_ref_opts *opts, const qf_ref_norm_params *p, const double *x, int layer,

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "_ref.h"
+#include "_ziv.h"
 
 typedef struct qu_ctx {
     const _qf_rctx *c;
@@ -33,36 +33,31 @@ static int qu_chunk(void *vctx, size_t ch)
     const _qf_rctx *c = k->c;
     size_t i0 = ch * k->chunk, i1 = i0 + k->chunk, i;
     _qf_iv y;
+    _qf_ziv zv;
     int used = 0;
     if (i1 > k->n)
         i1 = k->n;
     _qf_iv_init(&y, c->w0);
+    _qf_ziv_init(&zv, c, c->w0);
+    _qf_ziv_track(&zv, &y, 1);
     for (i = i0; i < i1; i++) {
         double sc = scale_of(k, i), x;
-        mpfr_prec_t w = c->w0;
         x = k->codes ? qf_format_decode(k->in, k->codes[i]) : k->x[i];
         if (!isfinite(x)) {
             /* NaN stays NaN (UNDEFINED); +-inf / scale and +-inf * scale are +-inf */
             _qf_sink_put_d(k->s, i, isnan(x) ? x : ((x > 0) == (sc > 0) ? INFINITY : -INFINITY));
             continue;
         }
-        for (;;) {
-            if (mpfr_get_prec(y.lo) != w)
-                _qf_iv_set_prec(&y, w);
-            if ((int)w > used)
-                used = (int)w;
+        _qf_ziv_start(&zv, c->w0);
+        while (_qf_ziv_next(&zv)) {
+            if ((int)zv.w > used)
+                used = (int)zv.w;
             _qf_iv_set_d(&y, x);
             if (k->codes)
                 _qf_iv_mul_d(&y, &y, sc);
             else
                 _qf_iv_div_d(&y, &y, sc);
-            if (_qf_sink_decide(k->s, i, &y))
-                break;
-            if (w >= c->wmax) {
-                _qf_sink_guess(k->s, i, &y);
-                break;
-            }
-            w = _qf_next_prec(c, w);
+            _qf_ziv_done(&zv, k->s, i, &y);
         }
     }
     _qf_iv_clear(&y);

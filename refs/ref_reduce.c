@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "_ref.h"
+#include "_ziv.h"
 
 typedef struct rd_ctx {
     const _qf_rctx *c;
@@ -25,11 +25,11 @@ static int sum_row(void *vctx, size_t r)
     const _qf_rctx *c = k->c;
     const double *x = k->x + r * k->cols;
     size_t n = k->cols, j;
-    int pinf = 0, ninf = 0, used = 0;
+    int pinf = 0, ninf = 0;
     mpfr_t *t;
     mpfr_ptr *tp;
     _qf_iv y;
-    mpfr_prec_t w = c->w0;
+    _qf_ziv zv;
 
     for (j = 0; j < n; j++) {
         if (isnan(x[j])) {
@@ -58,24 +58,18 @@ static int sum_row(void *vctx, size_t r)
         mpfr_set_d(t[j], x[j], MPFR_RNDN);
         tp[j] = t[j];
     }
-    _qf_iv_init(&y, w);
-    for (;;) {
-        used = (int)w;
+    _qf_iv_init(&y, c->w0);
+    _qf_ziv_init(&zv, c, c->w0);
+    _qf_ziv_track(&zv, &y, 1);
+    while (_qf_ziv_next(&zv)) {
         _qf_iv_sum(&y, tp, n);
-        if (_qf_sink_decide(k->s, r, &y))
-            break;
-        if (w >= c->wmax) {
-            _qf_sink_guess(k->s, r, &y);
-            break;
-        }
-        w = _qf_next_prec(c, w);
-        _qf_iv_set_prec(&y, w);
+        _qf_ziv_done(&zv, k->s, r, &y);
     }
     _qf_iv_clear(&y);
     for (j = 0; j < n; j++)
         mpfr_clear(t[j]);
     free(t), free(tp);
-    return used;
+    return (int)zv.w;
 }
 
 static int amax_row(void *vctx, size_t r)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "_ref.h"
+#include "_ziv.h"
 
 void qf_ref_rope_params_init(qf_ref_rope_params *p)
 {
@@ -38,7 +38,7 @@ static int rp_token(void *vctx, size_t t)
     int64_t pos = P->positions ? P->positions[t] : (int64_t)((uint64_t)P->pos_offset + (uint64_t)t);
     _qf_iv *sn, *cs, f, L, pv, ex, y, t1, t2;
     mpfr_prec_t w = c->w0;
-    int used = 0;
+    _qf_ziv zv;
 
     /* pass-through components and non-finite pairs first */
     for (h = 0; h < H; h++) {
@@ -74,9 +74,11 @@ static int rp_token(void *vctx, size_t t)
     _qf_iv_init(&y, w);
     _qf_iv_init(&t1, w);
     _qf_iv_init(&t2, w);
-    for (;;) {
-        int last = w >= c->wmax, pending = 0;
-        used = (int)w;
+    _qf_ziv_init(&zv, c, w);
+    _qf_ziv_track(&zv, sn, half);
+    _qf_ziv_track(&zv, cs, half);
+    _qf_ziv_track_each(&zv, 7, &f, &L, &pv, &ex, &y, &t1, &t2);
+    while (_qf_ziv_next(&zv)) {
         _qf_iv_set_sj(&pv, (intmax_t)pos);
         if (!P->inv_freq) {
             _qf_iv_set_d(&t1, P->theta);
@@ -115,29 +117,10 @@ static int rp_token(void *vctx, size_t t)
                         _qf_iv_mul_d(&t2, &cs[i], x[ib]);
                         _qf_iv_add(&y, &t1, &t2);
                     }
-                    if (!_qf_sink_decide(k->s, oi, &y)) {
-                        if (last)
-                            _qf_sink_guess(k->s, oi, &y);
-                        else
-                            pending = 1;
-                    }
+                    _qf_ziv_done(&zv, k->s, oi, &y);
                 }
             }
         }
-        if (!pending)
-            break;
-        w = _qf_next_prec(c, w);
-        for (i = 0; i < half; i++) {
-            _qf_iv_set_prec(&sn[i], w);
-            _qf_iv_set_prec(&cs[i], w);
-        }
-        _qf_iv_set_prec(&f, w);
-        _qf_iv_set_prec(&L, w);
-        _qf_iv_set_prec(&pv, w);
-        _qf_iv_set_prec(&ex, w);
-        _qf_iv_set_prec(&y, w);
-        _qf_iv_set_prec(&t1, w);
-        _qf_iv_set_prec(&t2, w);
     }
     for (i = 0; i < half; i++) {
         _qf_iv_clear(&sn[i]);
@@ -151,7 +134,7 @@ static int rp_token(void *vctx, size_t t)
     _qf_iv_clear(&t1);
     _qf_iv_clear(&t2);
     free(sn), free(cs);
-    return used;
+    return (int)zv.w;
 }
 
 qf_status qf_ref_rope(const qf_ref_opts *opts, const qf_ref_rope_params *p, const double *x, qf_ref_out *y)

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "_ref.h"
+#include "_ziv.h"
 
 typedef struct sm_ctx {
     const _qf_rctx *c;
@@ -81,7 +81,7 @@ static int sm_row(void *vctx, size_t r)
     char *fin;
     _qf_iv *d, *p, S, S1, L, y;
     mpfr_prec_t w = c->w0;
-    int used = 0;
+    _qf_ziv zv;
 
     fin = malloc(n);
     z = malloc(n * sizeof *z);
@@ -111,6 +111,8 @@ static int sm_row(void *vctx, size_t r)
         return 0;
     }
     for (j = 0; j < n; j++) {
+        _qf_iv_init(&d[j], w); /* all of them: the Ziv loop tracks the arrays */
+        _qf_iv_init(&p[j], w);
         if (!fin[j])
             continue;
         mpfr_init2(z[j], 106);
@@ -118,8 +120,6 @@ static int sm_row(void *vctx, size_t r)
         mpfr_mul_d(z[j], z[j], k->scale, MPFR_RNDN); /* exact: 53 + 53 bits */
         if (jmax == SIZE_MAX || mpfr_cmp(z[j], z[jmax]) > 0)
             jmax = j;
-        _qf_iv_init(&d[j], w);
-        _qf_iv_init(&p[j], w);
     }
     for (j = 0; j < n; j++) {
         if (!fin[j])
@@ -131,9 +131,11 @@ static int sm_row(void *vctx, size_t r)
     _qf_iv_init(&S1, w);
     _qf_iv_init(&L, w);
     _qf_iv_init(&y, w);
-    for (;;) {
-        int last = w >= c->wmax, pending = 0;
-        used = (int)w;
+    _qf_ziv_init(&zv, c, w);
+    _qf_ziv_track(&zv, d, n);
+    _qf_ziv_track(&zv, p, n);
+    _qf_ziv_track_each(&zv, 4, &S, &S1, &L, &y);
+    while (_qf_ziv_next(&zv)) {
         _qf_iv_set_zero(&S); /* S1 first */
         for (j = 0; j < n; j++) {
             if (!fin[j])
@@ -165,39 +167,21 @@ static int sm_row(void *vctx, size_t r)
             }
             if (!k->log && mpfr_equal_p(z[j], z[jmax]) && tiny_below(k->s, &S1, kmax, base + j))
                 continue;
-            if (!_qf_sink_decide(k->s, base + j, &y)) {
-                if (last)
-                    _qf_sink_guess(k->s, base + j, &y);
-                else
-                    pending = 1;
-            }
+            _qf_ziv_done(&zv, k->s, base + j, &y);
         }
-        if (!pending)
-            break;
-        w = _qf_next_prec(c, w);
-        _qf_iv_set_prec(&S, w);
-        _qf_iv_set_prec(&S1, w);
-        _qf_iv_set_prec(&L, w);
-        _qf_iv_set_prec(&y, w);
-        for (j = 0; j < n; j++)
-            if (fin[j]) {
-                _qf_iv_set_prec(&d[j], w);
-                _qf_iv_set_prec(&p[j], w);
-            }
     }
     for (j = 0; j < n; j++) {
-        if (fin[j]) {
+        if (fin[j])
             mpfr_clear(z[j]);
-            _qf_iv_clear(&d[j]);
-            _qf_iv_clear(&p[j]);
-        }
+        _qf_iv_clear(&d[j]);
+        _qf_iv_clear(&p[j]);
     }
     _qf_iv_clear(&S);
     _qf_iv_clear(&S1);
     _qf_iv_clear(&L);
     _qf_iv_clear(&y);
     free(fin), free(z), free(d), free(p);
-    return used;
+    return (int)zv.w;
 }
 
 static qf_status softmax_any(const qf_ref_opts *opts, const double *x, size_t rows, size_t cols, double scale,

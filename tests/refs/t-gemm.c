@@ -9,8 +9,11 @@
  * included).  Every element is checked against exact products (alpha a b
  * at 160 bits, beta c at 106) + mpfr_sum, rounded once by
  * qf_format_encode_mpfr; so are |alpha| sum |a b| + |beta c| rounded up,
- * the error of a candidate, qf_gemm_acc_element, and the outputs with 1, 2
- * and 3 threads are the same bits.
+ * the error of a candidate, the per-element status (exact iff the rounded
+ * value equals the MPFR sum), qf_gemm_acc_element, and the outputs with 1,
+ * 2 and 3 threads are the same bits.  Hand cases pin the statuses where a
+ * binary64 error would mislead (a difference below 2^-1075), and the
+ * special values.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -22,6 +25,7 @@
 #include "qf_dot.h"
 #include "qf_format.h"
 #include "qf_format_mpfr.h"
+#include "qf_ref.h"
 #include "qf_test.h"
 
 typedef struct rng {
@@ -195,6 +199,7 @@ static void problem_free(problem *p)
     free(p->d.d_value);
     free(p->d.d_abs);
     free(p->d.d_err);
+    free(p->d.d_status);
 }
 
 static void make_problem(rng *r, problem *p, int big)
@@ -308,9 +313,11 @@ static void make_problem(rng *r, problem *p, int big)
         d->d_value = malloc(p->nd * sizeof *d->d_value);
         d->d_abs = malloc(p->nd * sizeof *d->d_abs);
         d->d_err = malloc(p->nd * sizeof *d->d_err);
+        d->d_status = malloc(p->nd);
         for (g = 0; g < p->nd; g++) {
             p->cand[g] = rnorm(r);
             d->d_code[g] = 0xDEADull;
+            d->d_status[g] = 0xEE;
             d->d_value[g] = d->d_abs[g] = d->d_err[g] = -777.0;
         }
         d->cand = p->cand;
@@ -391,7 +398,14 @@ static long check_elements(const problem *p, uint64_t seed, long cs, size_t step
                 }
                 {
                     double v = qf_format_decode(d->out, code);
+                    uint8_t ws;
                     ck_assert(d->d_value[od] == v || (isnan(v) && isnan(d->d_value[od])));
+                    /* the inputs are finite: exact iff the value is the sum */
+                    ws = isfinite(v) && mpfr_cmp_d(w.sum, v) == 0 ? QF_REF_EXACT : QF_REF_ROUNDED;
+                    if (d->d_status[od] != ws) {
+                        print_problem(p, seed, cs, g, i, j);
+                        ck_abort_msg("gemm status %u, want %u", d->d_status[od], ws);
+                    }
                 }
                 {
                     double au =
@@ -569,6 +583,94 @@ START_TEST(test_gemv)
 }
 END_TEST
 
+/* One 1 x 1 x k GEMM into out with mode m: the status of its element. */
+static uint8_t status_of(const double *a, const double *b, size_t k, const char *out, qf_round m, int sat)
+{
+    qf_gemm_desc d = qf_gemm_desc_default();
+    double v = -777.0;
+    uint8_t st = 0xEE;
+    d.m = d.n = 1;
+    d.k = k;
+    d.a = a;
+    d.lda = k ? k : 1;
+    d.b = b;
+    d.ldb = 1;
+    d.ldd = 1;
+    d.out = qf_format_lookup(out);
+    d.round = m;
+    d.saturate = sat;
+    d.d_status = &st;
+    ck_assert_int_eq(qf_gemm(&d), QF_OK);
+    /* the same status when values are asked for too */
+    d.d_value = &v;
+    st = 0xEE;
+    ck_assert_int_eq(qf_gemm(&d), QF_OK);
+    return st;
+}
+
+START_TEST(test_gemm_status)
+{
+    /* 1*1 + 2^-600 * 2^-600: rounds to 1 in every nearest mode, but the
+     * binary64 error 1 - exact = -2^-1200 reads as 0. */
+    static const double tiny[2] = {1, 0x1p-600}, one[2] = {1, 1}, third[1] = {0x1.5555555555555p-2};
+    static const double ex_a[3] = {1.5, -2, 0.25}, ex_b[3] = {4, 0.5, 8}; /* 6 - 1 + 2 = 7 */
+    static const double k1024[1] = {1024}, big[1] = {1e6}, inf1[2] = {INFINITY, 1};
+    static const double inf2[2] = {INFINITY, -INFINITY}, opp[2] = {1, -1};
+    static const struct {
+        const double *a, *b;
+        size_t k;
+        const char *out;
+        qf_round m;
+        int sat;
+        uint8_t want;
+    } cs[] = {
+        {ex_a, ex_b, 3, "float64", QF_ROUND_RNE, 0, QF_REF_EXACT},
+        {ex_a, ex_b, 3, "float8_e4m3fn", QF_ROUND_RTZ, 0, QF_REF_EXACT},
+        {tiny, tiny, 2, "float64", QF_ROUND_RNE, 0, QF_REF_ROUNDED},
+        {tiny, tiny, 2, "float64", QF_ROUND_UP, 0, QF_REF_ROUNDED},
+        {tiny, tiny, 1, "float64", QF_ROUND_UP, 0, QF_REF_EXACT},
+        /* the double nearest 1/3 is exact in float64, rounded in bfloat16 */
+        {one, third, 1, "float64", QF_ROUND_RNE, 0, QF_REF_EXACT},
+        {one, third, 1, "bfloat16", QF_ROUND_RNE, 0, QF_REF_ROUNDED},
+        /* overflow: to Inf, to max, to NaN (e4m3fn has no Inf) */
+        {k1024, one, 1, "float8_e5m2", QF_ROUND_RNE, 0, QF_REF_EXACT},
+        {big, one, 1, "float8_e5m2", QF_ROUND_RNE, 0, QF_REF_ROUNDED},
+        {big, one, 1, "float8_e4m3fn", QF_ROUND_RNE, 1, QF_REF_ROUNDED},
+        {big, one, 1, "float8_e4m3fn", QF_ROUND_RNE, 0, QF_REF_ROUNDED},
+        /* Inf is exact where the target holds it; Inf - Inf has no value */
+        {inf1, one, 2, "float64", QF_ROUND_RNE, 0, QF_REF_EXACT},
+        {inf1, one, 2, "float8_e4m3fn", QF_ROUND_RNE, 1, QF_REF_ROUNDED},
+        {inf2, one, 2, "float64", QF_ROUND_RNE, 0, QF_REF_UNDEFINED},
+        {inf2, one, 2, "float4_e2m1fn", QF_ROUND_RNE, 0, QF_REF_UNDEFINED},
+        /* an exact zero, -0 in DOWN, and the empty sum */
+        {opp, one, 2, "float64", QF_ROUND_DOWN, 0, QF_REF_EXACT},
+        {opp, one, 0, "float64", QF_ROUND_RNE, 0, QF_REF_EXACT},
+    };
+    size_t c;
+    for (c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+        uint8_t got = status_of(cs[c].a, cs[c].b, cs[c].k, cs[c].out, cs[c].m, cs[c].sat);
+        ck_assert_msg(got == cs[c].want, "status case %zu: %u, want %u", c, got, cs[c].want);
+    }
+    {
+        /* GEMV fills its stride-2 vector too */
+        qf_gemm_desc d = qf_gemm_desc_default();
+        double A[2] = {1, 0x1p-600}, x[1] = {0x1p-600};
+        uint8_t st[4] = {0xEE, 0xEE, 0xEE, 0xEE};
+        d.m = 2;
+        d.k = 1;
+        d.a = A;
+        d.lda = 1;
+        d.ldd = 2;
+        d.d_status = st;
+        ck_assert_int_eq(qf_gemv(&d, x, 1, NULL, 1), QF_OK);
+        ck_assert_uint_eq(st[0], QF_REF_EXACT);
+        ck_assert_uint_eq(st[1], 0xEE);
+        ck_assert_uint_eq(st[2], QF_REF_ROUNDED); /* 2^-1200 underflows */
+        ck_assert_uint_eq(st[3], 0xEE);
+    }
+}
+END_TEST
+
 START_TEST(test_gemm_errors)
 {
     qf_gemm_desc d = qf_gemm_desc_default();
@@ -615,6 +717,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, test_gemm_errors);
+    tcase_add_test(tc, test_gemm_status);
     tcase_add_test(tc, test_gemm_random);
     tcase_add_test(tc, test_gemm_tiles);
     tcase_add_test(tc, test_gemv);

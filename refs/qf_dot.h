@@ -6,8 +6,7 @@
  *   of the binary64 inputs, held in a fixed-point superaccumulator, and is
  *   rounded ONCE, directly from that exact value, into the requested format
  *   and rounding mode (qf_format_encode_parts).  Never exact -> binary64 ->
- *   target: that double rounding can be wrong (../shared/FACTS.md, "Fast
- *   exact references").  This holds for ANY finite binary64 inputs:
+ *   target: that double rounding can be wrong (docs/numerics.md#exact-references).  This holds for ANY finite binary64 inputs:
  *   products of full 53-bit significands are formed as exact 106-bit
  *   integers, subnormals included, and alpha * (sum) is an exact scaling of
  *   the accumulator, so alpha, beta, A, B and C may be any doubles.

@@ -108,7 +108,7 @@ static void element_acc(const qf_gemm_desc *d, const prob *p, const double *x, p
  * format).  Exactness is the sign of acc - v, formed exactly: comparing
  * through the binary64 error would miss differences below 2^-1075.  acc
  * keeps its value (v is added back, exactly). */
-static qf_ref_status element_status(qf_dot_acc *acc, double v)
+qf_ref_status qf_dot_acc_status(qf_dot_acc *acc, double v)
 {
     int sg, ex, sticky, diff;
     uint64_t sig;
@@ -145,7 +145,7 @@ static void element_out(const qf_gemm_desc *d, const prob *p, size_t i, size_t j
     if (d->d_err)
         d->d_err[o] = qf_dot_acc_error(acc, d->cand[o]);
     if (d->d_status)
-        d->d_status[o] = (uint8_t)element_status(acc, v);
+        d->d_status[o] = (uint8_t)qf_dot_acc_status(acc, v);
 }
 
 /* ---- The tiled engine ---------------------------------------------------------- */

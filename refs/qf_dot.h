@@ -82,6 +82,7 @@
 #include <stdint.h>
 
 #include "qf_format.h"
+#include "qf_ref.h"
 #include "qf_status.h"
 
 #ifdef __cplusplus
@@ -284,6 +285,13 @@ qf_gemm_desc qf_gemm_desc_default(void);
  * rounding mode valid for out): QF_EINVAL / QF_EFORMAT with nothing
  * written; otherwise compute every requested output. */
 qf_status qf_gemm(const qf_gemm_desc *d);
+
+/* The qf_ref_status (qf_ref.h) of an element whose exact value is in acc
+ * and whose rounded value is v, as d_status gives it: exactness is the
+ * sign of acc - v formed exactly (acc keeps its value).  For callers that
+ * round sampled elements themselves (qf_gemm_acc_element), so they judge
+ * exactness as qf_gemm does. */
+qf_ref_status qf_dot_acc_status(qf_dot_acc *acc, double v);
 
 /* The exact accumulator of one element (problem p, row i, column j; for a
  * grouped GEMM p is the group and i the row inside it), for callers that

@@ -92,8 +92,6 @@ static int inputs(_qf_case *p, qf_result *r, const qf_dist *d)
 static int reference_attention(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
                                uint64_t tile)
 {
-    (void)target;
-    (void)tile;
     const qf_op_attention *a = &p->op.u.attention;
     const double *q = p->inval[0], *k = p->inval[1], *v = p->inval[2];
     const qf_format *fq = qf_format_get(p->t->in[0]), *fk = qf_format_get(p->t->in[1]);

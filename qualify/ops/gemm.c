@@ -244,10 +244,10 @@ static void flush_lost(const _qf_case *p, _qf_checked *ck, const qf_bound_coef *
 static int reference_gemm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
                           uint64_t tile)
 {
-    (void)ck1;
     const qf_op_gemm *g = &p->op.u.gemm;
     qf_gemm_desc d = qf_gemm_desc_default();
     qf_bound_coef coef;
+    uint8_t *rstat = NULL;
     size_t i;
     /* The dequantization scales are one more rounding in the epilogue. */
     int epilogue = (g->alpha != 1) + (g->beta != 0) + _qf_rs_epilogue(p->recipe);
@@ -275,7 +275,9 @@ static int reference_gemm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_res
     d.fb = (p->recipe != QF_RS_NONE) ? NULL : qf_format_get(p->t->in[1]);
     d.ldd = g->n;
     d.threads = 1;
-    if (sample_batched(g, target, tile, p->seed, &ck->idx, &ck->n) || _qf_checked_alloc(ck, ck->n)) {
+    if (sample_batched(g, target, tile, p->seed, &ck->idx, &ck->n) || _qf_checked_alloc(ck, ck->n) ||
+        !(rstat = malloc(ck->n + 1))) {
+        free(rstat);
         _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
         return -1;
     }
@@ -288,15 +290,11 @@ static int reference_gemm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_res
         d.d_abs = ck->absb;
         d2.out = p->outf;
         d2.d_value = ck->rounded;
+        d2.d_status = rstat;
         if ((s = qf_gemm(&d)) != QF_OK || (s = qf_gemm(&d2)) != QF_OK) {
             _qf_say(r, QF_VERDICT_MISTRUSTED, "reference failed: %s", qf_status_str(s));
+            free(rstat);
             return -1;
-        }
-        for (i = 0; i < ck->n; i++) {
-            if (ck->rounded[i] == ck->exact[i])
-                r->ref_exact++;
-            else
-                r->ref_rounded++;
         }
     }
     for (i = 0; i < ck->n && ck->n != p->out_n; i++) {
@@ -310,22 +308,29 @@ static int reference_gemm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_res
         s = qf_gemm_acc_element(&d, pb, rem / g->n, rem % g->n, &acc, &abs);
         if (s != QF_OK) {
             _qf_say(r, QF_VERDICT_MISTRUSTED, "reference failed: %s", qf_status_str(s));
+            free(rstat);
             return -1;
         }
         ck->exact[i] = qf_dot_acc_get_d(&acc, QF_ROUND_RNE);
         ck->rounded[i] = qf_format_decode(p->outf, qf_dot_acc_round(&acc, p->outf, QF_ROUND_RNE, 0, 0, 0));
         ck->absb[i] = qf_dot_acc_get_d(&abs, QF_ROUND_UP);
-        if (ck->rounded[i] == ck->exact[i])
-            r->ref_exact++;
-        else
-            r->ref_rounded++;
+        rstat[i] = (uint8_t)qf_dot_acc_status(&acc, ck->rounded[i]);
     }
+    /* The reference's statuses as qf_gemm judges them (the sign of exact -
+     * rounded, formed exactly): counted, while the metrics keep checking
+     * every element (the exact engine leaves none undecided). */
+    for (i = 0; i < ck->n; i++) {
+        r->ref_exact += rstat[i] == QF_REF_EXACT;
+        r->ref_rounded += rstat[i] == QF_REF_ROUNDED;
+        r->ref_undefined += rstat[i] == QF_REF_UNDEFINED;
+    }
+    free(rstat);
     s = qf_bound_gemm_coef(&p->t->arith, g->k, epilogue, p->outf, 3.0, &coef);
     if (s != QF_OK) {
         _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot derive the bound from the claim: %s", qf_status_str(s));
         return -1;
     }
-    if (p->recipe != QF_RS_NONE) /* underflow inside the scale epilogue (runner_range.c) */
+    if (p->recipe != QF_RS_NONE) /* underflow inside the scale epilogue (gemm_range.c) */
         _qf_rr_scaled_underflow(p->recipe, &p->in[0], &p->in[1], &coef);
     if (p->t->arith.flush_subnormals) {
         /* Flushed accumulator results: each of the at most K + chain + 2

@@ -56,9 +56,6 @@ static int inputs(_qf_case *p, qf_result *r, const qf_dist *d)
 static int reference_moe(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
                          uint64_t tile)
 {
-    (void)target;
-    (void)tile;
-    (void)ck1;
     const qf_op_moe_router *m = &p->op.u.moe_router;
     qf_ref_moe_params mp;
     qf_ref_opts o64 = qf_ref_opts_default(), oo = qf_ref_opts_default();

@@ -157,9 +157,6 @@ static int inputs(_qf_case *p, qf_result *r, const qf_dist *d)
 static int reference_quantize(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
                               uint64_t tile)
 {
-    (void)target;
-    (void)tile;
-    (void)ck1;
     const qf_ref_block_params *bp = &p->op.u.quantize.block;
     qf_ref_opts o = qf_ref_opts_default();
     qf_ref_out q;

@@ -15,7 +15,6 @@ static int build(_qf_case *p, qf_result *r)
     const qf_suite_case *c = p->c;
     qf_op_rope *ro = &p->op.u.rope;
     const char *layout = _qf_param_enum(c, "layout");
-    (void)r;
     p->op.op = QF_OP_ROPE;
     ro->tokens = c->dims[0];
     ro->heads = c->dims[1];
@@ -47,7 +46,6 @@ static qf_status ref(const _qf_case *p, _qf_rowref *rr, const _qf_checked *ck, c
     const qf_op_rope *ro = &p->op.u.rope;
     qf_ref_rope_params rp;
     size_t i;
-    (void)ck;
     if (!rr->pos) {
         if (!(rr->pos = malloc((rr->nr + 1) * sizeof *rr->pos)))
             return QF_ENOMEM;

@@ -102,13 +102,11 @@ static int build_softmax(_qf_case *p, int log)
 
 static int build_sm(_qf_case *p, qf_result *r)
 {
-    (void)r;
     return build_softmax(p, 0);
 }
 
 static int build_lsm(_qf_case *p, qf_result *r)
 {
-    (void)r;
     return build_softmax(p, 1);
 }
 
@@ -120,7 +118,6 @@ static int inputs_x(_qf_case *p, qf_result *r, const qf_dist *d)
 static qf_status ref_softmax(const _qf_case *p, _qf_rowref *rr, const _qf_checked *ck, const qf_ref_opts *o,
                              qf_ref_out *out)
 {
-    (void)ck;
     return p->op.u.softmax.log ? qf_ref_log_softmax(o, rr->x, rr->nr, rr->cols, p->op.u.softmax.scale, out)
                                : qf_ref_softmax(o, rr->x, rr->nr, rr->cols, p->op.u.softmax.scale, out);
 }
@@ -177,13 +174,11 @@ static int build_norm(_qf_case *p, qf_op op)
 
 static int build_rms(_qf_case *p, qf_result *r)
 {
-    (void)r;
     return build_norm(p, QF_OP_RMSNORM);
 }
 
 static int build_ln(_qf_case *p, qf_result *r)
 {
-    (void)r;
     return build_norm(p, QF_OP_LAYERNORM);
 }
 
@@ -216,7 +211,6 @@ static qf_status ref_norm(const _qf_case *p, _qf_rowref *rr, const _qf_checked *
                           qf_ref_out *out)
 {
     qf_ref_norm_params np;
-    (void)ck;
     memset(&np, 0, sizeof np);
     np.rows = rr->nr;
     np.cols = rr->cols;

@@ -38,6 +38,9 @@ typedef struct dist_schema {
 const op_schema *_qf_suite_op_schema(qf_suite_op op);
 /* The distributions, ended by an entry whose name is NULL. */
 const dist_schema *_qf_suite_dist_schemas(void);
+/* The first component of the names of op's kernels: the ABI op its
+ * class runs on (qf_kernel.h), so log_softmax's kernels are softmax.* */
+const char *_qf_suite_op_kernels(qf_suite_op op);
 /* The op names, comma-separated, for messages. */
 const char *_qf_suite_op_list_text(void);
 

@@ -47,6 +47,10 @@ extern "C" {
 #define QF_SUITE_MAX_ROLES     6
 #define QF_SUITE_MAX_PARAMS    8
 
+/* An op as suites name it: an index into the op table (qualify/ops/), in
+ * [0, qf_suite_op_count()).  The named values are the ops of the first
+ * versions, kept for callers that name one; a newer op has no constant of
+ * its own (qf_suite_op_lookup finds it by name). */
 typedef enum qf_suite_op {
     QF_SUITE_OP_GEMM = 0,
     QF_SUITE_OP_ATTENTION,
@@ -58,9 +62,11 @@ typedef enum qf_suite_op {
     QF_SUITE_OP_GLU,
     QF_SUITE_OP_ROPE,
     QF_SUITE_OP_MOE_ROUTER,
-    QF_SUITE_OP_QUANTIZE,
-    QF_SUITE_OP_COUNT
+    QF_SUITE_OP_QUANTIZE
 } qf_suite_op;
+
+/* How many ops the op table holds. */
+int qf_suite_op_count(void);
 
 /* "gemm", "attention", ...; NULL when out of range. */
 const char *qf_suite_op_name(qf_suite_op op);

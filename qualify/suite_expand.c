@@ -77,6 +77,18 @@ static const qf_suite_value *choice(const qf_suite_group *g, const uint8_t *ch, 
     return NULL;
 }
 
+/* The case's value of a parameter, for a schema's check. */
+struct pctx {
+    const qf_suite_group *g;
+    const uint8_t *ch;
+};
+
+static const qf_suite_value *param_of(const void *p, const char *key)
+{
+    const struct pctx *pc = p;
+    return choice(pc->g, pc->ch, key);
+}
+
 /* Checks of one shape across dimensions (and parameters that depend on a
  * dimension).  dims are resolved. */
 static qf_status check_shape(ctx *c, const qf_suite_group *g, const qf_suite_shape_set *ss,
@@ -96,25 +108,12 @@ static qf_status check_shape(ctx *c, const qf_suite_group *g, const qf_suite_sha
         return fail_at(c, w->file, w->line, w->col, "shapes",
                        "shape %s is too large (product of dimensions above 2^56)", sh);
     }
-    if (g->op == QF_SUITE_OP_ATTENTION) {
-        if (dims[2] > dims[1] || dims[1] % dims[2] != 0)
-            return fail_at(c, w->file, w->line, w->col, "shapes.kv_heads",
-                           "heads (%llu) must be a multiple of kv_heads (%llu)", (unsigned long long)dims[1],
-                           (unsigned long long)dims[2]);
-    } else if (g->op == QF_SUITE_OP_ROPE) {
-        const qf_suite_value *rd = choice(g, ch, "rotary_dim");
-        if (dims[2] % 2)
-            return fail_at(c, w->file, w->line, w->col, "shapes.head_dim",
-                           "head_dim (%llu) must be even for rope", (unsigned long long)dims[2]);
-        if (rd && ((uint64_t)rd->i > dims[2] || rd->i % 2))
-            return fail_at(c, w->file, w->line, w->col, "params.rotary_dim",
-                           "rotary_dim (%lld) must be even and at most head_dim (%llu)", (long long)rd->i,
-                           (unsigned long long)dims[2]);
-    } else if (g->op == QF_SUITE_OP_MOE_ROUTER) {
-        const qf_suite_value *tk = choice(g, ch, "top_k");
-        if (tk && (uint64_t)tk->i > dims[1])
-            return fail_at(c, w->file, w->line, w->col, "params.top_k", "top_k (%lld) exceeds experts (%llu)",
-                           (long long)tk->i, (unsigned long long)dims[1]);
+    if (os->check) {
+        const char *field = "shapes";
+        char msg[256];
+        struct pctx pc = {g, ch};
+        if (os->check(dims, param_of, &pc, &field, msg, sizeof msg))
+            return fail_at(c, w->file, w->line, w->col, field, "%s", msg);
     }
     return QF_OK;
 }
@@ -379,7 +378,7 @@ void qf_suite_cases_free(qf_suite_cases *c)
 
 qf_status qf_suite_case_dim(const qf_suite_case *c, const char *name, uint64_t *out)
 {
-    if (!c || !name || !out || (unsigned)c->op >= QF_SUITE_OP_COUNT)
+    if (!c || !name || !out || (int)c->op >= qf_suite_op_count())
         return QF_EINVAL;
     const op_schema *os = _qf_suite_op_schema(c->op);
     for (size_t d = 0; d < os->ndims; d++)
@@ -392,7 +391,7 @@ qf_status qf_suite_case_dim(const qf_suite_case *c, const char *name, uint64_t *
 
 qf_status qf_suite_case_param(const qf_suite_case *c, const char *key, qf_suite_value *out, int *is_default)
 {
-    if (!c || !key || !out || (unsigned)c->op >= QF_SUITE_OP_COUNT)
+    if (!c || !key || !out || (int)c->op >= qf_suite_op_count())
         return QF_EINVAL;
     const qf_suite_value *v = choice(c->group, c->param_choice, key);
     if (v) {
@@ -420,7 +419,7 @@ qf_status qf_suite_case_param(const qf_suite_case *c, const char *key, qf_suite_
 
 const qf_format *qf_suite_case_format(const qf_suite_case *c, const char *role)
 {
-    if (!c || !role || !c->dtype || (unsigned)c->op >= QF_SUITE_OP_COUNT)
+    if (!c || !role || !c->dtype || (int)c->op >= qf_suite_op_count())
         return NULL;
     const op_schema *os = _qf_suite_op_schema(c->op);
     for (size_t r = 0; r < os->nroles; r++)

@@ -958,24 +958,12 @@ qf_status _qf_suite_parse_names(ctx *c, yaml_node_t *n, const char *field, const
     return QF_OK;
 }
 
-/* The first component of the names of the kernels that compute a suite
- * op: kernels register under the ABI's ops (qf_kernel.h), where
- * log_softmax is a softmax and glu an activation. */
-static const char *kernel_op_prefix(const char *suite_op)
-{
-    if (!strcmp(suite_op, "log_softmax"))
-        return "softmax";
-    if (!strcmp(suite_op, "glu"))
-        return "activation";
-    return suite_op;
-}
-
 qf_status _qf_suite_parse_kernels(ctx *c, yaml_node_t *n, const char *field, const op_schema *os,
                                   qf_suite_group *g)
 {
     char p[PATHSZ];
     if (!n) {
-        const char *kop = kernel_op_prefix(os->name);
+        const char *kop = _qf_suite_op_kernels(g->op);
         const char **k = arena_alloc(c->A, sizeof *k);
         char *s = arena_alloc(c->A, strlen(kop) + 3);
         if (!k || !s)
@@ -991,7 +979,7 @@ qf_status _qf_suite_parse_kernels(ctx *c, yaml_node_t *n, const char *field, con
     /* Kernel names start with their kernel op ("gemm.cpu.naive.f32"), so a
      * glob whose literal first component names another op can never match. */
     for (size_t i = 0; i < g->nkernels; i++) {
-        const char *k = g->kernels[i], *kop = kernel_op_prefix(os->name);
+        const char *k = g->kernels[i], *kop = _qf_suite_op_kernels(g->op);
         size_t l = strcspn(k, ".");
         if (strcspn(k, "*?") >= l && (l != strlen(kop) || strncmp(k, kop, l) != 0)) {
             yaml_node_t *at = n->type == YAML_SEQUENCE_NODE ? seq_at(c, n, i) : n;

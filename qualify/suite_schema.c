@@ -82,7 +82,7 @@ static char op_list[512];
 static void op_list_make(void)
 {
     size_t n = 0;
-    for (int i = 0; i < QF_SUITE_OP_COUNT; i++)
+    for (int i = 0; i < qf_suite_op_count(); i++)
         n += (size_t)snprintf(op_list + n, n < sizeof op_list ? sizeof op_list - n : 0, "%s%s", i ? ", " : "",
                               _qf_opclass_get((qf_suite_op)i)->name);
 }
@@ -104,7 +104,7 @@ const char *qf_suite_op_name(qf_suite_op op)
 
 qf_status qf_suite_op_lookup(const char *name, qf_suite_op *out)
 {
-    for (int i = 0; name && i < QF_SUITE_OP_COUNT; i++)
+    for (int i = 0; name && i < qf_suite_op_count(); i++)
         if (!strcmp(name, _qf_opclass_get((qf_suite_op)i)->name)) {
             *out = (qf_suite_op)i;
             return QF_OK;
@@ -141,6 +141,11 @@ const char *qf_suite_op_param(qf_suite_op op, size_t i)
     for (ps = k->schema->params; ps->key && i; ps++, i--)
         ;
     return ps->key;
+}
+
+const char *_qf_suite_op_kernels(qf_suite_op op)
+{
+    return qf_op_name(_qf_opclass_get(op)->abi);
 }
 
 const op_schema *_qf_suite_op_schema(qf_suite_op op)

@@ -118,7 +118,7 @@ typedef struct _qf_opclass {
     const op_schema *schema; /* how suites state its cases (_schema.h) */
     const char *name;        /* the suite's op name */
     qf_op abi;               /* the kernel ABI op its kernels register under */
-    const _qf_abi *abi_info;  /* that op's ABI names, when this class owns it */
+    const _qf_abi *abi_info; /* that op's ABI names, when this class owns it */
     unsigned flags;
     /* The kind of bound applied when the claim states no max_ulp, as
      * results.json names it ("gemm", "softmax" ...), or NULL when the op

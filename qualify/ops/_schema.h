@@ -32,6 +32,15 @@ typedef struct dim_spec {
 
 enum { ROLE_IN = 0, ROLE_ACC, ROLE_OUT, ROLE_REQUIRED };
 
+/* A shape check across dimensions and parameters that a schema's ranges
+ * cannot state (heads a multiple of kv_heads ...): 0 when the shape is
+ * valid, else -1 with the field ("shapes.kv_heads", "params.top_k") and
+ * the message.  param(key) is the case's value of a parameter, NULL when
+ * the group does not set it. */
+typedef int (*_qf_schema_check)(const uint64_t *dims,
+                                const qf_suite_value *(*param)(const void *, const char *), const void *pctx,
+                                const char **field, char *msg, size_t size);
+
 typedef struct op_schema {
     const char *name;
     size_t ndims;
@@ -44,6 +53,7 @@ typedef struct op_schema {
     unsigned int_roles; /* bit r: role r may be an integer format */
     const char *const *scales;
     const pspec *params;
+    _qf_schema_check check; /* NULL: no check beyond the ranges */
 } op_schema;
 
 /* Helpers for writing schemas. */

@@ -200,12 +200,26 @@ static const pspec params[] = {
     {"scale",              PT_REAL, 0, 1e6, 0, 0,  NULL, 0, 0, NULL},  /* 0: 1/sqrt(head_dim) */
     {"align_bottom_right", PT_BOOL, 0, 0, 0, 0,    NULL, 0, 0, NULL},
     QF_SCHEMA_END};
+static int check(const uint64_t *dims, const qf_suite_value *(*param)(const void *, const char *), const void *pctx,
+                 const char **field, char *msg, size_t size)
+{
+    (void)param;
+    (void)pctx;
+    if (dims[2] > dims[1] || dims[1] % dims[2] != 0) {
+        *field = "shapes.kv_heads";
+        snprintf(msg, size, "heads (%llu) must be a multiple of kv_heads (%llu)", (unsigned long long)dims[1],
+                 (unsigned long long)dims[2]);
+        return -1;
+    }
+    return 0;
+}
+
 /* kv_heads follows heads, seq_k seq_q, head_dim_v head_dim. */
 static const op_schema schema = {
     "attention", 7, {"batch", "heads", "kv_heads", "seq_q", "seq_k", "head_dim", "head_dim_v"},
     {{0, 1, -1}, {1, 0, -1}, {0, 0, 1}, {1, 0, -1}, {0, 0, 3}, {1, 0, -1}, {0, 0, 5}},
     "heads, seq_q, head_dim",
-    5, {"q", "k", "v", "acc", "out"}, {ROLE_IN, ROLE_IN, ROLE_IN, ROLE_ACC, ROLE_OUT}, 0, NULL, params};
+    5, {"q", "k", "v", "acc", "out"}, {ROLE_IN, ROLE_IN, ROLE_IN, ROLE_ACC, ROLE_OUT}, 0, NULL, params, check};
 /* clang-format on */
 
 static void dims_of(const qf_op_desc *d, int64_t *dims)

@@ -9,23 +9,31 @@
 
 #include "_ops.h"
 
-/* The op classes in qf_suite_op order (qf_suite.h). */
-static const _qf_opclass *const classes[QF_SUITE_OP_COUNT] = {
+/* THE op table: every op class, in qf_suite_op order (qf_suite.h names
+ * the first eleven).  A new op family appends its class here. */
+static const _qf_opclass *const classes[] = {
     &_qf_op_gemm,    &_qf_op_attention,  &_qf_op_softmax,    &_qf_op_log_softmax,
     &_qf_op_rmsnorm, &_qf_op_layernorm,  &_qf_op_activation, &_qf_op_glu,
     &_qf_op_rope,    &_qf_op_moe_router, &_qf_op_quantize,
 };
 
+#define NCLASSES ((int)(sizeof classes / sizeof classes[0]))
+
+int qf_suite_op_count(void)
+{
+    return NCLASSES;
+}
+
 const _qf_opclass *_qf_opclass_get(qf_suite_op op)
 {
-    return (unsigned)op < QF_SUITE_OP_COUNT ? classes[op] : NULL;
+    return (int)op >= 0 && (int)op < NCLASSES ? classes[op] : NULL;
 }
 
 /* ---- The kernel ABI's ops (qf_kernel.h), from the classes that own them ---- */
 
 static const _qf_opclass *abi_owner(qf_op op)
 {
-    for (int i = 0; i < QF_SUITE_OP_COUNT; i++)
+    for (int i = 0; i < NCLASSES; i++)
         if (classes[i]->abi == op && classes[i]->abi_info)
             return classes[i];
     return NULL;

@@ -383,7 +383,7 @@ static const pspec params[] = {
 /* a, b and out may be integer formats (int8 GEMM, int32 out). */
 static const op_schema schema = {
     "gemm", 4, {"M", "N", "K", "batch"}, {{1, 0, -1}, {1, 0, -1}, {1, 0, -1}, {0, 1, -1}}, "M, N, K",
-    4, {"a", "b", "acc", "out"}, {ROLE_IN, ROLE_IN, ROLE_ACC, ROLE_OUT}, 11u, scales, params};
+    4, {"a", "b", "acc", "out"}, {ROLE_IN, ROLE_IN, ROLE_ACC, ROLE_OUT}, 11u, scales, params, NULL};
 /* clang-format on */
 
 /* A grouped GEMM's M is the sum of its groups' rows. */

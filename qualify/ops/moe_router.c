@@ -135,8 +135,20 @@ static const pspec params[] = {
     {"renormalize", PT_BOOL, 0, 0, 0, 0,    NULL, 0, 0, NULL},
     {"route_scale", PT_REAL, 0, 1e6, 1, 0,  NULL, 0, 1, NULL},
     QF_SCHEMA_END};
+static int check(const uint64_t *dims, const qf_suite_value *(*param)(const void *, const char *), const void *pctx,
+                 const char **field, char *msg, size_t size)
+{
+    const qf_suite_value *tk = param(pctx, "top_k");
+    if (tk && (uint64_t)tk->i > dims[1]) {
+        *field = "params.top_k";
+        snprintf(msg, size, "top_k (%lld) exceeds experts (%llu)", (long long)tk->i, (unsigned long long)dims[1]);
+        return -1;
+    }
+    return 0;
+}
+
 static const op_schema schema = {
-    "moe_router", 2, {"tokens", "experts"}, {{1, 0, -1}, {1, 0, -1}}, "tokens, experts", QF_SCHEMA_IAO, params};
+    "moe_router", 2, {"tokens", "experts"}, {{1, 0, -1}, {1, 0, -1}}, "tokens, experts", QF_SCHEMA_IAO, params, check};
 /* clang-format on */
 
 static void dims_of(const qf_op_desc *d, int64_t *dims)

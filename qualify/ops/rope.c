@@ -85,9 +85,27 @@ static const pspec params[] = {
     {"rotary_dim", PT_INT,  0, QF_SCHEMA_BIG, 0, 0, NULL, 0, 0, NULL}, /* 0: head_dim */
     {"pos_offset", PT_INT,  0, 1099511627776.0, 0, 0, NULL, 0, 0, NULL},
     QF_SCHEMA_END};
+static int check(const uint64_t *dims, const qf_suite_value *(*param)(const void *, const char *), const void *pctx,
+                 const char **field, char *msg, size_t size)
+{
+    const qf_suite_value *rd = param(pctx, "rotary_dim");
+    if (dims[2] % 2) {
+        *field = "shapes.head_dim";
+        snprintf(msg, size, "head_dim (%llu) must be even for rope", (unsigned long long)dims[2]);
+        return -1;
+    }
+    if (rd && ((uint64_t)rd->i > dims[2] || rd->i % 2)) {
+        *field = "params.rotary_dim";
+        snprintf(msg, size, "rotary_dim (%lld) must be even and at most head_dim (%llu)", (long long)rd->i,
+                 (unsigned long long)dims[2]);
+        return -1;
+    }
+    return 0;
+}
+
 static const op_schema schema = {
     "rope", 3, {"tokens", "heads", "head_dim"}, {{1, 0, -1}, {1, 0, -1}, {1, 0, -1}}, "tokens, heads, head_dim",
-    QF_SCHEMA_IAO, params};
+    QF_SCHEMA_IAO, params, check};
 /* clang-format on */
 
 static void dims_of(const qf_op_desc *d, int64_t *dims)

@@ -29,12 +29,12 @@ static const char *const act_names[] = {"gelu", "gelu_erf", "gelu_tanh", "silu",
 static const pspec act_params[] = {
     {"fn", PT_ENUM, 0, 0, 0, 0, act_names, 1, 0, NULL},
     QF_SCHEMA_END};
-static const op_schema softmax_schema     = {"softmax",     QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO,  no_params};
-static const op_schema log_softmax_schema = {"log_softmax", QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO,  no_params};
-static const op_schema rmsnorm_schema     = {"rmsnorm",     QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IWAO, rms_params};
-static const op_schema layernorm_schema   = {"layernorm",   QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IWAO, ln_params};
-static const op_schema activation_schema  = {"activation",  QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO,  act_params};
-static const op_schema glu_schema         = {"glu",         QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO,  act_params};
+static const op_schema softmax_schema     = {"softmax",     QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO,  no_params, NULL};
+static const op_schema log_softmax_schema = {"log_softmax", QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO,  no_params, NULL};
+static const op_schema rmsnorm_schema     = {"rmsnorm",     QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IWAO, rms_params, NULL};
+static const op_schema layernorm_schema   = {"layernorm",   QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IWAO, ln_params, NULL};
+static const op_schema activation_schema  = {"activation",  QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO,  act_params, NULL};
+static const op_schema glu_schema         = {"glu",         QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO,  act_params, NULL};
 /* clang-format on */
 
 /* rows x cols of input 0 (and GLU's up: same distribution, its own

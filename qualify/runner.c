@@ -18,6 +18,7 @@
 
 #include "qf_suite.h"
 
+#include "_runner.h"
 #include "_runner_device.h"
 #include "ops/_ops.h"
 
@@ -717,6 +718,18 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
         _qf_say(r, QF_VERDICT_MISTRUSTED, "verdict failed: %s", qf_status_str(s));
         goto done;
     }
+    /* No bound, no conformance check: the verdict says so (an op that
+     * derives none, or a case its derivation does not cover, with a claim
+     * that states no max_ulp), so fitness alone is not read as more. */
+    if (!r->bound.kind[0] && (r->verdict == QF_VERDICT_QUALIFIED || r->verdict == QF_VERDICT_MARGINAL)) {
+        size_t len = strlen(r->reason);
+        snprintf(r->reason + len, sizeof r->reason - len,
+                 p->cls->bound ? "; no conformance check: the %s bound does not cover this case and the claim "
+                                 "states no max_ulp (fitness only)"
+                               : "; no conformance check: %s derives no bound and the claim states no max_ulp "
+                                 "(fitness only)",
+                 p->cls->bound ? p->cls->bound : p->cls->name);
+    }
     if (n_ovf && (r->verdict == QF_VERDICT_QUALIFIED || r->verdict == QF_VERDICT_MARGINAL ||
                   r->verdict == QF_VERDICT_MISTRUSTED))
         _qf_say(r, QF_VERDICT_MISTRUSTED,
@@ -780,118 +793,6 @@ typedef struct pair {
     size_t kidx;
 } pair;
 
-static void shell_quote(char *dst, size_t size, const char *s)
-{
-    size_t o = 0;
-    int plain = *s != '\0';
-    const char *q;
-    for (q = s; *q; q++)
-        if (!(('a' <= *q && *q <= 'z') || ('A' <= *q && *q <= 'Z') || ('0' <= *q && *q <= '9') ||
-              strchr("/._-=,:+@%", *q)))
-            plain = 0;
-    if (plain) {
-        snprintf(dst, size, "%s", s);
-        return;
-    }
-    if (size < 3) {
-        if (size)
-            dst[0] = '\0';
-        return;
-    }
-    dst[o++] = '\'';
-    for (q = s; *q && o + 5 < size; q++) {
-        if (*q == '\'') {
-            memcpy(dst + o, "'\\''", 4);
-            o += 4;
-        } else
-            dst[o++] = *q;
-    }
-    dst[o++] = '\'';
-    dst[o] = '\0';
-}
-
-static void append(char *dst, size_t size, const char *s)
-{
-    size_t n = strlen(dst);
-    if (n < size)
-        snprintf(dst + n, size - n, "%s", s);
-}
-
-static void fill_common(qf_result *r, const qf_suite *suite, const qf_suite_case *c, const pair *pr,
-                        const qf_registry *reg, const qf_runner_opts *o)
-{
-    const char *const *names;
-    size_t i, n;
-    char q[1024];
-    struct tm tm;
-    time_t now = time(NULL);
-    const char *suite_arg = o->suite_arg ? o->suite_arg : suite->path;
-    qf_result_init(r);
-    snprintf(r->case_id, sizeof r->case_id, "%s", c->id);
-    snprintf(r->suite, sizeof r->suite, "%s", suite_arg ? suite_arg : "");
-    snprintf(r->op, sizeof r->op, "%s", qf_suite_op_name(c->op));
-    snprintf(r->kernel, sizeof r->kernel, "%s", pr->k->name);
-    snprintf(r->kernel_kind, sizeof r->kernel_kind, "%s", qf_kernel_kind_name(pr->k->kind));
-    snprintf(r->kernel_origin, sizeof r->kernel_origin, "%s", qf_registry_origin(reg, pr->kidx));
-    snprintf(r->dtype, sizeof r->dtype, "%s", c->dtype->label);
-    n = qf_suite_op_roles(c->op, &names);
-    for (i = 0; i < n && i < QF_RESULT_MAX_ROLES; i++) {
-        snprintf(r->roles[i].role, sizeof r->roles[i].role, "%s", names[i]);
-        snprintf(r->roles[i].format, sizeof r->roles[i].format, "%s",
-                 c->dtype->role[i] ? c->dtype->role[i]->name : "");
-    }
-    r->nroles = i;
-    n = qf_suite_op_dims(c->op, &names);
-    for (i = 0; i < n && i < c->ndims && i < QF_RESULT_MAX_DIMS; i++) {
-        snprintf(r->dims[i].name, sizeof r->dims[i].name, "%s", names[i]);
-        r->dims[i].value = c->dims[i];
-    }
-    r->ndims = i;
-    for (i = 0; i < c->group->nparams && i < QF_RESULT_MAX_PARAMS; i++) {
-        const qf_suite_param *pa = &c->group->params[i];
-        const qf_suite_value *v = &pa->values[c->param_choice[i]];
-        snprintf(r->params[i].key, sizeof r->params[i].key, "%s", pa->key);
-        switch (v->type) {
-        case QF_PARAM_BOOL:
-            snprintf(r->params[i].value, sizeof r->params[i].value, "%s", v->i ? "true" : "false");
-            break;
-        case QF_PARAM_INT:
-            snprintf(r->params[i].value, sizeof r->params[i].value, "%lld", (long long)v->i);
-            break;
-        case QF_PARAM_REAL: snprintf(r->params[i].value, sizeof r->params[i].value, "%.17g", v->r); break;
-        default: snprintf(r->params[i].value, sizeof r->params[i].value, "%s", v->s ? v->s : ""); break;
-        }
-    }
-    r->nparams = i;
-    snprintf(r->input, sizeof r->input, "%s", c->input->label ? c->input->label : c->input->name);
-    r->seed = c->seed;
-    /* A model kernel runs on the CPU but stands for the matrix unit it
-     * models: its results are labelled "sim:<arch>" (docs/enable.md). */
-    if (pr->k->simulates && strncmp(o->arch ? o->arch : "cpu", "sim:", 4))
-        snprintf(r->arch, sizeof r->arch, "sim:%s", pr->k->simulates);
-    else
-        snprintf(r->arch, sizeof r->arch, "%s", o->arch ? o->arch : "cpu");
-    gmtime_r(&now, &tm);
-    strftime(r->started, sizeof r->started, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    /* The reproducer: the same suite, this case, this kernel. */
-    snprintf(r->reproducer, sizeof r->reproducer, "qualify run ");
-    shell_quote(q, sizeof q, suite_arg ? suite_arg : "");
-    append(r->reproducer, sizeof r->reproducer, q);
-    append(r->reproducer, sizeof r->reproducer, " --case ");
-    shell_quote(q, sizeof q, c->id);
-    append(r->reproducer, sizeof r->reproducer, q);
-    append(r->reproducer, sizeof r->reproducer, " --kernel ");
-    shell_quote(q, sizeof q, pr->k->name);
-    append(r->reproducer, sizeof r->reproducer, q);
-    for (i = 0; i < o->nplugins; i++) {
-        append(r->reproducer, sizeof r->reproducer, " --plugin ");
-        shell_quote(q, sizeof q, o->plugins[i]);
-        append(r->reproducer, sizeof r->reproducer, q);
-    }
-    if (o->reproducer_args)
-        append(r->reproducer, sizeof r->reproducer, o->reproducer_args);
-}
-
 /* The policy's baseline kernel: registered, on this back end, claiming a
  * tuple for the case's dtypes and the case's shape.  0, or -1 with
  * UNSUPPORTED and the reason in r (nothing to compare with is not a
@@ -937,7 +838,7 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
     char why[256], devarch[64];
     double t0 = now_s();
     int ok = 0;
-    fill_common(r, suite, c, pr, reg, o);
+    _qf_runner_identity(r, suite, c, pr->k, pr->kidx, reg, o);
     memset(&p, 0, sizeof p);
     p.c = c;
     p.k = pr->k;
@@ -1196,7 +1097,7 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
                     /* The worker itself died: the runner or the reference,
                      * not the kernel (which runs in its own child). */
                     pair *pr = &pairs[it];
-                    fill_common(r, suite, &cases.cases[pr->ci], pr, reg, &o);
+                    _qf_runner_identity(r, suite, &cases.cases[pr->ci], pr->k, pr->kidx, reg, &o);
                     r->signal = w > 0 && WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
                     _qf_say(r, QF_VERDICT_CRASHED,
                             "crashed: the worker process (runner and reference, not the kernel) died%s%s",

@@ -40,6 +40,7 @@
 #include "qf_result.h"
 #include "qf_runner.h"
 #include "qf_suite.h"
+#include "qf_runner_test.h"
 #include "qf_test.h"
 
 static double f32(uint32_t u)
@@ -479,12 +480,52 @@ START_TEST(ops_good_and_bad)
 }
 END_TEST
 
+/* An op that derives no bound (log_softmax), with a claim that states no
+ * max_ulp: judged for fitness only, and the verdict says there was no
+ * conformance check instead of passing silently. */
+START_TEST(no_bound_says_so)
+{
+    static const char yaml[] = "suite: nobound\n"
+                               "groups:\n"
+                               "  - op: log_softmax\n"
+                               "    kernels: ['softmax.test.log.noclaim']\n"
+                               "    dtypes: [float32]\n"
+                               "    shapes: {rows: [3], cols: [16]}\n";
+    static qf_dtype_tuple t[1];
+    qf_registry *r = NULL;
+    qf_kernel k;
+    qf_runner_summary sum;
+    t[0] = tuple()[0];
+    t[0].arith.max_ulp = 0;
+    ck_assert_int_eq(qf_registry_create(&r), QF_OK);
+    memset(&k, 0, sizeof k);
+    k.abi_version = QF_KERNEL_ABI_VERSION;
+    k.struct_size = sizeof k;
+    k.name = "softmax.test.log.noclaim";
+    k.op = QF_OP_SOFTMAX;
+    k.kind = QF_KERNEL_REFERENCE;
+    k.backend = k.archs = "cpu";
+    k.dtypes = t;
+    k.n_dtypes = 1;
+    k.run = run_log_softmax;
+    ck_assert_msg(qf_registry_add(r, &k) == QF_OK, "%s", qf_registry_error(r));
+    qf_test_run_yaml(yaml, "nobound.yaml", r, &sum);
+    ck_assert_uint_eq(sum.n, 1);
+    ck_assert_msg(sum.results[0].verdict == QF_VERDICT_QUALIFIED && sum.results[0].bound.kind[0] == '\0' &&
+                      strstr(sum.results[0].reason, "no conformance check: log_softmax derives no bound"),
+                  "%s: %s", qf_verdict_name(sum.results[0].verdict), sum.results[0].reason);
+    qf_runner_summary_free(&sum);
+    qf_registry_free(r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("runner-ops");
     TCase *tc = tcase_create("ops");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, ops_good_and_bad);
+    tcase_add_test(tc, no_bound_says_so);
     suite_add_tcase(s, tc);
     return qf_test_run(s);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "_status.h"
 #include "qf_audit.h"
 #include "qf_dot.h"
 
@@ -19,16 +20,8 @@ const char *qf_audit_kind_name(qf_audit_kind k)
     return (unsigned)k < QF_AUDIT_KIND_COUNT ? kind_names[k] : NULL;
 }
 
-static qf_status fail(char *err, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    if (err && size) {
-        va_start(ap, fmt);
-        vsnprintf(err, size, fmt, ap);
-        va_end(ap);
-    }
-    return QF_EPARSE;
-}
+/* Every audit refusal is a parse error of the scheme text. */
+#define fail(err, size, ...) _qf_fail(err, size, QF_EPARSE, NULL, __VA_ARGS__)
 
 /* MX element formats by the names the OCP spec and torchao use. */
 static const struct {

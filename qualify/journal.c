@@ -13,18 +13,11 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "_status.h"
 #include "qf_result.h"
 
-static void errf(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void errf(char *err, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || !size)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, size, fmt, ap);
-    va_end(ap);
-}
+/* A message without a status (the callers return their own). */
+#define errf(err, size, ...) ((void)_qf_fail(err, size, QF_OK, NULL, __VA_ARGS__))
 
 void qf_result_init(qf_result *r)
 {

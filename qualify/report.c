@@ -11,20 +11,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "_status.h"
 #include "qf_metrics.h"
 #include "qf_report.h"
 #include "qf_version.h"
 
-static void errf(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void errf(char *err, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || !size)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, size, fmt, ap);
-    va_end(ap);
-}
+/* A message without a status (the callers return their own). */
+#define errf(err, size, ...) ((void)_qf_fail(err, size, QF_OK, NULL, __VA_ARGS__))
 
 int qf_report_is_failure(qf_verdict v, int strict)
 {

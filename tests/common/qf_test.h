@@ -15,7 +15,7 @@
 #include <stdlib.h>
 
 #define QF_TEST_DEFAULT_SEED 20261129ull
-#define QF_TEST_SKIP 77
+#define QF_TEST_SKIP         77
 
 static inline uint64_t qf_test_seed(void)
 {
@@ -75,6 +75,71 @@ static inline int qf_test_run_in_dir(Suite *s, const char *dir)
     rc = qf_test_run(s);
     qf_test_rmtree(dir);
     return rc;
+}
+
+/* The whole file, NUL-terminated (binary files too: *len, when len is not
+ * NULL, is the size without the NUL); asserts that it can be read. */
+static inline char *qf_test_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    ck_assert_msg(n >= 0, "cannot size %s", path);
+    buf = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    if (len)
+        *len = (size_t)n;
+    return buf;
+}
+
+/* Write len bytes of data, then text when it is not NULL, as the file path
+ * (replacing it); asserts that every byte was written. */
+static inline void qf_test_write_file(const char *path, const void *data, size_t len, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_msg(f != NULL, "cannot create %s", path);
+    ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+    if (text)
+        ck_assert_int_ge(fputs(text, f), 0);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* The text as the file dir/name. */
+static inline void qf_test_write_text(const char *dir, const char *name, const char *text)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    qf_test_write_file(path, "", 0, text);
+}
+
+/* A copy of the first keep bytes of src (all of it when keep < 0 or
+ * beyond its end) as dst, with append (when not NULL) after them: the
+ * truncated and doctored inputs of the rejection tests. */
+static inline void qf_test_copy_prefix(const char *src, const char *dst, long keep, const char *append)
+{
+    size_t n;
+    char *s = qf_test_slurp(src, &n);
+    qf_test_write_file(dst, s, keep < 0 || (size_t)keep > n ? n : (size_t)keep, append);
+    free(s);
+}
+
+/* For main(), outside Check: exit 77 (skipped, never passed) unless the
+ * environment variable name is set and not empty; returns its value. */
+static inline const char *qf_test_require_env(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) {
+        fprintf(stderr, "%s is not set: skipped\n", name);
+        exit(QF_TEST_SKIP);
+    }
+    return v;
 }
 
 #endif

@@ -208,19 +208,8 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("audit/cli");
-    TCase *tc = tcase_create("cli");
-    if (!getenv("QF_QUALIFY_BIN") || !*getenv("QF_QUALIFY_BIN")) {
-        fprintf(stderr, "QF_QUALIFY_BIN is not set: skipped\n");
-        return QF_TEST_SKIP;
-    }
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_json_output);
-    tcase_add_test(tc, test_markdown_and_glob);
-    tcase_add_test(tc, test_npy_raw);
-    tcase_add_test(tc, test_corrupt_files);
-    tcase_add_test(tc, test_usage);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    qf_test_require_env("QF_QUALIFY_BIN");
+    return qf_test_main(
+        "audit/cli", "cli", 120, setup, teardown,
+        QF_TESTS(test_json_output, test_markdown_and_glob, test_npy_raw, test_corrupt_files, test_usage));
 }

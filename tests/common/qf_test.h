@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define QF_TEST_DEFAULT_SEED 20261129ull
 #define QF_TEST_SKIP         77
@@ -140,6 +141,38 @@ static inline const char *qf_test_require_env(const char *name)
         exit(QF_TEST_SKIP);
     }
     return v;
+}
+
+/* For main(): exit 77 in a sanitizer build (QF_SANITIZED set, not 0 or
+ * OFF), where what the test builds would need the sanitizer runtime. */
+static inline void qf_test_skip_if_sanitized(const char *test)
+{
+    const char *san = getenv("QF_SANITIZED");
+    if (san && *san && strcmp(san, "0") && strcmp(san, "OFF")) {
+        printf("SKIP %s: sanitizer build (consumers would need the sanitizer runtime)\n", test);
+        exit(QF_TEST_SKIP);
+    }
+}
+
+/* The tests of a main(), NULL-terminated: QF_TESTS(test_a, test_b). */
+#define QF_TESTS(...) ((const TTest *const[]){__VA_ARGS__, NULL})
+
+/* main() of a test program: the suite of one test case, tcase, with the
+ * fixture setup/teardown (both NULL: none) and the timeout in seconds (0:
+ * Check's default), holding tests; returns qf_test_run's exit code. */
+static inline int qf_test_main(const char *suite, const char *tcase, double timeout, void (*setup)(void),
+                               void (*teardown)(void), const TTest *const *tests)
+{
+    Suite *s = suite_create(suite);
+    TCase *tc = tcase_create(tcase);
+    if (setup || teardown)
+        tcase_add_checked_fixture(tc, setup, teardown);
+    if (timeout > 0)
+        tcase_set_timeout(tc, timeout);
+    for (; *tests; tests++)
+        tcase_add_test(tc, *tests);
+    suite_add_tcase(s, tc);
+    return qf_test_run(s);
 }
 
 #endif

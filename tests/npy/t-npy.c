@@ -561,16 +561,8 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("npy");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_roundtrip_all_dtypes);
-    tcase_add_test(tc, test_header_written);
-    tcase_add_test(tc, test_hand_made_headers);
-    tcase_add_test(tc, test_byte_orders_and_types);
-    tcase_add_test(tc, test_fortran_order);
-    tcase_add_test(tc, test_corrupt_files);
-    tcase_add_test(tc, test_byte_corruption);
-    tcase_add_test(tc, test_write_errors_and_helpers);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("npy", "core", 0, NULL, NULL,
+                        QF_TESTS(test_roundtrip_all_dtypes, test_header_written, test_hand_made_headers,
+                                 test_byte_orders_and_types, test_fortran_order, test_corrupt_files,
+                                 test_byte_corruption, test_write_errors_and_helpers));
 }

@@ -441,16 +441,8 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("precision/fp8scale");
-    TCase *tc = tcase_create("core");
     F32 = qf_format_get(QF_FLOAT32);
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_sweep);
-    tcase_add_test(tc, test_hard_products);
-    tcase_add_test(tc, test_hard_scales);
-    tcase_add_test(tc, test_parts);
-    tcase_add_test(tc, test_known);
-    tcase_add_test(tc, test_invalid);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main(
+        "precision/fp8scale", "core", 600, NULL, NULL,
+        QF_TESTS(test_sweep, test_hard_products, test_hard_scales, test_parts, test_known, test_invalid));
 }

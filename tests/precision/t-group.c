@@ -405,12 +405,6 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("precision/group");
-    TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_sweep);
-    tcase_add_test(tc, test_known);
-    tcase_add_test(tc, test_invalid);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("precision/group", "core", 600, NULL, NULL,
+                        QF_TESTS(test_sweep, test_known, test_invalid));
 }

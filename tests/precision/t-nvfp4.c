@@ -369,16 +369,9 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("precision/nvfp4");
-    TCase *tc = tcase_create("core");
     E4M3 = qf_format_get(QF_FLOAT8_E4M3FN);
     E2M1 = qf_format_get(QF_FLOAT4_E2M1FN);
     F32 = qf_format_get(QF_FLOAT32);
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_sweep);
-    tcase_add_test(tc, test_specials);
-    tcase_add_test(tc, test_known);
-    tcase_add_test(tc, test_invalid);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("precision/nvfp4", "core", 600, NULL, NULL,
+                        QF_TESTS(test_sweep, test_specials, test_known, test_invalid));
 }

@@ -52,6 +52,22 @@ static inline int qf_test_run(Suite *s)
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
+/* splitmix64 over a test's own state: the sweeps draw apart from the
+ * library's generator, so that a bug there cannot hide in both. */
+static inline uint64_t qf_test_splitmix(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [0, 1) with 53 random bits, from qf_test_splitmix. */
+static inline double qf_test_unif01(uint64_t *state)
+{
+    return (double)(qf_test_splitmix(state) >> 11) * 0x1p-53;
+}
+
 /* Remove a scratch folder and everything below it (the tests make them
  * under /tmp with mkdtemp or their pid); says so when that fails. */
 static inline void qf_test_rmtree(const char *dir)

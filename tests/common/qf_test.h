@@ -68,6 +68,29 @@ static inline double qf_test_unif01(uint64_t *state)
     return (double)(qf_test_splitmix(state) >> 11) * 0x1p-53;
 }
 
+#if defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200809L
+/* mkdtemp is POSIX: for the tests that define _POSIX_C_SOURCE. */
+/* Make the scratch folder $TMPDIR/STEM-XXXXXX (/tmp without TMPDIR) into
+ * dir[size]; asserts that it was made. */
+static inline void qf_test_mkdtemp(char *dir, size_t size, const char *stem)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(dir, size, "%s/%s-XXXXXX", t && *t ? t : "/tmp", stem);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+#endif
+
+/* "dir/name" in one of four rotating buffers, so that one call may take
+ * up to four of them as arguments. */
+static inline const char *qf_test_path(const char *dir, const char *name)
+{
+    static char buf[4][4200];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
 /* Remove a scratch folder and everything below it (the tests make them
  * under /tmp with mkdtemp or their pid); says so when that fails. */
 static inline void qf_test_rmtree(const char *dir)

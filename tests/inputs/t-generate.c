@@ -609,7 +609,6 @@ END_TEST
 START_TEST(test_file)
 {
     char dir[256], p1[300], p2[300], p3[300], err[512];
-    const char *t = getenv("TMPDIR");
     float data[12] = {1.0f, 2.5f, -300.0f, 1000.0f, 0.1f, -0.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f};
     uint8_t e4[12];
     size_t s34[2] = {3, 4}, s12[1] = {12}, i;
@@ -617,8 +616,7 @@ START_TEST(test_file)
     const qf_format *f = F(QF_FLOAT8_E4M3FN);
     double v[12];
     qf_st_write_tensor tw[2] = {{"w", QF_ST_F32, 2, s34, data}, {"codes", QF_ST_F8_E4M3, 1, s12, e4}};
-    snprintf(dir, sizeof dir, "%s/qf-gen-XXXXXX", t && *t ? t : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    qf_test_mkdtemp(dir, sizeof dir, "qf-gen");
     snprintf(p1, sizeof p1, "%s/a.npy", dir);
     snprintf(p2, sizeof p2, "%s/m.safetensors", dir);
     snprintf(p3, sizeof p3, "%s/raw.npy", dir);

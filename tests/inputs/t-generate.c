@@ -706,30 +706,11 @@ START_TEST(test_parse)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-    Suite *s = suite_create("inputs");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_determinism);
-    tcase_add_test(tc, test_golden);
-    tcase_add_test(tc, test_normal_uniform);
-    tcase_add_test(tc, test_heavy_tail);
-    tcase_add_test(tc, test_outliers);
-    tcase_add_test(tc, test_small_int);
-    tcase_add_test(tc, test_quantized_members);
-    tcase_add_test(tc, test_encode_opts);
-    tcase_add_test(tc, test_near_saturation);
-    tcase_add_test(tc, test_subnormal);
-    tcase_add_test(tc, test_special);
-    tcase_add_test(tc, test_ill_conditioned);
-    tcase_add_test(tc, test_pairs_by_stream);
-    tcase_add_test(tc, test_file);
-    tcase_add_test(tc, test_parse);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    return qf_test_run(suite());
+    return qf_test_main("inputs", "core", 0, NULL, NULL,
+                        QF_TESTS(test_determinism, test_golden, test_normal_uniform, test_heavy_tail,
+                                 test_outliers, test_small_int, test_quantized_members, test_encode_opts,
+                                 test_near_saturation, test_subnormal, test_special, test_ill_conditioned,
+                                 test_pairs_by_stream, test_file, test_parse));
 }

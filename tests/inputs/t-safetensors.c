@@ -395,24 +395,10 @@ START_TEST(test_mutations)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-    Suite *s = suite_create("safetensors");
-    TCase *tc = tcase_create("core");
-    tcase_add_checked_fixture(tc, make_tmpdir, remove_tmpdir);
-    tcase_add_test(tc, test_round_trip);
-    tcase_add_test(tc, test_inexact_int);
-    tcase_add_test(tc, test_writer_rejects);
-    tcase_add_test(tc, test_corrupt);
-    tcase_add_test(tc, test_length_field);
-    tcase_add_test(tc, test_open_errors);
-    tcase_add_test(tc, test_truncated_after_open);
-    tcase_add_test(tc, test_mutations);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    return qf_test_run(suite());
+    return qf_test_main("safetensors", "core", 0, make_tmpdir, remove_tmpdir,
+                        QF_TESTS(test_round_trip, test_inexact_int, test_writer_rejects, test_corrupt,
+                                 test_length_field, test_open_errors, test_truncated_after_open,
+                                 test_mutations));
 }

@@ -52,6 +52,15 @@ static inline int qf_test_run(Suite *s)
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
+/* The end of a sweep: print how many of the checks failed (the first few
+ * failures are printed as they happen) and fail the test on any. */
+static inline void qf_test_tally(const char *what, long checked, long failed)
+{
+    fprintf(stderr, "%s: %ld checks, %ld failures\n", what, checked, failed);
+    ck_assert_msg(failed == 0, "%s: %ld of %ld checks failed (the first ones printed above)", what, failed,
+                  checked);
+}
+
 /* splitmix64 over a test's own state: the sweeps draw apart from the
  * library's generator, so that a bug there cannot hide in both. */
 static inline uint64_t qf_test_splitmix(uint64_t *state)
@@ -198,9 +207,11 @@ static inline void qf_test_skip_if_sanitized(const char *test)
 
 /* main() of a test program: the suite of one test case, tcase, with the
  * fixture setup/teardown (both NULL: none) and the timeout in seconds (0:
- * Check's default), holding tests; returns qf_test_run's exit code. */
-static inline int qf_test_main(const char *suite, const char *tcase, double timeout, void (*setup)(void),
-                               void (*teardown)(void), const TTest *const *tests)
+ * Check's default), holding loops (NULL: none; each run for _i in
+ * [0, loop_end)) and tests (NULL: none); returns qf_test_run's exit code. */
+static inline int qf_test_main_loops(const char *suite, const char *tcase, double timeout,
+                                     void (*setup)(void), void (*teardown)(void), int loop_end,
+                                     const TTest *const *loops, const TTest *const *tests)
 {
     Suite *s = suite_create(suite);
     TCase *tc = tcase_create(tcase);
@@ -208,10 +219,19 @@ static inline int qf_test_main(const char *suite, const char *tcase, double time
         tcase_add_checked_fixture(tc, setup, teardown);
     if (timeout > 0)
         tcase_set_timeout(tc, timeout);
-    for (; *tests; tests++)
+    for (; loops && *loops; loops++)
+        tcase_add_loop_test(tc, *loops, 0, loop_end);
+    for (; tests && *tests; tests++)
         tcase_add_test(tc, *tests);
     suite_add_tcase(s, tc);
     return qf_test_run(s);
+}
+
+/* The same without loop tests. */
+static inline int qf_test_main(const char *suite, const char *tcase, double timeout, void (*setup)(void),
+                               void (*teardown)(void), const TTest *const *tests)
+{
+    return qf_test_main_loops(suite, tcase, timeout, setup, teardown, 0, NULL, tests);
 }
 
 #endif

@@ -654,17 +654,8 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("precision/mx");
-    TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 600);
-    tcase_add_loop_test(tc, test_sweep, 0, N_ELEMS * QF_BLOCK_MX_RULE_COUNT);
-    tcase_add_test(tc, test_nan_inf_zero);
-    tcase_add_test(tc, test_power_of_two);
-    tcase_add_test(tc, test_rules_differ);
-    tcase_add_test(tc, test_clamp_at_max);
-    tcase_add_test(tc, test_tail_and_layout);
-    tcase_add_test(tc, test_known_values);
-    tcase_add_test(tc, test_invalid);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main_loops(
+        "precision/mx", "core", 600, NULL, NULL, N_ELEMS * QF_BLOCK_MX_RULE_COUNT, QF_TESTS(test_sweep),
+        QF_TESTS(test_nan_inf_zero, test_power_of_two, test_rules_differ, test_clamp_at_max,
+                 test_tail_and_layout, test_known_values, test_invalid));
 }

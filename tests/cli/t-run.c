@@ -200,16 +200,10 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("cli/run");
-    TCase *tc = tcase_create("run");
     bin = qf_test_require_env("QF_QUALIFY_BIN");
     snprintf(dir, sizeof dir, "/tmp/qf-t-run-%d", (int)getpid());
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, default_suite);
-    tcase_add_test(tc, bad_suite);
-    tcase_add_test(tc, usage_errors);
-    tcase_add_test(tc, jobs_do_not_change_results);
-    tcase_add_test(tc, one_case_and_timing);
-    suite_add_tcase(s, tc);
-    return qf_test_run_in_dir(s, dir);
+    return qf_test_run_in_dir(qf_test_suite("cli/run", "run", 300, NULL, NULL, 0, NULL,
+                                            QF_TESTS(default_suite, bad_suite, usage_errors,
+                                                     jobs_do_not_change_results, one_case_and_timing)),
+                              dir);
 }

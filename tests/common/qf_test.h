@@ -205,13 +205,13 @@ static inline void qf_test_skip_if_sanitized(const char *test)
 /* The tests of a main(), NULL-terminated: QF_TESTS(test_a, test_b). */
 #define QF_TESTS(...) ((const TTest *const[]){__VA_ARGS__, NULL})
 
-/* main() of a test program: the suite of one test case, tcase, with the
- * fixture setup/teardown (both NULL: none) and the timeout in seconds (0:
- * Check's default), holding loops (NULL: none; each run for _i in
- * [0, loop_end)) and tests (NULL: none); returns qf_test_run's exit code. */
-static inline int qf_test_main_loops(const char *suite, const char *tcase, double timeout,
-                                     void (*setup)(void), void (*teardown)(void), int loop_end,
-                                     const TTest *const *loops, const TTest *const *tests)
+/* The suite of one test case, tcase, with the fixture setup/teardown (both
+ * NULL: none) and the timeout in seconds (0: Check's default), holding
+ * loops (NULL: none; each run for _i in [0, loop_end)) and tests (NULL:
+ * none). */
+static inline Suite *qf_test_suite(const char *suite, const char *tcase, double timeout, void (*setup)(void),
+                                   void (*teardown)(void), int loop_end, const TTest *const *loops,
+                                   const TTest *const *tests)
 {
     Suite *s = suite_create(suite);
     TCase *tc = tcase_create(tcase);
@@ -224,7 +224,15 @@ static inline int qf_test_main_loops(const char *suite, const char *tcase, doubl
     for (; tests && *tests; tests++)
         tcase_add_test(tc, *tests);
     suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return s;
+}
+
+/* main() of a test program: qf_test_run of that suite. */
+static inline int qf_test_main_loops(const char *suite, const char *tcase, double timeout,
+                                     void (*setup)(void), void (*teardown)(void), int loop_end,
+                                     const TTest *const *loops, const TTest *const *tests)
+{
+    return qf_test_run(qf_test_suite(suite, tcase, timeout, setup, teardown, loop_end, loops, tests));
 }
 
 /* The same without loop tests. */

@@ -605,6 +605,17 @@ static double rand_sign(uint64_t w)
     return (w >> 63) ? -1.0 : 1.0;
 }
 
+/* Rows [row_begin, row_end) of a rows x cols matrix whose size does not
+ * overflow. */
+static qf_status _rows_check(size_t rows, size_t cols, size_t row_begin, size_t row_end, char *err,
+                             size_t err_size)
+{
+    if (row_begin > row_end || row_end > rows || (cols != 0 && rows > SIZE_MAX / cols))
+        return _qf_fail(err, err_size, QF_EINVAL, NULL, "inputs: rows [%zu, %zu) of %zu x %zu out of range",
+                        row_begin, row_end, rows, cols);
+    return QF_OK;
+}
+
 qf_status qf_inputs_draw(const qf_dist *d, uint64_t seed, uint64_t stream, const qf_format *fmt, size_t rows,
                          size_t cols, size_t row_begin, size_t row_end, double *raw, char *err,
                          size_t err_size)
@@ -615,9 +626,8 @@ qf_status qf_inputs_draw(const qf_dist *d, uint64_t seed, uint64_t stream, const
     qf_status s;
     if (fmt == NULL)
         fmt = qf_format_get(QF_FLOAT64);
-    if (row_begin > row_end || row_end > rows || (cols != 0 && rows > SIZE_MAX / cols))
-        return _qf_fail(err, err_size, QF_EINVAL, NULL, "inputs: rows [%zu, %zu) of %zu x %zu out of range",
-                        row_begin, row_end, rows, cols);
+    if ((s = _rows_check(rows, cols, row_begin, row_end, err, err_size)) != QF_OK)
+        return s;
     if ((s = qf_dist_check(d, fmt, err, err_size)) != QF_OK)
         return s;
     n = (row_end - row_begin) * cols;
@@ -785,9 +795,8 @@ qf_status qf_inputs_generate_rows(const qf_dist *d, uint64_t seed, uint64_t stre
     qf_status s;
     if (fmt == NULL)
         fmt = qf_format_get(QF_FLOAT64);
-    if (row_begin > row_end || row_end > rows || (cols != 0 && rows > SIZE_MAX / cols))
-        return _qf_fail(err, err_size, QF_EINVAL, NULL, "inputs: rows [%zu, %zu) of %zu x %zu out of range",
-                        row_begin, row_end, rows, cols);
+    if ((s = _rows_check(rows, cols, row_begin, row_end, err, err_size)) != QF_OK)
+        return s;
     n = (row_end - row_begin) * cols;
     raw = values ? values : malloc(n ? n * sizeof *raw : 1);
     if (raw == NULL)

@@ -10,6 +10,7 @@
 #ifndef QF__BLOCK_H
 #define QF__BLOCK_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +53,33 @@ typedef struct _qf_blk {
 } _qf_blk;
 
 void _qf_block_locate(size_t rows, size_t cols, int axis, size_t block, size_t si, _qf_blk *b);
+
+/* The largest magnitude in block b of x, or NaN when the block holds a
+ * NaN or an infinity (a quantizer then makes the whole block NaN). */
+static inline double _qf_block_amax(const double *x, const _qf_blk *b)
+{
+    double amax = 0;
+    for (size_t i = 0; i < b->len; i++) {
+        double a = fabs(x[b->first + i * b->stride]);
+        if (!isfinite(a))
+            return NAN;
+        if (a > amax)
+            amax = a;
+    }
+    return amax;
+}
+
+/* Block si as NaN: its scale code nan_scale (scales[si] NaN when scales is
+ * not NULL) and element codes 0. */
+static inline void _qf_block_set_nan(const _qf_blk *b, size_t si, uint8_t nan_scale, uint8_t *codes,
+                                     uint8_t *scale_codes, double *scales)
+{
+    scale_codes[si] = nan_scale;
+    if (scales)
+        scales[si] = NAN;
+    for (size_t i = 0; i < b->len; i++)
+        codes[b->first + i * b->stride] = 0;
+}
 
 /* rows * cols without overflow, and the pointers of a call present. */
 int _qf_block_dims_ok(size_t rows, size_t cols);

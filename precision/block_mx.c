@@ -175,23 +175,13 @@ qf_status qf_block_mx_quantize(const qf_block_mx_params *p, const double *x, siz
     is_int = p->elem == QF_INT8;
     for (si = 0; si < ns; si++) {
         _qf_blk b;
-        double amax = 0;
-        int finite = 1, X;
+        double amax;
+        int X;
         uint8_t sc;
         _qf_block_locate(rows, cols, p->axis, p->block, si, &b);
-        for (i = 0; i < b.len; i++) {
-            double a = fabs(x[b.first + i * b.stride]);
-            if (!isfinite(a))
-                finite = 0;
-            else if (a > amax)
-                amax = a;
-        }
-        if (!finite) {
-            scale_codes[si] = 0xFF;
-            if (scales)
-                scales[si] = NAN;
-            for (i = 0; i < b.len; i++)
-                codes[b.first + i * b.stride] = 0;
+        amax = _qf_block_amax(x, &b);
+        if (isnan(amax)) {
+            _qf_block_set_nan(&b, si, 0xFF, codes, scale_codes, scales);
             continue;
         }
         qf_block_mx_scale(p, amax, &sc);

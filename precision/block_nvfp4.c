@@ -111,23 +111,13 @@ qf_status qf_block_nvfp4_quantize(const qf_block_nvfp4_params *p, const double *
     for (si = 0; si < ns; si++) {
         _qf_blk b;
         _qf_parts t;
-        double amax = 0, s, d;
-        int finite = 1;
+        double amax, s, d;
         uint64_t sc;
         _qf_block_locate(rows, cols, p->axis, p->block, si, &b);
-        for (i = 0; i < b.len; i++) {
-            double a = fabs(x[b.first + i * b.stride]);
-            if (!isfinite(a))
-                finite = 0;
-            else if (a > amax)
-                amax = a;
-        }
-        if (!finite) {
-            scale_codes[si] = 0x7F; /* E4M3 NaN: the whole block is NaN */
-            if (scales)
-                scales[si] = NAN;
-            for (i = 0; i < b.len; i++)
-                codes[b.first + i * b.stride] = 0;
+        amax = _qf_block_amax(x, &b);
+        if (isnan(amax)) {
+            /* E4M3 NaN: the whole block is NaN */
+            _qf_block_set_nan(&b, si, 0x7F, codes, scale_codes, scales);
             continue;
         }
         /* (amax / 6) / ts = amax / (6 ts), 6 ts exact */

@@ -96,6 +96,30 @@ static int _qf_round_inc(qf_round round, int sign, uint64_t kept, int r, int s, 
     }
 }
 
+/* Split the significand sig (with sticky, the OR of any bits below it)
+ * at shift >= 1 discarded low bits: kept, the round bit r, the sticky bit
+ * s of everything below r, and frac, the discarded bits left-aligned (for
+ * stochastic rounding).  A shift of 64 or more keeps nothing. */
+static void _qf_split(uint64_t sig, int sticky, int shift, uint64_t *kept, int *r, int *s, uint64_t *frac)
+{
+    if (shift >= 65) {
+        *kept = 0;
+        *r = 0;
+        *s = 1;
+        *frac = shift - 64 >= 64 ? 0 : sig >> (shift - 64);
+    } else if (shift == 64) {
+        *kept = 0;
+        *r = (int)(sig >> 63);
+        *s = (sig << 1) != 0 || sticky;
+        *frac = sig;
+    } else {
+        *kept = sig >> shift;
+        *r = (int)((sig >> (shift - 1)) & 1);
+        *s = (sig & ((1ull << (shift - 1)) - 1)) != 0 || sticky;
+        *frac = sig << (64 - shift);
+    }
+}
+
 static uint64_t _qf_encode_int(const qf_format *f, int sign, int exp, uint64_t sig, int sticky,
                                qf_round round, int random_bits, uint64_t rnd)
 {
@@ -108,22 +132,7 @@ static uint64_t _qf_encode_int(const qf_format *f, int sign, int exp, uint64_t s
     if (exp >= 62) /* |x| >= 2^62: far outside every integer format */
         return qf_format_max_code(f, sign);
     shift = 63 - exp; /* keep the bits of weight >= 1 */
-    if (shift >= 65) {
-        kept = 0;
-        r = 0;
-        s = 1;
-        frac = shift - 64 >= 64 ? 0 : sig >> (shift - 64);
-    } else if (shift == 64) {
-        kept = 0;
-        r = (int)(sig >> 63);
-        s = (sig << 1) != 0 || sticky;
-        frac = sig;
-    } else {
-        kept = sig >> shift;
-        r = (int)((sig >> (shift - 1)) & 1);
-        s = (sig & ((1ull << (shift - 1)) - 1)) != 0 || sticky;
-        frac = sig << (64 - shift);
-    }
+    _qf_split(sig, sticky, shift, &kept, &r, &s, &frac);
     inc = _qf_round_inc(round, sign, kept, r, s, frac, random_bits, rnd);
     kept += (uint64_t)inc;
     if (kept > (uint64_t)1 << 62)
@@ -183,22 +192,7 @@ uint64_t qf_format_encode_parts(const qf_format *f, int sign, int exp, uint64_t 
     p = f->man_bits + 1;
     e_eff = exp < f->emin ? f->emin : exp;
     shift = 64 - p + (e_eff - exp); /* discarded low bits of sig, >= 11 */
-    if (shift >= 65) {
-        kept = 0;
-        r = 0;
-        s = 1;
-        frac = shift - 64 >= 64 ? 0 : sig >> (shift - 64);
-    } else if (shift == 64) {
-        kept = 0;
-        r = (int)(sig >> 63);
-        s = (sig << 1) != 0 || sticky;
-        frac = sig;
-    } else {
-        kept = sig >> shift;
-        r = (int)((sig >> (shift - 1)) & 1);
-        s = (sig & ((1ull << (shift - 1)) - 1)) != 0 || sticky;
-        frac = sig << (64 - shift);
-    }
+    _qf_split(sig, sticky, shift, &kept, &r, &s, &frac);
     inc = _qf_round_inc(round, sign, kept, r, s, frac, random_bits, rnd);
     /* The biased-exponent trick: emin + bias == 1 for every float format
      * here, so (e_eff - emin) << man + significand-with-hidden-bit is the

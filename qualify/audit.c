@@ -9,6 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "_json.h"
+#include "_status.h"
 #include "qf_audit.h"
 #include "qf_dot.h"
 
@@ -19,24 +21,17 @@ const char *qf_audit_kind_name(qf_audit_kind k)
     return (unsigned)k < QF_AUDIT_KIND_COUNT ? kind_names[k] : NULL;
 }
 
-static qf_status fail(char *err, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    if (err && size) {
-        va_start(ap, fmt);
-        vsnprintf(err, size, fmt, ap);
-        va_end(ap);
-    }
-    return QF_EPARSE;
-}
+/* Every audit refusal is a parse error of the scheme text. */
+#define fail(err, size, ...) _qf_fail(err, size, QF_EPARSE, NULL, __VA_ARGS__)
 
 /* MX element formats by the names the OCP spec and torchao use. */
 static const struct {
     const char *name;
     qf_format_id elem;
 } mx_names[] = {
-    {"mxfp8", QF_FLOAT8_E4M3FN},      {"mxfp8_e4m3", QF_FLOAT8_E4M3FN}, {"mxfp8_e5m2", QF_FLOAT8_E5M2},
-    {"mxfp6", QF_FLOAT6_E2M3FN},      {"mxfp6_e2m3", QF_FLOAT6_E2M3FN}, {"mxfp6_e3m2", QF_FLOAT6_E3M2FN},
+    {"mxfp8", QF_FLOAT8_E4M3FN},      {"mxfp8_e4m3", QF_FLOAT8_E4M3FN},
+    {"mxfp8_e5m2", QF_FLOAT8_E5M2},   {"mxfp6", QF_FLOAT6_E2M3FN},
+    {"mxfp6_e2m3", QF_FLOAT6_E2M3FN}, {"mxfp6_e3m2", QF_FLOAT6_E3M2FN},
     {"mxfp4", QF_FLOAT4_E2M1FN},      {"mxint8", QF_INT8},
 };
 
@@ -89,7 +84,8 @@ static qf_status parse_option(qf_audit_scheme *s, const char *spec, const char *
                 char *end;
                 long m = strtol(tok + 7, &end, 10);
                 if (*end || end == tok + 7 || m < 0 || m > 64)
-                    return fail(err, size, "scheme '%s': margin '%s' is not an integer in 0..64", spec, tok + 7);
+                    return fail(err, size, "scheme '%s': margin '%s' is not an integer in 0..64", spec,
+                                tok + 7);
                 s->kind = QF_AUDIT_FP8;
                 s->fp8.margin = (int)m;
                 return QF_OK;
@@ -103,16 +99,18 @@ static qf_status parse_option(qf_audit_scheme *s, const char *spec, const char *
     case QF_AUDIT_MX:
         if (v && !strncmp(tok, "rule=", 5)) {
             if (qf_block_mx_rule_lookup(v + 1, &s->mx.rule) != QF_OK)
-                return fail(err, size, "scheme '%s': unknown MX scale rule '%s' (valid: floor, ceil, even, rceil)",
-                            spec, v + 1);
+                return fail(err, size,
+                            "scheme '%s': unknown MX scale rule '%s' (valid: floor, ceil, even, rceil)", spec,
+                            v + 1);
             return QF_OK;
         }
         if (parse_count(tok, 'b', &count)) {
             s->mx.block = count;
             return QF_OK;
         }
-        return fail(err, size, "scheme '%s': unknown option '%s' for MX (valid: rule=floor|ceil|even|rceil, bN)",
-                    spec, tok);
+        return fail(err, size,
+                    "scheme '%s': unknown option '%s' for MX (valid: rule=floor|ceil|even|rceil, bN)", spec,
+                    tok);
     case QF_AUDIT_NVFP4:
         if (v && !strncmp(tok, "scale=", 6)) {
             if (!strcmp(v + 1, "rne"))
@@ -120,8 +118,8 @@ static qf_status parse_option(qf_audit_scheme *s, const char *spec, const char *
             else if (!strcmp(v + 1, "up"))
                 s->nvfp4.scale_round = QF_ROUND_UP;
             else
-                return fail(err, size, "scheme '%s': unknown NVFP4 scale rounding '%s' (valid: rne, up)", spec,
-                            v + 1);
+                return fail(err, size, "scheme '%s': unknown NVFP4 scale rounding '%s' (valid: rne, up)",
+                            spec, v + 1);
             return QF_OK;
         }
         if (!strcmp(tok, "notensor")) {
@@ -132,8 +130,9 @@ static qf_status parse_option(qf_audit_scheme *s, const char *spec, const char *
             s->nvfp4.block = count;
             return QF_OK;
         }
-        return fail(err, size, "scheme '%s': unknown option '%s' for NVFP4 (valid: scale=rne|up, notensor, bN)",
-                    spec, tok);
+        return fail(err, size,
+                    "scheme '%s': unknown option '%s' for NVFP4 (valid: scale=rne|up, notensor, bN)", spec,
+                    tok);
     case QF_AUDIT_INT:
         if (parse_count(tok, 'g', &count)) {
             s->group.group = count;
@@ -150,10 +149,10 @@ static qf_status parse_option(qf_audit_scheme *s, const char *spec, const char *
             s->group.scale_format = f->id;
             return QF_OK;
         }
-        return fail(err, size, "scheme '%s': unknown option '%s' for int (valid: gN, sym, asym, scale=f16|bf16)",
-                    spec, tok);
-    default:
-        return fail(err, size, "scheme '%s': internal error", spec);
+        return fail(err, size,
+                    "scheme '%s': unknown option '%s' for int (valid: gN, sym, asym, scale=f16|bf16)", spec,
+                    tok);
+    default: return fail(err, size, "scheme '%s': internal error", spec);
     }
 }
 
@@ -194,7 +193,8 @@ qf_status qf_audit_scheme_parse(const char *spec, qf_audit_scheme *out, char *er
     } else if (s.kind == QF_AUDIT_KIND_COUNT) {
         const qf_format *f = qf_format_lookup(tok);
         if (!f || f->kind != QF_KIND_FLOAT)
-            return fail(err, err_size, "scheme '%s': unknown format '%s' (expected " HEADS_HELP ")", spec, tok);
+            return fail(err, err_size, "scheme '%s': unknown format '%s' (expected " HEADS_HELP ")", spec,
+                        tok);
         s.kind = QF_AUDIT_CAST;
         s.cast = f->id;
         s.fp8.elem = f->id;
@@ -258,14 +258,10 @@ qf_status qf_audit_scheme_parse_list(const char *list, qf_audit_scheme **out, si
 size_t qf_audit_block(const qf_audit_scheme *s)
 {
     switch (s->kind) {
-    case QF_AUDIT_MX:
-        return s->mx.block;
-    case QF_AUDIT_NVFP4:
-        return s->nvfp4.block;
-    case QF_AUDIT_INT:
-        return s->group.group;
-    default:
-        return 32;
+    case QF_AUDIT_MX: return s->mx.block;
+    case QF_AUDIT_NVFP4: return s->nvfp4.block;
+    case QF_AUDIT_INT: return s->group.group;
+    default: return 32;
     }
 }
 
@@ -396,8 +392,8 @@ qf_status qf_audit_apply(const qf_audit_scheme *s, const double *x, size_t rows,
             st = QF_ENOMEM;
             break;
         }
-        if ((st = qf_block_nvfp4_quantize(&s->nvfp4, x, rows, cols, codes, scodes, scales, &tcode, &tscale)) !=
-                QF_OK ||
+        if ((st = qf_block_nvfp4_quantize(&s->nvfp4, x, rows, cols, codes, scodes, scales, &tcode,
+                                          &tscale)) != QF_OK ||
             (st = qf_block_nvfp4_dequantize(&s->nvfp4, codes, scodes, tcode, rows, cols, y)) != QF_OK)
             break;
         for (i = 0; i < n; i++) {
@@ -431,8 +427,7 @@ qf_status qf_audit_apply(const qf_audit_scheme *s, const double *x, size_t rows,
         }
         break;
     }
-    default:
-        st = QF_EINVAL;
+    default: st = QF_EINVAL;
     }
     free(codes);
     free(scodes);
@@ -443,7 +438,7 @@ qf_status qf_audit_apply(const qf_audit_scheme *s, const double *x, size_t rows,
 
 const char *qf_audit_hist_label(int bin)
 {
-    static const char *const labels[QF_AUDIT_HIST] = {"0",          "(0,1e-6)",   "[1e-6,1e-5)",
+    static const char *const labels[QF_AUDIT_HIST] = {"0",           "(0,1e-6)",    "[1e-6,1e-5)",
                                                       "[1e-5,1e-4)", "[1e-4,1e-3)", "[1e-3,1e-2)",
                                                       "[1e-2,1e-1)", "[1e-1,1)",    "[1,inf)"};
     return bin >= 0 && bin < QF_AUDIT_HIST ? labels[bin] : NULL;
@@ -531,7 +526,9 @@ qf_status qf_audit_measure(const double *x, const double *y, const double *lo, c
         m->sqnr_db = -INFINITY;
         m->normwise = INFINITY;
     } else {
-        m->sqnr_db = m->sum_e2 == 0 ? INFINITY : m->sum_x2 == 0 ? -INFINITY : 10 * log10(m->sum_x2 / m->sum_e2);
+        m->sqnr_db = m->sum_e2 == 0   ? INFINITY
+                     : m->sum_x2 == 0 ? -INFINITY
+                                      : 10 * log10(m->sum_x2 / m->sum_e2);
         m->normwise = rel_of(m->sum_e2, m->sum_x2);
     }
     m->frac_clipped = m->n_used ? (double)m->n_clipped / (double)m->n_used : 0;
@@ -595,11 +592,7 @@ qf_status qf_audit_measure(const double *x, const double *y, const double *lo, c
 
 json_t *qf_audit_json_number(double x)
 {
-    if (isnan(x))
-        return json_string("NaN");
-    if (isinf(x))
-        return json_string(x > 0 ? "Infinity" : "-Infinity");
-    return json_real(x);
+    return _qf_json_real(x);
 }
 
 double qf_audit_json_get(const json_t *o, const char *key)

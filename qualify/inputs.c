@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_status.h"
 #include "qf_dot.h"
 #include "qf_format.h"
 #include "qf_inputs.h"
@@ -36,23 +37,6 @@ static const char *const dist_params[QF_DIST_COUNT] = {
     [QF_DIST_FILE] = "path tensor",
 };
 
-static qf_status fail(char *err, size_t err_size, qf_status st, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-
-static qf_status fail(char *err, size_t err_size, qf_status st, const char *fmt, ...)
-{
-    va_list ap;
-    if (err == NULL || err_size == 0)
-        return st;
-    va_start(ap, fmt);
-    vsnprintf(err, err_size, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
 qf_dist qf_dist_default(qf_dist_kind kind)
 {
     qf_dist d;
@@ -79,19 +63,14 @@ const char *qf_dist_name(qf_dist_kind kind)
     return (unsigned)kind < QF_DIST_COUNT ? dist_names[kind] : "?";
 }
 
+static const char *_dist_name(int i)
+{
+    return dist_names[i];
+}
+
 void qf_dist_list_names(char *buf, size_t size)
 {
-    size_t used = 0;
-    int i, n;
-    if (size == 0)
-        return;
-    buf[0] = '\0';
-    for (i = 0; i < QF_DIST_COUNT; i++) {
-        n = snprintf(buf + used, size - used, i ? ", %s" : "%s", dist_names[i]);
-        if (n < 0 || (size_t)n >= size - used)
-            return;
-        used += (size_t)n;
-    }
+    _qf_join_names(buf, size, QF_DIST_COUNT, _dist_name);
 }
 
 qf_status qf_dist_lookup(const char *name, qf_dist *out, char *err, size_t err_size)
@@ -104,8 +83,8 @@ qf_status qf_dist_lookup(const char *name, qf_dist *out, char *err, size_t err_s
             return QF_OK;
         }
     qf_dist_list_names(list, sizeof list);
-    return fail(err, err_size, QF_EPARSE, "distribution '%s' unknown (valid: %s)", name ? name : "(null)",
-                list);
+    return _qf_fail(err, err_size, QF_EPARSE, NULL, "distribution '%s' unknown (valid: %s)",
+                    name ? name : "(null)", list);
 }
 
 /* Is key one of the space-separated words of list? */
@@ -156,7 +135,7 @@ qf_status qf_dist_set(qf_dist *d, const char *key, const char *value, char *err,
     double v = 0;
     size_t i;
     if ((unsigned)d->kind >= QF_DIST_COUNT)
-        return fail(err, err_size, QF_EINVAL, "distribution kind %d invalid", (int)d->kind);
+        return _qf_fail(err, err_size, QF_EINVAL, NULL, "distribution kind %d invalid", (int)d->kind);
     if (key == NULL || value == NULL || !has_word(dist_params[d->kind], key)) {
         char list[120];
         const char *p = dist_params[d->kind];
@@ -167,15 +146,16 @@ qf_status qf_dist_set(qf_dist *d, const char *key, const char *value, char *err,
             list[n++] = *p;
         }
         list[n] = '\0';
-        return fail(err, err_size, QF_EPARSE, "distribution '%s': parameter '%s' unknown (valid: %s)", kn,
-                    key ? key : "(null)", list);
+        return _qf_fail(err, err_size, QF_EPARSE, NULL,
+                        "distribution '%s': parameter '%s' unknown (valid: %s)", kn, key ? key : "(null)",
+                        list);
     }
     if (strcmp(key, "path") == 0 || strcmp(key, "tensor") == 0) {
         char *dst = key[0] == 'p' ? d->path : d->tensor;
         size_t cap = key[0] == 'p' ? sizeof d->path : sizeof d->tensor;
         if (strlen(value) >= cap)
-            return fail(err, err_size, QF_EPARSE, "distribution '%s': parameter '%s' longer than %zu bytes",
-                        kn, key, cap - 1);
+            return _qf_fail(err, err_size, QF_EPARSE, NULL,
+                            "distribution '%s': parameter '%s' longer than %zu bytes", kn, key, cap - 1);
         memcpy(dst, value, strlen(value) + 1);
         return QF_OK;
     }
@@ -185,21 +165,21 @@ qf_status qf_dist_set(qf_dist *d, const char *key, const char *value, char *err,
         else if (strcmp(value, "lognormal") == 0)
             d->tail = QF_TAIL_LOGNORMAL;
         else
-            return fail(err, err_size, QF_EPARSE,
-                        "distribution '%s': tail '%s' unknown (valid: student_t, lognormal)", kn, value);
+            return _qf_fail(err, err_size, QF_EPARSE, NULL,
+                            "distribution '%s': tail '%s' unknown (valid: student_t, lognormal)", kn, value);
         return QF_OK;
     }
     if (!parse_num(value, &v))
-        return fail(err, err_size, QF_EPARSE, "distribution '%s': parameter '%s' = '%s' is not a number", kn,
-                    key, value);
+        return _qf_fail(err, err_size, QF_EPARSE, NULL,
+                        "distribution '%s': parameter '%s' = '%s' is not a number", kn, key, value);
     for (i = 0; i < sizeof real_params / sizeof real_params[0]; i++)
         if (strcmp(key, real_params[i].name) == 0) {
             *(double *)((char *)d + real_params[i].offset) = v;
             return QF_OK;
         }
     if (v != floor(v) || fabs(v) > 0x1p62)
-        return fail(err, err_size, QF_EPARSE, "distribution '%s': parameter '%s' = '%s' must be an integer",
-                    kn, key, value);
+        return _qf_fail(err, err_size, QF_EPARSE, NULL,
+                        "distribution '%s': parameter '%s' = '%s' must be an integer", kn, key, value);
     if (strcmp(key, "int_max") == 0)
         d->int_max = (int64_t)v;
     else if (strcmp(key, "per_channel") == 0)
@@ -214,7 +194,7 @@ qf_status qf_dist_parse(const char *text, qf_dist *out, char *err, size_t err_si
     char buf[QF_DIST_PATH_MAX + 512], *p, *colon, *item, *save = NULL;
     qf_status s;
     if (text == NULL || strlen(text) >= sizeof buf)
-        return fail(err, err_size, QF_EPARSE, "distribution text missing or too long");
+        return _qf_fail(err, err_size, QF_EPARSE, NULL, "distribution text missing or too long");
     strcpy(buf, text);
     colon = strchr(buf, ':');
     if (colon)
@@ -226,7 +206,8 @@ qf_status qf_dist_parse(const char *text, qf_dist *out, char *err, size_t err_si
     for (p = colon + 1; (item = strtok_r(p, ",", &save)) != NULL; p = NULL) {
         char *eq = strchr(item, '=');
         if (eq == NULL)
-            return fail(err, err_size, QF_EPARSE, "distribution '%s': '%s' is not key=value", buf, item);
+            return _qf_fail(err, err_size, QF_EPARSE, NULL, "distribution '%s': '%s' is not key=value", buf,
+                            item);
         *eq = '\0';
         if ((s = qf_dist_set(out, item, eq + 1, err, err_size)) != QF_OK)
             return s;
@@ -284,10 +265,10 @@ qf_status qf_dist_check(const qf_dist *d, const qf_format *fmt, char *err, size_
     if (fmt == NULL)
         fmt = qf_format_get(QF_FLOAT64);
     if ((unsigned)d->kind >= QF_DIST_COUNT)
-        return fail(err, err_size, QF_EINVAL, "distribution kind %d invalid", (int)d->kind);
+        return _qf_fail(err, err_size, QF_EINVAL, NULL, "distribution kind %d invalid", (int)d->kind);
 #define BAD(cond, ...)                                                                                       \
     if (cond)                                                                                                \
-    return fail(err, err_size, QF_EINVAL, __VA_ARGS__)
+    return _qf_fail(err, err_size, QF_EINVAL, NULL, __VA_ARGS__)
     switch (d->kind) {
     case QF_DIST_OUTLIERS:
         BAD(!(d->fraction >= 0 && d->fraction <= 1), "%s: fraction = %g must be in [0, 1]", kn, d->fraction);
@@ -554,16 +535,17 @@ static qf_status load_file(const qf_dist *d, const qf_format *fmt, size_t need, 
         if ((s = qf_safetensors_open(d->path, &st, err, es)) != QF_OK)
             return s;
         if (d->tensor[0] == '\0' && st.ntensors != 1)
-            s = fail(err, es, QF_EINVAL, "%s: %zu tensors: name one with the parameter 'tensor'", d->path,
-                     st.ntensors);
+            s = _qf_fail(err, es, QF_EINVAL, NULL, "%s: %zu tensors: name one with the parameter 'tensor'",
+                         d->path, st.ntensors);
         else if (d->tensor[0])
             s = qf_safetensors_find(&st, d->tensor, &idx, err, es);
         if (s == QF_OK) {
             count = st.tensors[idx].count;
             if (count != need) {
                 qf_npy_shape_str(st.tensors[idx].ndim, st.tensors[idx].shape, shp, sizeof shp);
-                s = fail(err, es, QF_EINVAL, "%s: tensor '%s': shape %s has %zu elements, the case needs %zu",
-                         d->path, st.tensors[idx].name, shp, count, need);
+                s = _qf_fail(err, es, QF_EINVAL, NULL,
+                             "%s: tensor '%s': shape %s has %zu elements, the case needs %zu", d->path,
+                             st.tensors[idx].name, shp, count, need);
             } else if ((*vals = malloc(count ? count * sizeof **vals : 1)) == NULL) {
                 s = QF_ENOMEM;
             } else {
@@ -577,8 +559,8 @@ static qf_status load_file(const qf_dist *d, const qf_format *fmt, size_t need, 
             return s;
         if (a.count != need) {
             qf_npy_shape_str(a.ndim, a.shape, shp, sizeof shp);
-            s = fail(err, es, QF_EINVAL, "%s: shape %s has %zu elements, the case needs %zu", d->path, shp,
-                     a.count, need);
+            s = _qf_fail(err, es, QF_EINVAL, NULL, "%s: shape %s has %zu elements, the case needs %zu",
+                         d->path, shp, a.count, need);
         } else if ((*vals = malloc(a.count ? a.count * sizeof **vals : 1)) == NULL) {
             s = QF_ENOMEM;
         } else if (qf_npy_dtype_kind(a.dtype) == 'V' || a.dtype >= QF_NPY_RAW8) {
@@ -586,10 +568,10 @@ static qf_status load_file(const qf_dist *d, const qf_format *fmt, size_t need, 
             uint64_t *bits = malloc(a.count ? a.count * sizeof *bits : 1);
             size_t i;
             if (fmt == NULL || (size_t)fmt->storage_bits != 8 * qf_npy_dtype_size(a.dtype)) {
-                s = fail(err, es, QF_EFORMAT,
-                         "%s: descr '%s' holds raw %zu-byte codes, not codes of format %s", d->path,
-                         qf_npy_dtype_descr(a.dtype), qf_npy_dtype_size(a.dtype),
-                         fmt ? fmt->name : "float64");
+                s = _qf_fail(err, es, QF_EFORMAT, NULL,
+                             "%s: descr '%s' holds raw %zu-byte codes, not codes of format %s", d->path,
+                             qf_npy_dtype_descr(a.dtype), qf_npy_dtype_size(a.dtype),
+                             fmt ? fmt->name : "float64");
             } else if (bits == NULL) {
                 s = QF_ENOMEM;
             } else if ((s = qf_npy_get_bits(&a, bits)) == QF_OK) {
@@ -601,7 +583,7 @@ static qf_status load_file(const qf_dist *d, const qf_format *fmt, size_t need, 
             size_t bad = 0;
             s = qf_npy_get_f64(&a, *vals, &bad);
             if (s != QF_OK)
-                s = fail(err, es, s, "%s: element %zu is not exact in binary64", d->path, bad);
+                s = _qf_fail(err, es, s, NULL, "%s: element %zu is not exact in binary64", d->path, bad);
         }
         qf_npy_free(&a);
     }
@@ -623,6 +605,17 @@ static double rand_sign(uint64_t w)
     return (w >> 63) ? -1.0 : 1.0;
 }
 
+/* Rows [row_begin, row_end) of a rows x cols matrix whose size does not
+ * overflow. */
+static qf_status _rows_check(size_t rows, size_t cols, size_t row_begin, size_t row_end, char *err,
+                             size_t err_size)
+{
+    if (row_begin > row_end || row_end > rows || (cols != 0 && rows > SIZE_MAX / cols))
+        return _qf_fail(err, err_size, QF_EINVAL, NULL, "inputs: rows [%zu, %zu) of %zu x %zu out of range",
+                        row_begin, row_end, rows, cols);
+    return QF_OK;
+}
+
 qf_status qf_inputs_draw(const qf_dist *d, uint64_t seed, uint64_t stream, const qf_format *fmt, size_t rows,
                          size_t cols, size_t row_begin, size_t row_end, double *raw, char *err,
                          size_t err_size)
@@ -633,16 +626,15 @@ qf_status qf_inputs_draw(const qf_dist *d, uint64_t seed, uint64_t stream, const
     qf_status s;
     if (fmt == NULL)
         fmt = qf_format_get(QF_FLOAT64);
-    if (row_begin > row_end || row_end > rows || (cols != 0 && rows > SIZE_MAX / cols))
-        return fail(err, err_size, QF_EINVAL, "inputs: rows [%zu, %zu) of %zu x %zu out of range", row_begin,
-                    row_end, rows, cols);
+    if ((s = _rows_check(rows, cols, row_begin, row_end, err, err_size)) != QF_OK)
+        return s;
     if ((s = qf_dist_check(d, fmt, err, err_size)) != QF_OK)
         return s;
     n = (row_end - row_begin) * cols;
     if (n == 0)
         return QF_OK;
     if (raw == NULL)
-        return fail(err, err_size, QF_EINVAL, "inputs: output array is NULL");
+        return _qf_fail(err, err_size, QF_EINVAL, NULL, "inputs: output array is NULL");
     rn = eff_rate(d->rate_nan, fmt->nan != QF_NAN_NONE);
     ri = eff_rate(d->rate_inf, fmt->has_inf);
 
@@ -742,7 +734,8 @@ qf_status qf_inputs_draw(const qf_dist *d, uint64_t seed, uint64_t stream, const
                 break;
             }
             default:
-                return fail(err, err_size, QF_EINVAL, "inputs: distribution kind %d invalid", (int)d->kind);
+                return _qf_fail(err, err_size, QF_EINVAL, NULL, "inputs: distribution kind %d invalid",
+                                (int)d->kind);
             }
             *o = v;
         }
@@ -802,9 +795,8 @@ qf_status qf_inputs_generate_rows(const qf_dist *d, uint64_t seed, uint64_t stre
     qf_status s;
     if (fmt == NULL)
         fmt = qf_format_get(QF_FLOAT64);
-    if (row_begin > row_end || row_end > rows || (cols != 0 && rows > SIZE_MAX / cols))
-        return fail(err, err_size, QF_EINVAL, "inputs: rows [%zu, %zu) of %zu x %zu out of range", row_begin,
-                    row_end, rows, cols);
+    if ((s = _rows_check(rows, cols, row_begin, row_end, err, err_size)) != QF_OK)
+        return s;
     n = (row_end - row_begin) * cols;
     raw = values ? values : malloc(n ? n * sizeof *raw : 1);
     if (raw == NULL)
@@ -815,7 +807,7 @@ qf_status qf_inputs_generate_rows(const qf_dist *d, uint64_t seed, uint64_t stre
         char *cb = codes;
         s = qf_inputs_quantize(fmt, enc, raw, n, first, values, codes ? cb : NULL);
         if (s != QF_OK)
-            fail(err, err_size, s, "inputs: quantizing into %s failed", fmt->name);
+            _qf_fail(err, err_size, s, NULL, "inputs: quantizing into %s failed", fmt->name);
     }
     if (raw != values)
         free(raw);
@@ -836,7 +828,7 @@ qf_status qf_inputs_generate(const qf_dist *d, uint64_t seed, uint64_t stream, c
     if (fmt == NULL)
         fmt = qf_format_get(QF_FLOAT64);
     if (cols != 0 && rows > SIZE_MAX / cols)
-        return fail(err, err_size, QF_EINVAL, "inputs: %zu x %zu elements overflow", rows, cols);
+        return _qf_fail(err, err_size, QF_EINVAL, NULL, "inputs: %zu x %zu elements overflow", rows, cols);
     per = cols ? (CHUNK_ELEMS + cols - 1) / cols : rows;
     if (per == 0)
         per = 1;
@@ -1028,15 +1020,15 @@ qf_status qf_inputs_dot_pairs(const qf_dist *d, uint64_t seed, uint64_t stream, 
     if (fy == NULL)
         fy = qf_format_get(QF_FLOAT64);
     if (d->kind != QF_DIST_ILL_CONDITIONED)
-        return fail(err, err_size, QF_EINVAL, "inputs: dot pairs need distribution ill_conditioned, not %s",
-                    qf_dist_name(d->kind));
+        return _qf_fail(err, err_size, QF_EINVAL, NULL,
+                        "inputs: dot pairs need distribution ill_conditioned, not %s", qf_dist_name(d->kind));
     if ((s = qf_dist_check(d, fx, err, err_size)) != QF_OK ||
         (s = qf_dist_check(d, fy, err, err_size)) != QF_OK)
         return s;
     if (n != 0 && rows > SIZE_MAX / n)
-        return fail(err, err_size, QF_EINVAL, "inputs: %zu x %zu elements overflow", rows, n);
+        return _qf_fail(err, err_size, QF_EINVAL, NULL, "inputs: %zu x %zu elements overflow", rows, n);
     if (rows * n != 0 && (x == NULL || y == NULL))
-        return fail(err, err_size, QF_EINVAL, "inputs: output array is NULL");
+        return _qf_fail(err, err_size, QF_EINVAL, NULL, "inputs: output array is NULL");
     for (r = 0; r < rows; r++) {
         double *xr = x + r * n, *yr = y + r * n;
         if ((s = make_pair(d, seed, stream, fx, fy, enc, r, n, xr, yr)) != QF_OK)

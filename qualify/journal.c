@@ -13,18 +13,12 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "_json.h"
+#include "_status.h"
 #include "qf_result.h"
 
-static void errf(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void errf(char *err, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || !size)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, size, fmt, ap);
-    va_end(ap);
-}
+/* A message without a status (the callers return their own). */
+#define errf(err, size, ...) ((void)_qf_fail(err, size, QF_OK, NULL, __VA_ARGS__))
 
 void qf_result_init(qf_result *r)
 {
@@ -40,47 +34,6 @@ void qf_result_init(qf_result *r)
 void qf_result_key(const qf_result *r, char *buf, size_t size)
 {
     snprintf(buf, size, "%s %s", r->kernel, r->case_id);
-}
-
-/* ---- doubles that may be NaN or Inf ------------------------------------ */
-
-static json_t *jreal(double x)
-{
-    if (isnan(x))
-        return json_string("NaN");
-    if (isinf(x))
-        return json_string(x > 0 ? "Infinity" : "-Infinity");
-    return json_real(x);
-}
-
-static int get_real(const json_t *v, double *out)
-{
-    const char *s;
-    if (json_is_real(v)) {
-        *out = json_real_value(v);
-        return 0;
-    }
-    if (json_is_integer(v)) {
-        *out = (double)json_integer_value(v);
-        return 0;
-    }
-    if (!json_is_string(v))
-        return -1;
-    s = json_string_value(v);
-    if (!strcmp(s, "NaN"))
-        *out = NAN;
-    else if (!strcmp(s, "Infinity"))
-        *out = INFINITY;
-    else if (!strcmp(s, "-Infinity"))
-        *out = -INFINITY;
-    else
-        return -1;
-    return 0;
-}
-
-static int set_new(json_t *o, const char *key, json_t *v)
-{
-    return v ? json_object_set_new(o, key, v) : -1;
 }
 
 /* ---- qf_metrics --------------------------------------------------------- */
@@ -127,7 +80,7 @@ static json_t *jarray_reals(const double *v, size_t n)
     json_t *a = json_array();
     size_t i;
     for (i = 0; a && i < n; i++)
-        if (json_array_append_new(a, jreal(v[i]))) {
+        if (json_array_append_new(a, _qf_json_real(v[i]))) {
             json_decref(a);
             return NULL;
         }
@@ -142,15 +95,16 @@ qf_status qf_metrics_to_json(const qf_metrics *m, json_t **out)
     for (i = 0; !bad && i < N_METRIC_FIELDS; i++) {
         const char *p = (const char *)m + metric_fields[i].off;
         if (metric_fields[i].type == F_SIZE)
-            bad |= set_new(o, metric_fields[i].name, jsize(*(const size_t *)(const void *)p));
+            bad |= _qf_json_set_new(o, metric_fields[i].name, jsize(*(const size_t *)(const void *)p));
         else
-            bad |= set_new(o, metric_fields[i].name, jreal(*(const double *)(const void *)p));
+            bad |=
+                _qf_json_set_new(o, metric_fields[i].name, _qf_json_real(*(const double *)(const void *)p));
     }
     if (!bad)
-        bad |= set_new(o, "pct_ulp", jarray_reals(m->pct_ulp, QF_METRICS_NPCT)) |
-               set_new(o, "pct_abs", jarray_reals(m->pct_abs, QF_METRICS_NPCT)) |
-               set_new(o, "pct_rel", jarray_reals(m->pct_rel, QF_METRICS_NPCT)) |
-               set_new(o, "pct_util", jarray_reals(m->pct_util, QF_METRICS_NPCT));
+        bad |= _qf_json_set_new(o, "pct_ulp", jarray_reals(m->pct_ulp, QF_METRICS_NPCT)) |
+               _qf_json_set_new(o, "pct_abs", jarray_reals(m->pct_abs, QF_METRICS_NPCT)) |
+               _qf_json_set_new(o, "pct_rel", jarray_reals(m->pct_rel, QF_METRICS_NPCT)) |
+               _qf_json_set_new(o, "pct_util", jarray_reals(m->pct_util, QF_METRICS_NPCT));
     if (bad) {
         json_decref(o);
         return QF_ENOMEM;
@@ -168,7 +122,7 @@ static int get_reals(const json_t *o, const char *key, double *v, size_t n)
     if (!json_is_array(a) || json_array_size(a) != n)
         return -1;
     for (i = 0; i < n; i++)
-        if (get_real(json_array_get(a, i), &v[i]))
+        if (_qf_json_get_real(json_array_get(a, i), &v[i]))
             return -1;
     return 0;
 }
@@ -194,7 +148,7 @@ qf_status qf_metrics_from_json(const json_t *j, qf_metrics *m, char *err, size_t
             *(size_t *)(void *)p = (size_t)(long long)json_integer_value(v);
         } else {
             double d = NAN;
-            if (v && get_real(v, &d)) {
+            if (v && _qf_json_get_real(v, &d)) {
                 errf(err, err_size, "metrics.%s: a number expected", metric_fields[i].name);
                 return QF_EPARSE;
             }
@@ -222,90 +176,90 @@ qf_status qf_result_to_json(const qf_result *r, json_t **out)
     int bad = !o;
     if (bad)
         return QF_ENOMEM;
-    bad |= set_new(o, "record", json_string("case"));
-    bad |= set_new(o, "case_id", json_string(r->case_id));
-    bad |= set_new(o, "suite", json_string(r->suite));
-    bad |= set_new(o, "op", json_string(r->op));
-    bad |= set_new(o, "kernel", json_string(r->kernel));
-    bad |= set_new(o, "kernel_kind", json_string(r->kernel_kind));
-    bad |= set_new(o, "kernel_origin", json_string(r->kernel_origin));
-    bad |= set_new(o, "dtype", json_string(r->dtype));
-    bad |= set_new(o, "dtype_tuple", json_string(r->dtype_tuple));
+    bad |= _qf_json_set_new(o, "record", json_string("case"));
+    bad |= _qf_json_set_new(o, "case_id", json_string(r->case_id));
+    bad |= _qf_json_set_new(o, "suite", json_string(r->suite));
+    bad |= _qf_json_set_new(o, "op", json_string(r->op));
+    bad |= _qf_json_set_new(o, "kernel", json_string(r->kernel));
+    bad |= _qf_json_set_new(o, "kernel_kind", json_string(r->kernel_kind));
+    bad |= _qf_json_set_new(o, "kernel_origin", json_string(r->kernel_origin));
+    bad |= _qf_json_set_new(o, "dtype", json_string(r->dtype));
+    bad |= _qf_json_set_new(o, "dtype_tuple", json_string(r->dtype_tuple));
     x = json_object();
     for (i = 0; x && i < r->nroles && i < QF_RESULT_MAX_ROLES; i++)
-        bad |= set_new(x, r->roles[i].role, json_string(r->roles[i].format));
-    bad |= set_new(o, "roles", x);
+        bad |= _qf_json_set_new(x, r->roles[i].role, json_string(r->roles[i].format));
+    bad |= _qf_json_set_new(o, "roles", x);
     /* Shapes and parameters as arrays of pairs: the order is the op's. */
     a = json_array();
     for (i = 0; a && i < r->ndims && i < QF_RESULT_MAX_DIMS; i++)
         bad |= json_array_append_new(a, json_pack("[s, I]", r->dims[i].name, (json_int_t)r->dims[i].value));
-    bad |= set_new(o, "dims", a);
+    bad |= _qf_json_set_new(o, "dims", a);
     a = json_array();
     for (i = 0; a && i < r->nparams && i < QF_RESULT_MAX_PARAMS; i++)
         bad |= json_array_append_new(a, json_pack("[s, s]", r->params[i].key, r->params[i].value));
-    bad |= set_new(o, "params", a);
-    bad |= set_new(o, "input", json_string(r->input));
+    bad |= _qf_json_set_new(o, "params", a);
+    bad |= _qf_json_set_new(o, "input", json_string(r->input));
     /* A uint64 seed may exceed json_int_t: text keeps every bit. */
     {
         char s[32];
         snprintf(s, sizeof s, "%llu", (unsigned long long)r->seed);
-        bad |= set_new(o, "seed", json_string(s));
+        bad |= _qf_json_set_new(o, "seed", json_string(s));
     }
-    bad |= set_new(o, "arch", json_string(r->arch));
-    bad |= set_new(o, "verdict", json_string(qf_verdict_name(r->verdict)));
-    bad |= set_new(o, "reason", json_string(r->reason));
-    bad |= set_new(o, "signal", json_integer(r->signal));
-    bad |= set_new(o, "exit_code", json_integer(r->exit_code));
+    bad |= _qf_json_set_new(o, "arch", json_string(r->arch));
+    bad |= _qf_json_set_new(o, "verdict", json_string(qf_verdict_name(r->verdict)));
+    bad |= _qf_json_set_new(o, "reason", json_string(r->reason));
+    bad |= _qf_json_set_new(o, "signal", json_integer(r->signal));
+    bad |= _qf_json_set_new(o, "exit_code", json_integer(r->exit_code));
     if (r->has_metrics) {
         json_t *m = NULL;
         if (qf_metrics_to_json(&r->metrics, &m) != QF_OK)
             bad = 1;
         else
-            bad |= set_new(o, "metrics", m);
+            bad |= _qf_json_set_new(o, "metrics", m);
     } else {
-        bad |= set_new(o, "metrics", json_null());
+        bad |= _qf_json_set_new(o, "metrics", json_null());
     }
     x = json_object();
     if (x) {
-        bad |= set_new(x, "kind", json_string(r->bound.kind));
-        bad |= set_new(x, "rel_abs", jreal(r->bound.rel_abs));
-        bad |= set_new(x, "rel_out", jreal(r->bound.rel_out));
-        bad |= set_new(x, "abs_min", jreal(r->bound.abs_min));
-        bad |= set_new(x, "chain", jreal(r->bound.chain));
-        bad |= set_new(x, "eta", jreal(r->bound.eta));
-        bad |= set_new(x, "prob", jreal(r->bound.prob));
-        bad |= set_new(x, "claimed_ulp", jreal(r->bound.claimed_ulp));
-        bad |= set_new(x, "max_bound", jreal(r->bound.max_bound));
-        bad |= set_new(x, "max_bound_ulp", jreal(r->bound.max_bound_ulp));
+        bad |= _qf_json_set_new(x, "kind", json_string(r->bound.kind));
+        bad |= _qf_json_set_new(x, "rel_abs", _qf_json_real(r->bound.rel_abs));
+        bad |= _qf_json_set_new(x, "rel_out", _qf_json_real(r->bound.rel_out));
+        bad |= _qf_json_set_new(x, "abs_min", _qf_json_real(r->bound.abs_min));
+        bad |= _qf_json_set_new(x, "chain", _qf_json_real(r->bound.chain));
+        bad |= _qf_json_set_new(x, "eta", _qf_json_real(r->bound.eta));
+        bad |= _qf_json_set_new(x, "prob", _qf_json_real(r->bound.prob));
+        bad |= _qf_json_set_new(x, "claimed_ulp", _qf_json_real(r->bound.claimed_ulp));
+        bad |= _qf_json_set_new(x, "max_bound", _qf_json_real(r->bound.max_bound));
+        bad |= _qf_json_set_new(x, "max_bound_ulp", _qf_json_real(r->bound.max_bound_ulp));
     }
-    bad |= set_new(o, "bound", x);
-    bad |= set_new(o, "n_elements", jsize(r->n_elements));
-    bad |= set_new(o, "n_checked", jsize(r->n_checked));
-    bad |= set_new(o, "sampled", json_boolean(r->sampled));
-    bad |= set_new(o, "ref_status",
-                   json_pack("{s:I, s:I, s:I, s:I}", "exact", (json_int_t)r->ref_exact, "rounded",
-                             (json_int_t)r->ref_rounded, "undecided", (json_int_t)r->ref_undecided,
-                             "undefined", (json_int_t)r->ref_undefined));
-    bad |= set_new(o, "determinism",
-                   json_pack("{s:b, s:b, s:o}", "checked", r->det_checked, "equal", r->det_equal,
-                             "first_diff", jsize(r->det_first_diff)));
+    bad |= _qf_json_set_new(o, "bound", x);
+    bad |= _qf_json_set_new(o, "n_elements", jsize(r->n_elements));
+    bad |= _qf_json_set_new(o, "n_checked", jsize(r->n_checked));
+    bad |= _qf_json_set_new(o, "sampled", json_boolean(r->sampled));
+    bad |= _qf_json_set_new(o, "ref_status",
+                            json_pack("{s:I, s:I, s:I, s:I}", "exact", (json_int_t)r->ref_exact, "rounded",
+                                      (json_int_t)r->ref_rounded, "undecided", (json_int_t)r->ref_undecided,
+                                      "undefined", (json_int_t)r->ref_undefined));
+    bad |= _qf_json_set_new(o, "determinism",
+                            json_pack("{s:b, s:b, s:o}", "checked", r->det_checked, "equal", r->det_equal,
+                                      "first_diff", jsize(r->det_first_diff)));
     if (r->timing.measured) {
         x = json_object();
         if (x) {
-            bad |= set_new(x, "warmup", jsize(r->timing.warmup));
-            bad |= set_new(x, "reps", jsize(r->timing.reps));
-            bad |= set_new(x, "median_s", jreal(r->timing.median_s));
-            bad |= set_new(x, "min_s", jreal(r->timing.min_s));
-            bad |= set_new(x, "max_s", jreal(r->timing.max_s));
-            bad |= set_new(x, "spread", jreal(r->timing.spread));
+            bad |= _qf_json_set_new(x, "warmup", jsize(r->timing.warmup));
+            bad |= _qf_json_set_new(x, "reps", jsize(r->timing.reps));
+            bad |= _qf_json_set_new(x, "median_s", _qf_json_real(r->timing.median_s));
+            bad |= _qf_json_set_new(x, "min_s", _qf_json_real(r->timing.min_s));
+            bad |= _qf_json_set_new(x, "max_s", _qf_json_real(r->timing.max_s));
+            bad |= _qf_json_set_new(x, "spread", _qf_json_real(r->timing.spread));
         }
-        bad |= set_new(o, "timing", x);
+        bad |= _qf_json_set_new(o, "timing", x);
     } else {
-        bad |= set_new(o, "timing", json_null());
+        bad |= _qf_json_set_new(o, "timing", json_null());
     }
-    bad |= set_new(o, "wall_s", jreal(r->wall_s));
-    bad |= set_new(o, "started", json_string(r->started));
-    bad |= set_new(o, "reproducer", json_string(r->reproducer));
+    bad |= _qf_json_set_new(o, "wall_s", _qf_json_real(r->wall_s));
+    bad |= _qf_json_set_new(o, "started", json_string(r->started));
+    bad |= _qf_json_set_new(o, "reproducer", json_string(r->reproducer));
     if (bad) {
         json_decref(o);
         return QF_ENOMEM;
@@ -357,7 +311,7 @@ static int get_dbl(const json_t *o, const char *key, double *dst)
     const json_t *v = json_object_get(o, key);
     if (!v)
         return 0;
-    return get_real(v, dst);
+    return _qf_json_get_real(v, dst);
 }
 
 #define BAD(what)                                                                                            \

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "_status.h"
 #include "qf_format.h"
 #include "qf_npy.h"
 
@@ -60,27 +61,6 @@ char qf_npy_dtype_kind(qf_npy_dtype t)
 const char *qf_npy_dtype_name(qf_npy_dtype t)
 {
     return (unsigned)t < QF_NPY_DTYPE_COUNT ? dtypes[t].name : "?";
-}
-
-static qf_status fail(char *err, size_t err_size, qf_status st, const char *name, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
-
-static qf_status fail(char *err, size_t err_size, qf_status st, const char *name, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-    if (err == NULL || err_size == 0)
-        return st;
-    n = snprintf(err, err_size, "%s: ", name);
-    if (n >= 0 && (size_t)n < err_size) {
-        va_start(ap, fmt);
-        vsnprintf(err + n, err_size - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
-    return st;
 }
 
 void qf_npy_shape_str(int ndim, const size_t *shape, char *buf, size_t size)
@@ -216,7 +196,8 @@ static void skip_ws(hdr_parser *p)
 
 static qf_status hdr_error(hdr_parser *p, const char *what)
 {
-    return fail(p->err, p->err_size, QF_EPARSE, p->name, "header: %s at header column %zu", what, p->pos + 1);
+    return _qf_fail(p->err, p->err_size, QF_EPARSE, p->name, "header: %s at header column %zu", what,
+                    p->pos + 1);
 }
 
 /* A Python string literal in single or double quotes (no escapes needed
@@ -320,61 +301,16 @@ static int descr_lookup(const char *d, qf_npy_dtype *t, int *swap)
     size = (unsigned)(d[1] - '0');
     little = order == '<' || ((order == '|' || order == '=') && host_is_little());
     *swap = size > 1 && little != host_is_little();
-    switch (kind) {
-    case 'f':
-        if (size == 8)
-            *t = QF_NPY_FLOAT64;
-        else if (size == 4)
-            *t = QF_NPY_FLOAT32;
-        else if (size == 2)
-            *t = QF_NPY_FLOAT16;
-        else if (size == 1)
-            *t = QF_NPY_RAW8; /* ml_dtypes float8_e5m2 */
-        else
-            return 0;
-        return 1;
-    case 'u':
-        if (size == 1)
-            *t = QF_NPY_UINT8;
-        else if (size == 2)
-            *t = QF_NPY_UINT16;
-        else if (size == 4)
-            *t = QF_NPY_UINT32;
-        else if (size == 8)
-            *t = QF_NPY_UINT64;
-        else
-            return 0;
-        return 1;
-    case 'i':
-        if (size == 1)
-            *t = QF_NPY_INT8;
-        else if (size == 2)
-            *t = QF_NPY_INT16;
-        else if (size == 4)
-            *t = QF_NPY_INT32;
-        else if (size == 8)
-            *t = QF_NPY_INT64;
-        else
-            return 0;
-        return 1;
-    case 'b':
-        if (size != 1)
-            return 0;
-        *t = QF_NPY_BOOL;
-        return 1;
-    case 'V':
-        if (size == 1)
-            *t = QF_NPY_RAW8;
-        else if (size == 2)
-            *t = QF_NPY_RAW16;
-        else if (size == 4)
-            *t = QF_NPY_RAW32;
-        else if (size == 8)
-            *t = QF_NPY_RAW64;
-        else
-            return 0;
+    if (kind == 'f' && size == 1) { /* ml_dtypes float8_e5m2 */
+        *t = QF_NPY_RAW8;
         return 1;
     }
+    /* Each (kind, size) pair names at most one row of the dtype table. */
+    for (unsigned i = 0; i < QF_NPY_DTYPE_COUNT; i++)
+        if (dtypes[i].kind == kind && dtypes[i].size == size) {
+            *t = (qf_npy_dtype)i;
+            return 1;
+        }
     return 0;
 }
 
@@ -414,15 +350,15 @@ static qf_status parse_header(hdr_parser *p, header *h)
             if (have_descr++)
                 return hdr_error(p, "duplicate key 'descr'");
             if (p->pos < p->len && p->s[p->pos] == '[')
-                return fail(p->err, p->err_size, QF_EFORMAT, p->name,
-                            "header: descr is a structured dtype (a list); only plain element types are "
-                            "supported (%s)",
-                            SUPPORTED_DESCRS);
+                return _qf_fail(p->err, p->err_size, QF_EFORMAT, p->name,
+                                "header: descr is a structured dtype (a list); only plain element types are "
+                                "supported (%s)",
+                                SUPPORTED_DESCRS);
             if ((st = parse_string(p, d, sizeof d)) != QF_OK)
                 return st;
             if (!descr_lookup(d, &h->dtype, &h->swap))
-                return fail(p->err, p->err_size, QF_EFORMAT, p->name, "header: descr '%s' not supported (%s)",
-                            d, SUPPORTED_DESCRS);
+                return _qf_fail(p->err, p->err_size, QF_EFORMAT, p->name,
+                                "header: descr '%s' not supported (%s)", d, SUPPORTED_DESCRS);
         } else if (!strcmp(key, "fortran_order")) {
             if (have_fortran++)
                 return hdr_error(p, "duplicate key 'fortran_order'");
@@ -460,10 +396,10 @@ static qf_status parse_header(hdr_parser *p, header *h)
     if (p->pos != p->len)
         return hdr_error(p, "unexpected text after the dict");
     if (!have_descr || !have_fortran || !have_shape)
-        return fail(p->err, p->err_size, QF_EPARSE, p->name, "header: missing key '%s'",
-                    !have_descr     ? "descr"
-                    : !have_fortran ? "fortran_order"
-                                    : "shape");
+        return _qf_fail(p->err, p->err_size, QF_EPARSE, p->name, "header: missing key '%s'",
+                        !have_descr     ? "descr"
+                        : !have_fortran ? "fortran_order"
+                                        : "shape");
     return QF_OK;
 }
 
@@ -513,36 +449,37 @@ static qf_status read_any(reader *r, const char *name, qf_npy *a, char *err, siz
     memset(&h, 0, sizeof h);
     got = rd_read(r, pre, 8);
     if (got < 6 || memcmp(pre, magic, 6))
-        return fail(err, err_size, QF_EPARSE, name, "not a .npy file (bad magic; expected \\x93NUMPY)");
+        return _qf_fail(err, err_size, QF_EPARSE, name, "not a .npy file (bad magic; expected \\x93NUMPY)");
     if (got < 8)
-        return fail(err, err_size, QF_EPARSE, name, "truncated header: file ends inside the version bytes");
+        return _qf_fail(err, err_size, QF_EPARSE, name,
+                        "truncated header: file ends inside the version bytes");
     if ((pre[6] != 1 && pre[6] != 2 && pre[6] != 3) || pre[7] != 0)
-        return fail(err, err_size, QF_EPARSE, name,
-                    "unsupported .npy version %u.%u (supported: 1.0, 2.0, 3.0)", pre[6], pre[7]);
+        return _qf_fail(err, err_size, QF_EPARSE, name,
+                        "unsupported .npy version %u.%u (supported: 1.0, 2.0, 3.0)", pre[6], pre[7]);
     if (pre[6] == 1) {
         if (rd_read(r, pre + 8, 2) != 2)
-            return fail(err, err_size, QF_EPARSE, name,
-                        "truncated header: file ends inside the header length");
+            return _qf_fail(err, err_size, QF_EPARSE, name,
+                            "truncated header: file ends inside the header length");
         hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
         pre_len = 10;
     } else {
         if (rd_read(r, pre + 8, 4) != 4)
-            return fail(err, err_size, QF_EPARSE, name,
-                        "truncated header: file ends inside the header length");
+            return _qf_fail(err, err_size, QF_EPARSE, name,
+                            "truncated header: file ends inside the header length");
         hlen = (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
         pre_len = 12;
     }
     if (hlen > QF_NPY_MAX_HEADER)
-        return fail(err, err_size, QF_EPARSE, name, "header length %zu exceeds the limit of %u bytes", hlen,
-                    QF_NPY_MAX_HEADER);
+        return _qf_fail(err, err_size, QF_EPARSE, name, "header length %zu exceeds the limit of %u bytes",
+                        hlen, QF_NPY_MAX_HEADER);
     hbuf = malloc(hlen ? hlen : 1);
     if (hbuf == NULL)
-        return fail(err, err_size, QF_ENOMEM, name, "out of memory reading the header");
+        return _qf_fail(err, err_size, QF_ENOMEM, name, "out of memory reading the header");
     got = rd_read(r, hbuf, hlen);
     if (got != hlen) {
         free(hbuf);
-        return fail(err, err_size, QF_EPARSE, name, "truncated header: expected %zu header bytes, found %zu",
-                    hlen, got);
+        return _qf_fail(err, err_size, QF_EPARSE, name,
+                        "truncated header: expected %zu header bytes, found %zu", hlen, got);
     }
     p.s = hbuf;
     p.len = hlen;
@@ -557,37 +494,39 @@ static qf_status read_any(reader *r, const char *name, qf_npy *a, char *err, siz
 
     qf_npy_shape_str(h.ndim, h.shape, shp, sizeof shp);
     if (!shape_count(h.ndim, h.shape, dtypes[h.dtype].size, &count))
-        return fail(err, err_size, QF_EPARSE, name, "shape %s: the size overflows", shp);
+        return _qf_fail(err, err_size, QF_EPARSE, name, "shape %s: the size overflows", shp);
     bytes = count * dtypes[h.dtype].size;
     if (r->remaining >= 0) {
         long long have = r->remaining - (long long)(pre_len + hlen);
         if (have < 0)
             have = 0;
         if ((unsigned long long)have < (unsigned long long)bytes)
-            return fail(
+            return _qf_fail(
                 err, err_size, QF_EPARSE, name,
                 "truncated data: shape %s of %s needs %zu bytes, the file holds %lld after the header", shp,
                 dtypes[h.dtype].name, bytes, have);
         if ((unsigned long long)have > (unsigned long long)bytes)
-            return fail(err, err_size, QF_EPARSE, name,
-                        "size mismatch: shape %s of %s needs %zu bytes, the file holds %lld after the header",
-                        shp, dtypes[h.dtype].name, bytes, have);
+            return _qf_fail(
+                err, err_size, QF_EPARSE, name,
+                "size mismatch: shape %s of %s needs %zu bytes, the file holds %lld after the header", shp,
+                dtypes[h.dtype].name, bytes, have);
     }
     a->data = malloc(bytes ? bytes : 1);
     if (a->data == NULL)
-        return fail(err, err_size, QF_ENOMEM, name, "out of memory: shape %s needs %zu bytes", shp, bytes);
+        return _qf_fail(err, err_size, QF_ENOMEM, name, "out of memory: shape %s needs %zu bytes", shp,
+                        bytes);
     got = rd_read(r, a->data, bytes);
     if (got != bytes) {
         qf_npy_free(a);
-        return fail(err, err_size, QF_EPARSE, name,
-                    "truncated data: shape %s of %s needs %zu bytes, found %zu", shp, dtypes[h.dtype].name,
-                    bytes, got);
+        return _qf_fail(err, err_size, QF_EPARSE, name,
+                        "truncated data: shape %s of %s needs %zu bytes, found %zu", shp,
+                        dtypes[h.dtype].name, bytes, got);
     }
     if (rd_more(r)) {
         qf_npy_free(a);
-        return fail(err, err_size, QF_EPARSE, name,
-                    "size mismatch: the file holds more than the %zu data bytes of shape %s of %s", bytes,
-                    shp, dtypes[h.dtype].name);
+        return _qf_fail(err, err_size, QF_EPARSE, name,
+                        "size mismatch: the file holds more than the %zu data bytes of shape %s of %s", bytes,
+                        shp, dtypes[h.dtype].name);
     }
     a->dtype = h.dtype;
     a->ndim = h.ndim;
@@ -597,7 +536,7 @@ static qf_status read_any(reader *r, const char *name, qf_npy *a, char *err, siz
         byteswap(a->data, count, dtypes[h.dtype].size);
     if (h.fortran && (st = fortran_to_c(a)) != QF_OK) {
         qf_npy_free(a);
-        return fail(err, err_size, st, name, "out of memory reordering a Fortran-order array");
+        return _qf_fail(err, err_size, st, name, "out of memory reordering a Fortran-order array");
     }
     return QF_OK;
 }
@@ -611,18 +550,18 @@ qf_status qf_npy_read(const char *path, qf_npy *a, char *err, size_t err_size)
     memset(a, 0, sizeof *a);
     r.fp = fopen(path, "rb");
     if (r.fp == NULL)
-        return fail(err, err_size, QF_EIO, path, "cannot open: %s", strerror(errno));
+        return _qf_fail(err, err_size, QF_EIO, path, "cannot open: %s", strerror(errno));
     r.remaining = -1;
     if (fstat(fileno(r.fp), &sb) == 0 && S_ISREG(sb.st_mode))
         r.remaining = (long long)sb.st_size;
     else if (fstat(fileno(r.fp), &sb) == 0 && S_ISDIR(sb.st_mode)) {
         fclose(r.fp);
-        return fail(err, err_size, QF_EIO, path, "cannot read: is a directory");
+        return _qf_fail(err, err_size, QF_EIO, path, "cannot read: is a directory");
     }
     st = read_any(&r, path, a, err, err_size);
     if (st == QF_OK && ferror(r.fp)) {
         qf_npy_free(a);
-        st = fail(err, err_size, QF_EIO, path, "read error");
+        st = _qf_fail(err, err_size, QF_EIO, path, "read error");
     }
     fclose(r.fp);
     return st;
@@ -634,7 +573,7 @@ qf_status qf_npy_read_mem(const void *buf, size_t len, const char *name, qf_npy 
     reader r;
     memset(&r, 0, sizeof r);
     if (buf == NULL && len > 0)
-        return fail(err, err_size, QF_EINVAL, name, "no buffer");
+        return _qf_fail(err, err_size, QF_EINVAL, name, "no buffer");
     r.buf = buf;
     r.len = len;
     r.remaining = (long long)len;
@@ -653,12 +592,12 @@ qf_status qf_npy_write_data(const char *path, qf_npy_dtype t, int ndim, const si
     int ok;
 
     if ((unsigned)t >= QF_NPY_DTYPE_COUNT || ndim < 0 || ndim > QF_NPY_MAX_DIMS || (ndim > 0 && !shape))
-        return fail(err, err_size, QF_EINVAL, path, "invalid dtype or shape");
+        return _qf_fail(err, err_size, QF_EINVAL, path, "invalid dtype or shape");
     size = dtypes[t].size;
     if (!shape_count(ndim, shape, size, &count))
-        return fail(err, err_size, QF_EINVAL, path, "shape too large");
+        return _qf_fail(err, err_size, QF_EINVAL, path, "shape too large");
     if (data == NULL && count > 0)
-        return fail(err, err_size, QF_EINVAL, path, "no data");
+        return _qf_fail(err, err_size, QF_EINVAL, path, "no data");
     bytes = count * size;
     qf_npy_shape_str(ndim, shape, shp, sizeof shp);
     dlen = (size_t)snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
@@ -681,7 +620,7 @@ qf_status qf_npy_write_data(const char *path, qf_npy_dtype t, int ndim, const si
 
     fp = fopen(path, "wb");
     if (fp == NULL)
-        return fail(err, err_size, QF_EIO, path, "cannot create: %s", strerror(errno));
+        return _qf_fail(err, err_size, QF_EIO, path, "cannot create: %s", strerror(errno));
     ok = fwrite(pre, 1, pre_len, fp) == pre_len && fwrite(dict, 1, dlen, fp) == dlen;
     for (size_t i = dlen; ok && i + 1 < hlen; i++)
         ok = fputc(' ', fp) != EOF;
@@ -708,7 +647,7 @@ qf_status qf_npy_write_data(const char *path, qf_npy_dtype t, int ndim, const si
     if (!ok) {
         int e = errno;
         remove(path);
-        return fail(err, err_size, QF_EIO, path, "write failed: %s", strerror(e));
+        return _qf_fail(err, err_size, QF_EIO, path, "write failed: %s", strerror(e));
     }
     return QF_OK;
 }
@@ -720,69 +659,52 @@ qf_status qf_npy_write(const char *path, const qf_npy *a, char *err, size_t err_
 
 /* ---- Conversions ----------------------------------------------------------- */
 
+/* Copy the n elements of a->data, read as T, into out (converted to out's
+ * element type) and return from the conversion. */
+#define _WIDEN(T)                                                                                            \
+    do {                                                                                                     \
+        for (i = 0; i < n; i++)                                                                              \
+            out[i] = ((const T *)a->data)[i];                                                                \
+        return QF_OK;                                                                                        \
+    } while (0)
+
+/* The same for 64-bit integers into doubles, refusing the first value that
+ * a double does not hold exactly; LIMIT is 2^(value bits): the largest
+ * values round up to it, and casting it back is undefined. */
+#define _WIDEN_EXACT(T, LIMIT)                                                                               \
+    do {                                                                                                     \
+        for (i = 0; i < n; i++) {                                                                            \
+            T v = ((const T *)a->data)[i];                                                                   \
+            out[i] = (double)v;                                                                              \
+            if (out[i] >= (LIMIT) || (T)out[i] != v) {                                                       \
+                if (bad)                                                                                     \
+                    *bad = i;                                                                                \
+                return QF_EINVAL;                                                                            \
+            }                                                                                                \
+        }                                                                                                    \
+        return QF_OK;                                                                                        \
+    } while (0)
+
 qf_status qf_npy_get_f64(const qf_npy *a, double *out, size_t *bad)
 {
     const qf_format *f16 = qf_format_get(QF_FLOAT16);
     size_t i, n = a->count;
     switch (a->dtype) {
     case QF_NPY_FLOAT64: memcpy(out, a->data, n * sizeof *out); return QF_OK;
-    case QF_NPY_FLOAT32:
-        for (i = 0; i < n; i++)
-            out[i] = ((const float *)a->data)[i];
-        return QF_OK;
+    case QF_NPY_FLOAT32: _WIDEN(float);
     case QF_NPY_FLOAT16:
         for (i = 0; i < n; i++)
             out[i] = qf_format_decode(f16, ((const uint16_t *)a->data)[i]);
         return QF_OK;
     case QF_NPY_UINT8:
-    case QF_NPY_BOOL:
-        for (i = 0; i < n; i++)
-            out[i] = ((const uint8_t *)a->data)[i];
-        return QF_OK;
-    case QF_NPY_UINT16:
-        for (i = 0; i < n; i++)
-            out[i] = ((const uint16_t *)a->data)[i];
-        return QF_OK;
-    case QF_NPY_UINT32:
-        for (i = 0; i < n; i++)
-            out[i] = ((const uint32_t *)a->data)[i];
-        return QF_OK;
-    case QF_NPY_UINT64:
-        for (i = 0; i < n; i++) {
-            uint64_t v = ((const uint64_t *)a->data)[i];
-            out[i] = (double)v;
-            /* UINT64_MAX rounds to 2^64, which must not be cast back. */
-            if (out[i] >= 18446744073709551616.0 || (uint64_t)out[i] != v) {
-                if (bad)
-                    *bad = i;
-                return QF_EINVAL;
-            }
-        }
-        return QF_OK;
-    case QF_NPY_INT8:
-        for (i = 0; i < n; i++)
-            out[i] = ((const int8_t *)a->data)[i];
-        return QF_OK;
-    case QF_NPY_INT16:
-        for (i = 0; i < n; i++)
-            out[i] = ((const int16_t *)a->data)[i];
-        return QF_OK;
-    case QF_NPY_INT32:
-        for (i = 0; i < n; i++)
-            out[i] = ((const int32_t *)a->data)[i];
-        return QF_OK;
-    case QF_NPY_INT64:
-        for (i = 0; i < n; i++) {
-            int64_t v = ((const int64_t *)a->data)[i];
-            out[i] = (double)v;
-            /* INT64_MAX rounds to 2^63, which must not be cast back. */
-            if (out[i] >= 9223372036854775808.0 || (int64_t)out[i] != v) {
-                if (bad)
-                    *bad = i;
-                return QF_EINVAL;
-            }
-        }
-        return QF_OK;
+    case QF_NPY_BOOL: _WIDEN(uint8_t);
+    case QF_NPY_UINT16: _WIDEN(uint16_t);
+    case QF_NPY_UINT32: _WIDEN(uint32_t);
+    case QF_NPY_UINT64: _WIDEN_EXACT(uint64_t, 18446744073709551616.0);
+    case QF_NPY_INT8: _WIDEN(int8_t);
+    case QF_NPY_INT16: _WIDEN(int16_t);
+    case QF_NPY_INT32: _WIDEN(int32_t);
+    case QF_NPY_INT64: _WIDEN_EXACT(int64_t, 9223372036854775808.0);
     case QF_NPY_RAW8:
     case QF_NPY_RAW16:
     case QF_NPY_RAW32:
@@ -799,22 +721,13 @@ qf_status qf_npy_get_bits(const qf_npy *a, uint64_t *out)
     case QF_NPY_UINT8:
     case QF_NPY_INT8:
     case QF_NPY_BOOL:
-    case QF_NPY_RAW8:
-        for (i = 0; i < n; i++)
-            out[i] = ((const uint8_t *)a->data)[i];
-        return QF_OK;
+    case QF_NPY_RAW8: _WIDEN(uint8_t);
     case QF_NPY_UINT16:
     case QF_NPY_INT16:
-    case QF_NPY_RAW16:
-        for (i = 0; i < n; i++)
-            out[i] = ((const uint16_t *)a->data)[i];
-        return QF_OK;
+    case QF_NPY_RAW16: _WIDEN(uint16_t);
     case QF_NPY_UINT32:
     case QF_NPY_INT32:
-    case QF_NPY_RAW32:
-        for (i = 0; i < n; i++)
-            out[i] = ((const uint32_t *)a->data)[i];
-        return QF_OK;
+    case QF_NPY_RAW32: _WIDEN(uint32_t);
     case QF_NPY_UINT64:
     case QF_NPY_INT64:
     case QF_NPY_RAW64: memcpy(out, a->data, n * sizeof *out); return QF_OK;
@@ -825,3 +738,6 @@ qf_status qf_npy_get_bits(const qf_npy *a, uint64_t *out)
     }
     return QF_EFORMAT;
 }
+
+#undef _WIDEN
+#undef _WIDEN_EXACT

@@ -11,20 +11,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "_json.h"
+#include "_status.h"
 #include "qf_metrics.h"
 #include "qf_report.h"
 #include "qf_version.h"
 
-static void errf(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void errf(char *err, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || !size)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, size, fmt, ap);
-    va_end(ap);
-}
+/* A message without a status (the callers return their own). */
+#define errf(err, size, ...) ((void)_qf_fail(err, size, QF_OK, NULL, __VA_ARGS__))
 
 int qf_report_is_failure(qf_verdict v, int strict)
 {
@@ -154,20 +148,6 @@ qf_status qf_report_summarize(const qf_result *r, size_t n, qf_report_group **gr
 
 /* ---- JSON -------------------------------------------------------------------- */
 
-static json_t *jreal(double x)
-{
-    if (isnan(x))
-        return json_string("NaN");
-    if (isinf(x))
-        return json_string(x > 0 ? "Infinity" : "-Infinity");
-    return json_real(x);
-}
-
-static int set_new(json_t *o, const char *key, json_t *v)
-{
-    return v ? json_object_set_new(o, key, v) : -1;
-}
-
 /* "unknown" and "" become null: absent information is not a value. */
 static json_t *jstr_known(const char *s)
 {
@@ -201,54 +181,54 @@ qf_status qf_report_provenance_to_json(const qf_provenance *p, json_t **out)
     }
     if (bad)
         return QF_ENOMEM;
-    bad |= set_new(o, "timestamp", jstr_known(p->timestamp));
-    bad |= set_new(o, "qualify_version", jstr_known(p->qualify_version));
-    bad |= set_new(o, "git_revision", jstr_known(p->git_revision));
-    bad |= set_new(o, "git_dirty", p->git_dirty < 0 ? json_null() : json_boolean(p->git_dirty));
+    bad |= _qf_json_set_new(o, "timestamp", jstr_known(p->timestamp));
+    bad |= _qf_json_set_new(o, "qualify_version", jstr_known(p->qualify_version));
+    bad |= _qf_json_set_new(o, "git_revision", jstr_known(p->git_revision));
+    bad |= _qf_json_set_new(o, "git_dirty", p->git_dirty < 0 ? json_null() : json_boolean(p->git_dirty));
     x = json_object();
     if (x) {
-        bad |= set_new(x, "vendor", jstr_known(p->cpu_vendor));
-        bad |= set_new(x, "model", jstr_known(p->cpu_model));
-        bad |= set_new(x, "isa", words_json(p->cpu_isa));
-        bad |= set_new(x, "count", json_integer(p->cpu_count));
+        bad |= _qf_json_set_new(x, "vendor", jstr_known(p->cpu_vendor));
+        bad |= _qf_json_set_new(x, "model", jstr_known(p->cpu_model));
+        bad |= _qf_json_set_new(x, "isa", words_json(p->cpu_isa));
+        bad |= _qf_json_set_new(x, "count", json_integer(p->cpu_count));
     }
-    bad |= set_new(o, "cpu", x);
+    bad |= _qf_json_set_new(o, "cpu", x);
     x = json_object();
     if (x) {
-        bad |= set_new(x, "kernel", jstr_known(p->os));
-        bad |= set_new(x, "version", jstr_known(p->os_version));
-        bad |= set_new(x, "distro", jstr_known(p->os_distro));
+        bad |= _qf_json_set_new(x, "kernel", jstr_known(p->os));
+        bad |= _qf_json_set_new(x, "version", jstr_known(p->os_version));
+        bad |= _qf_json_set_new(x, "distro", jstr_known(p->os_distro));
     }
-    bad |= set_new(o, "os", x);
+    bad |= _qf_json_set_new(o, "os", x);
     x = json_object();
     if (x) {
-        bad |= set_new(x, "compiler", jstr_known(p->compiler));
-        bad |= set_new(x, "flags", words_json(p->build_flags));
+        bad |= _qf_json_set_new(x, "compiler", jstr_known(p->compiler));
+        bad |= _qf_json_set_new(x, "flags", words_json(p->build_flags));
     }
-    bad |= set_new(o, "build", x);
+    bad |= _qf_json_set_new(o, "build", x);
     x = json_object();
     if (x) {
-        bad |= set_new(x, "mpfr", jstr_known(p->version_mpfr));
-        bad |= set_new(x, "gmp", jstr_known(p->version_gmp));
+        bad |= _qf_json_set_new(x, "mpfr", jstr_known(p->version_mpfr));
+        bad |= _qf_json_set_new(x, "gmp", jstr_known(p->version_gmp));
     }
-    bad |= set_new(o, "libraries", x);
+    bad |= _qf_json_set_new(o, "libraries", x);
     if (p->gpu_name[0] || p->gpu_arch[0]) {
         x = json_object();
         if (x) {
-            bad |= set_new(x, "name", jstr_known(p->gpu_name));
-            bad |= set_new(x, "arch", jstr_known(p->gpu_arch));
-            bad |= set_new(x, "runtime", jstr_known(p->gpu_runtime));
-            bad |= set_new(x, "driver", jstr_known(p->gpu_driver));
+            bad |= _qf_json_set_new(x, "name", jstr_known(p->gpu_name));
+            bad |= _qf_json_set_new(x, "arch", jstr_known(p->gpu_arch));
+            bad |= _qf_json_set_new(x, "runtime", jstr_known(p->gpu_runtime));
+            bad |= _qf_json_set_new(x, "driver", jstr_known(p->gpu_driver));
         }
-        bad |= set_new(o, "gpu", x);
+        bad |= _qf_json_set_new(o, "gpu", x);
     } else {
-        bad |= set_new(o, "gpu", json_null());
+        bad |= _qf_json_set_new(o, "gpu", json_null());
     }
     files = json_array();
     for (i = 0; files && i < p->nfiles; i++)
         bad |= json_array_append_new(
             files, json_pack("{s:s, s:s}", "path", p->files[i].path, "sha256", p->files[i].sha256));
-    bad |= set_new(o, "suite_files", files);
+    bad |= _qf_json_set_new(o, "suite_files", files);
     if (bad) {
         json_decref(o);
         return QF_ENOMEM;
@@ -417,17 +397,17 @@ qf_status qf_report_case_to_json(const qf_result *r, json_t **out)
     json_object_del(o, "record");
     x = json_object();
     for (i = 0; x && i < r->nroles && i < QF_RESULT_MAX_ROLES; i++)
-        bad |= set_new(x, r->roles[i].role, json_string(r->roles[i].format));
-    bad |= set_new(o, "dtypes", x);
+        bad |= _qf_json_set_new(x, r->roles[i].role, json_string(r->roles[i].format));
+    bad |= _qf_json_set_new(o, "dtypes", x);
     x = json_object();
     for (i = 0; x && i < r->ndims && i < QF_RESULT_MAX_DIMS; i++)
-        bad |= set_new(x, r->dims[i].name, json_integer((json_int_t)r->dims[i].value));
-    bad |= set_new(o, "shape", x);
+        bad |= _qf_json_set_new(x, r->dims[i].name, json_integer((json_int_t)r->dims[i].value));
+    bad |= _qf_json_set_new(o, "shape", x);
     /* An integer seed when it fits JSON's usual int64; text beyond. */
     if (r->seed <= (uint64_t)INT64_MAX)
-        bad |= set_new(o, "seed", json_integer((json_int_t)r->seed));
+        bad |= _qf_json_set_new(o, "seed", json_integer((json_int_t)r->seed));
     reproducer(r, rep, sizeof rep);
-    bad |= set_new(o, "reproduce", json_string(rep));
+    bad |= _qf_json_set_new(o, "reproduce", json_string(rep));
     if (bad) {
         json_decref(o);
         return QF_ENOMEM;
@@ -445,35 +425,37 @@ static json_t *summary_json(const qf_result *r, size_t n, const qf_report_group 
         if ((unsigned)r[i].verdict < QF_VERDICT_COUNT)
             tot[r[i].verdict]++;
     for (v = 0; !bad && v < QF_VERDICT_COUNT; v++)
-        bad |= set_new(counts, verdict_name((qf_verdict)v), json_integer((json_int_t)tot[v]));
+        bad |= _qf_json_set_new(counts, verdict_name((qf_verdict)v), json_integer((json_int_t)tot[v]));
     for (i = 0; !bad && i < ng; i++) {
         json_t *go = json_object(), *gc = json_object();
         bad |= !go || !gc;
         for (v = 0; !bad && v < QF_VERDICT_COUNT; v++)
-            bad |= set_new(gc, verdict_name((qf_verdict)v), json_integer((json_int_t)g[i].count[v]));
+            bad |= _qf_json_set_new(gc, verdict_name((qf_verdict)v), json_integer((json_int_t)g[i].count[v]));
         if (!bad) {
-            bad |= set_new(go, "kernel", json_string(g[i].kernel));
-            bad |= set_new(go, "kernel_kind", json_string(g[i].kernel_kind));
-            bad |= set_new(go, "dtype", json_string(g[i].dtype));
-            bad |= set_new(go, "cases", json_integer((json_int_t)g[i].n));
-            bad |= set_new(go, "verdicts", gc);
+            bad |= _qf_json_set_new(go, "kernel", json_string(g[i].kernel));
+            bad |= _qf_json_set_new(go, "kernel_kind", json_string(g[i].kernel_kind));
+            bad |= _qf_json_set_new(go, "dtype", json_string(g[i].dtype));
+            bad |= _qf_json_set_new(go, "cases", json_integer((json_int_t)g[i].n));
+            bad |= _qf_json_set_new(go, "verdicts", gc);
             gc = NULL;
-            bad |= set_new(go, "worst_ulp", jreal(g[i].worst_ulp));
-            bad |= set_new(go, "worst_bound_utilization", jreal(g[i].worst_util));
-            bad |= set_new(go, "growth_exponent", isnan(g[i].growth) ? json_null() : jreal(g[i].growth));
-            bad |= set_new(go, "growth_r2", isnan(g[i].growth_r2) ? json_null() : jreal(g[i].growth_r2));
-            bad |= set_new(go, "growth_points", json_integer((json_int_t)g[i].growth_points));
+            bad |= _qf_json_set_new(go, "worst_ulp", _qf_json_real(g[i].worst_ulp));
+            bad |= _qf_json_set_new(go, "worst_bound_utilization", _qf_json_real(g[i].worst_util));
+            bad |= _qf_json_set_new(go, "growth_exponent",
+                                    isnan(g[i].growth) ? json_null() : _qf_json_real(g[i].growth));
+            bad |= _qf_json_set_new(go, "growth_r2",
+                                    isnan(g[i].growth_r2) ? json_null() : _qf_json_real(g[i].growth_r2));
+            bad |= _qf_json_set_new(go, "growth_points", json_integer((json_int_t)g[i].growth_points));
             bad |= json_array_append(groups, go);
         }
         json_decref(go);
         json_decref(gc);
     }
     if (!bad) {
-        bad |= set_new(o, "cases", json_integer((json_int_t)n));
-        bad |= set_new(o, "verdicts", counts);
+        bad |= _qf_json_set_new(o, "cases", json_integer((json_int_t)n));
+        bad |= _qf_json_set_new(o, "verdicts", counts);
         counts = NULL;
-        bad |= set_new(o, "failed", json_integer((json_int_t)qf_report_failed(r, n, 0)));
-        bad |= set_new(o, "groups", groups);
+        bad |= _qf_json_set_new(o, "failed", json_integer((json_int_t)qf_report_failed(r, n, 0)));
+        bad |= _qf_json_set_new(o, "groups", groups);
         groups = NULL;
     }
     json_decref(counts);
@@ -505,9 +487,9 @@ qf_status qf_report_to_json(const qf_result *r, size_t n, const qf_provenance *p
         bad |= qf_report_provenance_to_json(prov, &p) != QF_OK;
     snprintf(gen, sizeof gen, "qualify %s", QF_VERSION_STRING);
     if (!bad) {
-        bad |= set_new(o, "schema_version", json_integer(QF_REPORT_SCHEMA_VERSION));
-        bad |= set_new(o, "generator", json_string(gen));
-        bad |= set_new(o, "provenance", p ? p : json_null());
+        bad |= _qf_json_set_new(o, "schema_version", json_integer(QF_REPORT_SCHEMA_VERSION));
+        bad |= _qf_json_set_new(o, "generator", json_string(gen));
+        bad |= _qf_json_set_new(o, "provenance", p ? p : json_null());
         p = NULL;
     }
     for (i = 0; !bad && i < n; i++) {
@@ -516,10 +498,10 @@ qf_status qf_report_to_json(const qf_result *r, size_t n, const qf_provenance *p
         bad |= st != QF_OK || json_array_append_new(cases, c);
     }
     if (!bad) {
-        bad |= set_new(o, "cases", cases);
+        bad |= _qf_json_set_new(o, "cases", cases);
         cases = NULL;
         s = summary_json(r, n, g, ng);
-        bad |= set_new(o, "summary", s);
+        bad |= _qf_json_set_new(o, "summary", s);
     }
     free(g);
     json_decref(cases);
@@ -1078,7 +1060,8 @@ qf_status qf_report_read(const char *path, qf_result **results, size_t *n, qf_pr
          * input is incomplete. */
         if (st == QF_OK && torn)
             errf(err, err_size,
-                 "%s: warning: the last line is cut short (an interrupted run?); that case is left out", path);
+                 "%s: warning: the last line is cut short (an interrupted run?); that case is left out",
+                 path);
         return st;
     }
     doc = json_load_file(path, 0, &je);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "_status.h"
 #include "qf_format.h"
 #include "qf_safetensors.h"
 
@@ -66,40 +67,14 @@ qf_status qf_st_dtype_lookup(const char *name, qf_st_dtype *out)
     return QF_EPARSE;
 }
 
-void qf_st_dtype_list(char *buf, size_t size)
+static const char *_dtype_name(int i)
 {
-    size_t used = 0;
-    int i, n;
-    if (size == 0)
-        return;
-    buf[0] = '\0';
-    for (i = 0; i < QF_ST_DTYPE_COUNT; i++) {
-        n = snprintf(buf + used, size - used, i ? ", %s" : "%s", dtypes[i].name);
-        if (n < 0 || (size_t)n >= size - used)
-            return;
-        used += (size_t)n;
-    }
+    return dtypes[i].name;
 }
 
-static qf_status fail(char *err, size_t err_size, qf_status st, const char *name, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
-
-static qf_status fail(char *err, size_t err_size, qf_status st, const char *name, const char *fmt, ...)
+void qf_st_dtype_list(char *buf, size_t size)
 {
-    va_list ap;
-    int n;
-    if (err == NULL || err_size == 0)
-        return st;
-    n = snprintf(err, err_size, "%s: ", name);
-    if (n >= 0 && (size_t)n < err_size) {
-        va_start(ap, fmt);
-        vsnprintf(err + n, err_size - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
-    return st;
+    _qf_join_names(buf, size, QF_ST_DTYPE_COUNT, _dtype_name);
 }
 
 static char *dupstr(const char *s)
@@ -199,69 +174,69 @@ static qf_status parse_tensor(qf_safetensors *st, const char *key, json_t *v, qf
     uint64_t u;
     printable(key, nm, sizeof nm);
     if (!json_is_object(v))
-        return fail(err, es, QF_EPARSE, st->name, "tensor '%s': entry must be a JSON object", nm);
+        return _qf_fail(err, es, QF_EPARSE, st->name, "tensor '%s': entry must be a JSON object", nm);
     /* Unknown fields are ignored, as the reference reader does. */
     dt = json_object_get(v, "dtype");
     shape = json_object_get(v, "shape");
     offs = json_object_get(v, "data_offsets");
     field = !dt ? "dtype" : !shape ? "shape" : !offs ? "data_offsets" : NULL;
     if (field)
-        return fail(err, es, QF_EPARSE, st->name, "tensor '%s': missing field '%s'", nm, field);
+        return _qf_fail(err, es, QF_EPARSE, st->name, "tensor '%s': missing field '%s'", nm, field);
     if (!json_is_string(dt))
-        return fail(err, es, QF_EPARSE, st->name, "tensor '%s': 'dtype' must be a string", nm);
+        return _qf_fail(err, es, QF_EPARSE, st->name, "tensor '%s': 'dtype' must be a string", nm);
     if (qf_st_dtype_lookup(json_string_value(dt), &t->dtype) != QF_OK) {
         char d[40];
         qf_st_dtype_list(list, sizeof list);
-        return fail(err, es, QF_EPARSE, st->name, "tensor '%s': dtype '%s' not supported (supported: %s)", nm,
-                    printable(json_string_value(dt), d, sizeof d), list);
+        return _qf_fail(err, es, QF_EPARSE, st->name, "tensor '%s': dtype '%s' not supported (supported: %s)",
+                        nm, printable(json_string_value(dt), d, sizeof d), list);
     }
     if (!json_is_array(shape))
-        return fail(err, es, QF_EPARSE, st->name, "tensor '%s': 'shape' must be an array", nm);
+        return _qf_fail(err, es, QF_EPARSE, st->name, "tensor '%s': 'shape' must be an array", nm);
     if (json_array_size(shape) > QF_ST_MAX_DIMS)
-        return fail(err, es, QF_EPARSE, st->name, "tensor '%s': 'shape' has %zu dimensions (at most %d)", nm,
-                    json_array_size(shape), QF_ST_MAX_DIMS);
+        return _qf_fail(err, es, QF_EPARSE, st->name, "tensor '%s': 'shape' has %zu dimensions (at most %d)",
+                        nm, json_array_size(shape), QF_ST_MAX_DIMS);
     t->ndim = (int)json_array_size(shape);
     t->count = 1;
     json_array_foreach(shape, i, x)
     {
         if (!get_u64(x, &u) || u > SIZE_MAX)
-            return fail(err, es, QF_EPARSE, st->name,
-                        "tensor '%s': 'shape'[%zu] must be a nonnegative integer", nm, i);
+            return _qf_fail(err, es, QF_EPARSE, st->name,
+                            "tensor '%s': 'shape'[%zu] must be a nonnegative integer", nm, i);
         t->shape[i] = (size_t)u;
     }
     for (i = 0; i < (size_t)t->ndim; i++) {
         if (t->shape[i] != 0 && t->count > SIZE_MAX / t->shape[i]) {
             shape_str(t->ndim, t->shape, sh, sizeof sh);
-            return fail(err, es, QF_EPARSE, st->name, "tensor '%s': 'shape' %s: element count overflows", nm,
-                        sh);
+            return _qf_fail(err, es, QF_EPARSE, st->name, "tensor '%s': 'shape' %s: element count overflows",
+                            nm, sh);
         }
         t->count *= t->shape[i];
     }
     if (t->count > SIZE_MAX / dtypes[t->dtype].size) {
         shape_str(t->ndim, t->shape, sh, sizeof sh);
-        return fail(err, es, QF_EPARSE, st->name, "tensor '%s': 'shape' %s: byte size overflows", nm, sh);
+        return _qf_fail(err, es, QF_EPARSE, st->name, "tensor '%s': 'shape' %s: byte size overflows", nm, sh);
     }
     bytes = t->count * dtypes[t->dtype].size;
     if (!json_is_array(offs) || json_array_size(offs) != 2 || !get_u64(json_array_get(offs, 0), &t->begin) ||
         !get_u64(json_array_get(offs, 1), &t->end))
-        return fail(err, es, QF_EPARSE, st->name,
-                    "tensor '%s': 'data_offsets' must be two nonnegative integers [begin, end]", nm);
+        return _qf_fail(err, es, QF_EPARSE, st->name,
+                        "tensor '%s': 'data_offsets' must be two nonnegative integers [begin, end]", nm);
     if (t->end < t->begin)
-        return fail(err, es, QF_EPARSE, st->name,
-                    "tensor '%s': 'data_offsets' [%llu, %llu]: end before begin", nm,
-                    (unsigned long long)t->begin, (unsigned long long)t->end);
+        return _qf_fail(err, es, QF_EPARSE, st->name,
+                        "tensor '%s': 'data_offsets' [%llu, %llu]: end before begin", nm,
+                        (unsigned long long)t->begin, (unsigned long long)t->end);
     if (t->end > st->data_len)
-        return fail(
+        return _qf_fail(
             err, es, QF_EPARSE, st->name,
             "tensor '%s': 'data_offsets' [%llu, %llu] beyond the data section (%llu bytes): truncated "
             "file?",
             nm, (unsigned long long)t->begin, (unsigned long long)t->end, (unsigned long long)st->data_len);
     if (t->end - t->begin != (uint64_t)bytes) {
         shape_str(t->ndim, t->shape, sh, sizeof sh);
-        return fail(err, es, QF_EPARSE, st->name,
-                    "tensor '%s': 'data_offsets' [%llu, %llu] hold %llu bytes, shape %s of %s needs %zu", nm,
-                    (unsigned long long)t->begin, (unsigned long long)t->end,
-                    (unsigned long long)(t->end - t->begin), sh, dtypes[t->dtype].name, bytes);
+        return _qf_fail(err, es, QF_EPARSE, st->name,
+                        "tensor '%s': 'data_offsets' [%llu, %llu] hold %llu bytes, shape %s of %s needs %zu",
+                        nm, (unsigned long long)t->begin, (unsigned long long)t->end,
+                        (unsigned long long)(t->end - t->begin), sh, dtypes[t->dtype].name, bytes);
     }
     t->name = dupstr(key);
     return t->name ? QF_OK : QF_ENOMEM;
@@ -274,7 +249,7 @@ static qf_status parse_meta(qf_safetensors *st, json_t *v, char *err, size_t es)
     size_t n = json_object_size(v);
     char nm[80];
     if (!json_is_object(v))
-        return fail(err, es, QF_EPARSE, st->name, "'__metadata__' must be an object of strings");
+        return _qf_fail(err, es, QF_EPARSE, st->name, "'__metadata__' must be an object of strings");
     st->meta_keys = calloc(n ? n : 1, sizeof *st->meta_keys);
     st->meta_values = calloc(n ? n : 1, sizeof *st->meta_values);
     if (!st->meta_keys || !st->meta_values)
@@ -282,8 +257,8 @@ static qf_status parse_meta(qf_safetensors *st, json_t *v, char *err, size_t es)
     json_object_foreach(v, k, x)
     {
         if (!json_is_string(x))
-            return fail(err, es, QF_EPARSE, st->name, "'__metadata__': value of '%s' must be a string",
-                        printable(k, nm, sizeof nm));
+            return _qf_fail(err, es, QF_EPARSE, st->name, "'__metadata__': value of '%s' must be a string",
+                            printable(k, nm, sizeof nm));
         st->meta_keys[st->nmeta] = dupstr(k);
         st->meta_values[st->nmeta] = dupstr(json_string_value(x));
         st->nmeta++;
@@ -306,12 +281,12 @@ static qf_status parse_header(qf_safetensors *st, const char *hdr, size_t hlen, 
 
     root = json_loadb(hdr, hlen, JSON_REJECT_DUPLICATES, &je);
     if (root == NULL)
-        return fail(err, es, QF_EPARSE, st->name,
-                    "header: invalid JSON at line %d, column %d (file byte %llu): %s", je.line, je.column,
-                    (unsigned long long)(8 + (je.position > 0 ? je.position : 0)), je.text);
+        return _qf_fail(err, es, QF_EPARSE, st->name,
+                        "header: invalid JSON at line %d, column %d (file byte %llu): %s", je.line, je.column,
+                        (unsigned long long)(8 + (je.position > 0 ? je.position : 0)), je.text);
     if (!json_is_object(root)) {
         json_decref(root);
-        return fail(err, es, QF_EPARSE, st->name, "header: must be a JSON object");
+        return _qf_fail(err, es, QF_EPARSE, st->name, "header: must be a JSON object");
     }
     n = json_object_size(root);
     st->tensors = calloc(n ? n : 1, sizeof *st->tensors);
@@ -337,23 +312,23 @@ static qf_status parse_header(qf_safetensors *st, const char *hdr, size_t hlen, 
     for (i = 0, at = 0; i < st->ntensors; i++) {
         const qf_st_tensor *t = &st->tensors[i];
         if (t->begin < at)
-            return fail(err, es, QF_EPARSE, st->name,
-                        "tensor '%s': 'data_offsets' [%llu, %llu] overlap tensor '%s' [%llu, %llu]",
-                        printable(t->name, nm, sizeof nm), (unsigned long long)t->begin,
-                        (unsigned long long)t->end, printable(st->tensors[i - 1].name, nm2, sizeof nm2),
-                        (unsigned long long)st->tensors[i - 1].begin,
-                        (unsigned long long)st->tensors[i - 1].end);
+            return _qf_fail(err, es, QF_EPARSE, st->name,
+                            "tensor '%s': 'data_offsets' [%llu, %llu] overlap tensor '%s' [%llu, %llu]",
+                            printable(t->name, nm, sizeof nm), (unsigned long long)t->begin,
+                            (unsigned long long)t->end, printable(st->tensors[i - 1].name, nm2, sizeof nm2),
+                            (unsigned long long)st->tensors[i - 1].begin,
+                            (unsigned long long)st->tensors[i - 1].end);
         if (t->begin > at)
-            return fail(err, es, QF_EPARSE, st->name,
-                        "tensor '%s': 'data_offsets' [%llu, %llu] leave a hole of %llu bytes before them",
-                        printable(t->name, nm, sizeof nm), (unsigned long long)t->begin,
-                        (unsigned long long)t->end, (unsigned long long)(t->begin - at));
+            return _qf_fail(err, es, QF_EPARSE, st->name,
+                            "tensor '%s': 'data_offsets' [%llu, %llu] leave a hole of %llu bytes before them",
+                            printable(t->name, nm, sizeof nm), (unsigned long long)t->begin,
+                            (unsigned long long)t->end, (unsigned long long)(t->begin - at));
         at = t->end;
     }
     if (at != st->data_len)
-        return fail(err, es, QF_EPARSE, st->name,
-                    "data section has %llu bytes, the tensors cover %llu (trailing bytes)",
-                    (unsigned long long)st->data_len, (unsigned long long)at);
+        return _qf_fail(err, es, QF_EPARSE, st->name,
+                        "data section has %llu bytes, the tensors cover %llu (trailing bytes)",
+                        (unsigned long long)st->data_len, (unsigned long long)at);
     return QF_OK;
 }
 
@@ -369,15 +344,15 @@ static uint64_t le64(const unsigned char *p)
 static qf_status check_hlen(qf_safetensors *st, uint64_t hlen, uint64_t total, char *err, size_t es)
 {
     if (hlen > QF_ST_MAX_HEADER)
-        return fail(err, es, QF_EPARSE, st->name, "header length %llu exceeds the limit of %u bytes",
-                    (unsigned long long)hlen, QF_ST_MAX_HEADER);
+        return _qf_fail(err, es, QF_EPARSE, st->name, "header length %llu exceeds the limit of %u bytes",
+                        (unsigned long long)hlen, QF_ST_MAX_HEADER);
     if (hlen > total - 8)
-        return fail(err, es, QF_EPARSE, st->name,
-                    "header length %llu beyond the end of the file (%llu bytes): truncated file?",
-                    (unsigned long long)hlen, (unsigned long long)total);
+        return _qf_fail(err, es, QF_EPARSE, st->name,
+                        "header length %llu beyond the end of the file (%llu bytes): truncated file?",
+                        (unsigned long long)hlen, (unsigned long long)total);
     if (hlen < 2)
-        return fail(err, es, QF_EPARSE, st->name, "header length %llu: too short for a JSON object",
-                    (unsigned long long)hlen);
+        return _qf_fail(err, es, QF_EPARSE, st->name, "header length %llu: too short for a JSON object",
+                        (unsigned long long)hlen);
     st->data_start = 8 + hlen;
     st->data_len = total - 8 - hlen;
     return QF_OK;
@@ -393,8 +368,8 @@ qf_status qf_safetensors_read_mem(const void *buf, size_t len, const char *name,
     if (st->name == NULL)
         return QF_ENOMEM;
     if (buf == NULL || len < 8) {
-        s = fail(err, err_size, QF_EPARSE, st->name, "%zu bytes: too short for the 8-byte header length",
-                 buf ? len : 0);
+        s = _qf_fail(err, err_size, QF_EPARSE, st->name, "%zu bytes: too short for the 8-byte header length",
+                     buf ? len : 0);
         goto out;
     }
     if ((s = check_hlen(st, le64(p), len, err, err_size)) != QF_OK)
@@ -419,16 +394,16 @@ qf_status qf_safetensors_open(const char *path, qf_safetensors *st, char *err, s
         return QF_ENOMEM;
     st->fp = path ? fopen(path, "rb") : NULL;
     if (st->fp == NULL) {
-        s = fail(err, err_size, QF_EIO, st->name, "cannot open: %s", strerror(path ? errno : EINVAL));
+        s = _qf_fail(err, err_size, QF_EIO, st->name, "cannot open: %s", strerror(path ? errno : EINVAL));
         goto out;
     }
     if (fstat(fileno(st->fp), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        s = fail(err, err_size, QF_EIO, st->name, "not a regular file");
+        s = _qf_fail(err, err_size, QF_EIO, st->name, "not a regular file");
         goto out;
     }
     if (sb.st_size < 8 || fread(lenb, 1, 8, st->fp) != 8) {
-        s = fail(err, err_size, QF_EPARSE, st->name, "%lld bytes: too short for the 8-byte header length",
-                 (long long)sb.st_size);
+        s = _qf_fail(err, err_size, QF_EPARSE, st->name, "%lld bytes: too short for the 8-byte header length",
+                     (long long)sb.st_size);
         goto out;
     }
     if ((s = check_hlen(st, le64(lenb), (uint64_t)sb.st_size, err, err_size)) != QF_OK)
@@ -439,7 +414,7 @@ qf_status qf_safetensors_open(const char *path, qf_safetensors *st, char *err, s
         goto out;
     }
     if (fread(hdr, 1, (size_t)(st->data_start - 8), st->fp) != st->data_start - 8) {
-        s = fail(err, err_size, QF_EIO, st->name, "header: read error (truncated file?)");
+        s = _qf_fail(err, err_size, QF_EIO, st->name, "header: read error (truncated file?)");
         goto out;
     }
     s = parse_header(st, hdr, (size_t)(st->data_start - 8), err, err_size);
@@ -472,8 +447,8 @@ qf_status qf_safetensors_find(const qf_safetensors *st, const char *name, size_t
         }
         used += (size_t)n;
     }
-    return fail(err, err_size, QF_EINVAL, st->name, "no tensor '%s' (tensors: %s)",
-                printable(name ? name : "(null)", nm2, sizeof nm2), st->ntensors ? list : "none");
+    return _qf_fail(err, err_size, QF_EINVAL, st->name, "no tensor '%s' (tensors: %s)",
+                    printable(name ? name : "(null)", nm2, sizeof nm2), st->ntensors ? list : "none");
 }
 
 const char *qf_safetensors_meta(const qf_safetensors *st, const char *key)
@@ -491,8 +466,8 @@ qf_status qf_safetensors_get_bytes(const qf_safetensors *st, size_t i, void *out
     size_t n;
     char nm[80];
     if (i >= st->ntensors)
-        return fail(err, err_size, QF_EINVAL, st->name, "tensor index %zu out of range (%zu tensors)", i,
-                    st->ntensors);
+        return _qf_fail(err, err_size, QF_EINVAL, st->name, "tensor index %zu out of range (%zu tensors)", i,
+                        st->ntensors);
     t = &st->tensors[i];
     n = (size_t)(t->end - t->begin);
     if (n == 0)
@@ -505,8 +480,9 @@ qf_status qf_safetensors_get_bytes(const qf_safetensors *st, size_t i, void *out
      * error, not zeros. */
     if (st->data_start + t->begin > (uint64_t)INT64_MAX ||
         fseeko(st->fp, (off_t)(st->data_start + t->begin), SEEK_SET) != 0 || fread(out, 1, n, st->fp) != n)
-        return fail(err, err_size, QF_EIO, st->name, "tensor '%s': data could not be read (truncated file?)",
-                    printable(t->name, nm, sizeof nm));
+        return _qf_fail(err, err_size, QF_EIO, st->name,
+                        "tensor '%s': data could not be read (truncated file?)",
+                        printable(t->name, nm, sizeof nm));
     return QF_OK;
 }
 
@@ -561,9 +537,9 @@ qf_status qf_safetensors_get_f64(const qf_safetensors *st, size_t i, double *out
             out[k] = v != 0;
         } else if (dtypes[t->dtype].kind == 'u') {
             if (v > (1ull << 53)) {
-                s = fail(err, err_size, QF_EINVAL, st->name,
-                         "tensor '%s': element %zu = %llu is not exact in binary64",
-                         printable(t->name, nm, sizeof nm), k, (unsigned long long)v);
+                s = _qf_fail(err, err_size, QF_EINVAL, st->name,
+                             "tensor '%s': element %zu = %llu is not exact in binary64",
+                             printable(t->name, nm, sizeof nm), k, (unsigned long long)v);
                 goto out;
             }
             out[k] = (double)v;
@@ -574,9 +550,9 @@ qf_status qf_safetensors_get_f64(const qf_safetensors *st, size_t i, double *out
                 v |= ~0ull << (8 * sz);
             memcpy(&x, &v, sizeof x);
             if (x > (1ll << 53) || x < -(1ll << 53)) {
-                s = fail(err, err_size, QF_EINVAL, st->name,
-                         "tensor '%s': element %zu = %lld is not exact in binary64",
-                         printable(t->name, nm, sizeof nm), k, (long long)x);
+                s = _qf_fail(err, err_size, QF_EINVAL, st->name,
+                             "tensor '%s': element %zu = %lld is not exact in binary64",
+                             printable(t->name, nm, sizeof nm), k, (long long)x);
                 goto out;
             }
             out[k] = (double)x;
@@ -635,8 +611,8 @@ qf_status qf_safetensors_write_mem(const qf_st_write_tensor *t, size_t n, const 
         }
         for (i = 0; i < nmeta; i++)
             if (json_object_set_new(meta, meta_keys[i], json_string(meta_values[i])) != 0) {
-                s = fail(err, err_size, QF_EINVAL, "safetensors writer",
-                         "metadata key %zu is not valid UTF-8", i);
+                s = _qf_fail(err, err_size, QF_EINVAL, "safetensors writer",
+                             "metadata key %zu is not valid UTF-8", i);
                 goto out;
             }
     }
@@ -646,21 +622,21 @@ qf_status qf_safetensors_write_mem(const qf_st_write_tensor *t, size_t n, const 
         if ((unsigned)t[i].dtype >= QF_ST_DTYPE_COUNT || t[i].ndim < 0 || t[i].ndim > QF_ST_MAX_DIMS ||
             t[i].name == NULL || strcmp(t[i].name, "__metadata__") == 0 ||
             json_object_get(root, t[i].name) != NULL) {
-            s = fail(err, err_size, QF_EINVAL, "safetensors writer",
-                     "tensor %zu: bad or duplicate name, dtype or ndim", i);
+            s = _qf_fail(err, err_size, QF_EINVAL, "safetensors writer",
+                         "tensor %zu: bad or duplicate name, dtype or ndim", i);
             goto out;
         }
         for (d = 0; d < t[i].ndim; d++) {
             if (t[i].shape[d] != 0 && count > SIZE_MAX / t[i].shape[d]) {
-                s = fail(err, err_size, QF_EINVAL, "safetensors writer", "tensor '%s': size overflows",
-                         t[i].name);
+                s = _qf_fail(err, err_size, QF_EINVAL, "safetensors writer", "tensor '%s': size overflows",
+                             t[i].name);
                 goto out;
             }
             count *= t[i].shape[d];
         }
         if (count > (SIZE_MAX - at) / dtypes[t[i].dtype].size) {
-            s = fail(err, err_size, QF_EINVAL, "safetensors writer", "tensor '%s': size overflows",
-                     t[i].name);
+            s = _qf_fail(err, err_size, QF_EINVAL, "safetensors writer", "tensor '%s': size overflows",
+                         t[i].name);
             goto out;
         }
         shape = json_array();
@@ -679,8 +655,8 @@ qf_status qf_safetensors_write_mem(const qf_st_write_tensor *t, size_t n, const 
             e, "data_offsets",
             json_pack("[II]", (json_int_t)at, (json_int_t)(at + count * dtypes[t[i].dtype].size)));
         if (json_object_set_new(root, t[i].name, e) != 0) {
-            s = fail(err, err_size, QF_EINVAL, "safetensors writer", "tensor %zu: name is not valid UTF-8",
-                     i);
+            s = _qf_fail(err, err_size, QF_EINVAL, "safetensors writer",
+                         "tensor %zu: name is not valid UTF-8", i);
             goto out;
         }
         at += count * dtypes[t[i].dtype].size;
@@ -735,12 +711,12 @@ qf_status qf_safetensors_write(const char *path, const qf_st_write_tensor *t, si
         return s;
     fp = fopen(path, "wb");
     if (fp == NULL) {
-        s = fail(err, err_size, QF_EIO, path, "cannot create: %s", strerror(errno));
+        s = _qf_fail(err, err_size, QF_EIO, path, "cannot create: %s", strerror(errno));
     } else {
         if (fwrite(buf, 1, len, fp) != len)
-            s = fail(err, err_size, QF_EIO, path, "write error: %s", strerror(errno));
+            s = _qf_fail(err, err_size, QF_EIO, path, "write error: %s", strerror(errno));
         if (fclose(fp) != 0 && s == QF_OK)
-            s = fail(err, err_size, QF_EIO, path, "write error: %s", strerror(errno));
+            s = _qf_fail(err, err_size, QF_EIO, path, "write error: %s", strerror(errno));
     }
     free(buf);
     return s;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "_status.h"
 #include "qf_verdict.h"
 
 static const char *const names[QF_VERDICT_COUNT] = {
@@ -70,11 +71,9 @@ static qf_status say(qf_verdict *v, qf_verdict what, char *reason, size_t size, 
 {
     va_list ap;
     *v = what;
-    if (reason && size) {
-        va_start(ap, fmt);
-        vsnprintf(reason, size, fmt, ap);
-        va_end(ap);
-    }
+    va_start(ap, fmt);
+    _qf_vfail(reason, size, QF_OK, NULL, fmt, ap);
+    va_end(ap);
     return QF_OK;
 }
 

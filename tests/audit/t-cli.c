@@ -24,27 +24,6 @@ static void path_of(char *buf, size_t size, const char *name)
     snprintf(buf, size, "%s/%s", dir, name);
 }
 
-/* Copy the first keep bytes of src into dst (keep < 0: all, then append
- * junk to the header region at byte `poke`). */
-static void cut(const char *src, const char *dst, long keep)
-{
-    char *buf;
-    long n;
-    FILE *f = fopen(src, "rb");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    f = fopen(dst, "wb");
-    ck_assert_ptr_nonnull(f);
-    fwrite(buf, 1, (size_t)(keep < n ? keep : n), f);
-    fclose(f);
-    free(buf);
-}
-
 static void setup(void)
 {
     enum { R = 8, C = 64 };
@@ -95,16 +74,14 @@ static json_t *find_result(json_t *tensor, const char *scheme)
 
 START_TEST(test_json_output)
 {
-    char args[1024], p[256];
+    char p[256];
     qf_cli_result r;
     json_t *doc, *tensors, *t, *res;
     json_error_t je;
-    snprintf(args, sizeof args, "%s/w.npy %s/m.safetensors --formats bf16,e4m3:tensor,mxfp4,int4:g32:asym -o %s/out",
-             dir, dir, dir);
-    r = qf_cli_run(bin, "audit", args);
-    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
     /* the integer tensor is skipped, by name */
-    ck_assert_ptr_nonnull(strstr(r.err, "model.ids"));
+    r = qf_cli_expectf(bin, "audit", 0, "model.ids",
+                       "%s/w.npy %s/m.safetensors --formats bf16,e4m3:tensor,mxfp4,int4:g32:asym -o %s/out",
+                       dir, dir, dir);
     qf_cli_result_free(&r);
     path_of(p, sizeof p, "out/audit.json");
     doc = json_load_file(p, 0, &je);
@@ -141,57 +118,44 @@ END_TEST
 
 START_TEST(test_markdown_and_glob)
 {
-    char args[1024];
-    qf_cli_result r;
-    snprintf(args, sizeof args, "%s/m.safetensors --tensors 'model.b*' --formats e4m3:channel:mse,nvfp4", dir);
-    r = qf_cli_run(bin, "audit", args);
-    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    qf_cli_result r = qf_cli_expectf(
+        bin, "audit", 0, NULL, "%s/m.safetensors --tensors 'model.b*' --formats e4m3:channel:mse,nvfp4", dir);
     ck_assert_ptr_nonnull(strstr(r.out, "## model.bf"));
     ck_assert_ptr_null(strstr(r.out, "## model.w"));
     qf_cli_result_free(&r);
-    snprintf(args, sizeof args, "%s/m.safetensors --tensors 'nothing*' --formats bf16", dir);
-    r = qf_cli_run(bin, "audit", args);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "nothing*"));
+    r = qf_cli_expectf(bin, "audit", 2, "nothing*", "%s/m.safetensors --tensors 'nothing*' --formats bf16",
+                       dir);
     qf_cli_result_free(&r);
 }
 END_TEST
+
+/* One file through 'audit --json': its only tensor has the dtype, and the
+ * cast to scheme is exact. */
+static void expect_exact(const char *args, const char *dtype, const char *scheme)
+{
+    qf_cli_result r = qf_cli_expectf(bin, "audit", 0, NULL, "%s --json", args);
+    json_error_t je;
+    json_t *doc = json_loads(r.out, 0, &je), *t;
+    ck_assert_ptr_nonnull(doc);
+    t = json_array_get(json_object_get(doc, "tensors"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(t, "dtype")), dtype);
+    ck_assert_str_eq(json_string_value(json_object_get(find_result(t, scheme), "sqnr_db")), "Infinity");
+    json_decref(doc);
+    qf_cli_result_free(&r);
+}
 
 START_TEST(test_npy_raw)
 {
     char args[1024];
     qf_cli_result r;
-    json_t *doc, *t;
-    json_error_t je;
-    snprintf(args, sizeof args, "%s/bf.npy --formats bf16,e4m3 --json", dir);
-    r = qf_cli_run(bin, "audit", args);
-    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
-    doc = json_loads(r.out, 0, &je);
-    ck_assert_ptr_nonnull(doc);
-    t = json_array_get(json_object_get(doc, "tensors"), 0);
-    ck_assert_str_eq(json_string_value(json_object_get(t, "dtype")), "bfloat16");
-    ck_assert_str_eq(json_string_value(json_object_get(find_result(t, "bf16"), "sqnr_db")), "Infinity");
-    json_decref(doc);
-    qf_cli_result_free(&r);
+    snprintf(args, sizeof args, "%s/bf.npy --formats bf16,e4m3", dir);
+    expect_exact(args, "bfloat16", "bf16");
     /* one-byte raw elements need --npy-format */
-    snprintf(args, sizeof args, "%s/f8.npy --formats bf16", dir);
-    r = qf_cli_run(bin, "audit", args);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "--npy-format"));
+    r = qf_cli_expectf(bin, "audit", 2, "--npy-format", "%s/f8.npy --formats bf16", dir);
     qf_cli_result_free(&r);
-    snprintf(args, sizeof args, "%s/f8.npy --npy-format e4m3 --formats e4m3,e5m2 --json", dir);
-    r = qf_cli_run(bin, "audit", args);
-    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
-    doc = json_loads(r.out, 0, &je);
-    ck_assert_ptr_nonnull(doc);
-    t = json_array_get(json_object_get(doc, "tensors"), 0);
-    ck_assert_str_eq(json_string_value(json_object_get(t, "dtype")), "float8_e4m3fn");
-    ck_assert_str_eq(json_string_value(json_object_get(find_result(t, "e4m3"), "sqnr_db")), "Infinity");
-    json_decref(doc);
-    qf_cli_result_free(&r);
-    snprintf(args, sizeof args, "%s/f8.npy --npy-format f32 --formats e4m3", dir);
-    r = qf_cli_run(bin, "audit", args);
-    ck_assert_int_eq(r.rc, 2);
+    snprintf(args, sizeof args, "%s/f8.npy --npy-format e4m3 --formats e4m3,e5m2", dir);
+    expect_exact(args, "float8_e4m3fn", "e4m3");
+    r = qf_cli_expectf(bin, "audit", 2, NULL, "%s/f8.npy --npy-format f32 --formats e4m3", dir);
     qf_cli_result_free(&r);
 }
 END_TEST
@@ -200,39 +164,29 @@ END_TEST
 static void expect_reject(const char *file, const char *what)
 {
     char args[1024];
-    qf_cli_result r;
     snprintf(args, sizeof args, "%s --formats bf16", file);
-    r = qf_cli_run(bin, "audit", args);
-    ck_assert_msg(r.rc == 2, "%s: rc %d", what, r.rc);
-    ck_assert_msg(strstr(r.err, file) != NULL, "%s: message does not name the file: %s", what, r.err);
-    ck_assert_str_eq(r.out, "");
-    qf_cli_result_free(&r);
+    qf_cli_expect_reject(bin, "audit", args, file, what);
 }
 
 START_TEST(test_corrupt_files)
 {
     char src[256], dst[256];
-    FILE *f;
     path_of(src, sizeof src, "w.npy");
     path_of(dst, sizeof dst, "trunc.npy");
-    cut(src, dst, 200); /* header complete, data cut */
+    qf_test_copy_prefix(src, dst, 200, NULL); /* header complete, data cut */
     expect_reject(dst, "truncated npy data");
     path_of(dst, sizeof dst, "head.npy");
-    cut(src, dst, 30); /* header cut */
+    qf_test_copy_prefix(src, dst, 30, NULL); /* header cut */
     expect_reject(dst, "truncated npy header");
     path_of(src, sizeof src, "m.safetensors");
     path_of(dst, sizeof dst, "trunc.safetensors");
-    cut(src, dst, 500);
+    qf_test_copy_prefix(src, dst, 500, NULL);
     expect_reject(dst, "truncated safetensors");
     path_of(dst, sizeof dst, "short.safetensors");
-    cut(src, dst, 5);
+    qf_test_copy_prefix(src, dst, 5, NULL);
     expect_reject(dst, "safetensors shorter than its length field");
     path_of(dst, sizeof dst, "json.safetensors");
-    f = fopen(dst, "wb");
-    ck_assert_ptr_nonnull(f);
-    fwrite("\x10\0\0\0\0\0\0\0{\"a\": {\"dtype\":", 1, 8 + 15, f);
-    fputc(' ', f);
-    fclose(f);
+    qf_test_write_file(dst, "\x10\0\0\0\0\0\0\0{\"a\": {\"dtype\":", 8 + 15, " ");
     expect_reject(dst, "safetensors with broken JSON");
     path_of(dst, sizeof dst, "missing.npy");
     expect_reject(dst, "missing file");
@@ -241,44 +195,21 @@ END_TEST
 
 START_TEST(test_usage)
 {
-    char args[512];
-    qf_cli_result r;
-    snprintf(args, sizeof args, "%s/w.npy --formats e4m3:bogus", dir);
-    r = qf_cli_run(bin, "audit", args);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "bogus"));
+    qf_cli_result r = qf_cli_expectf(bin, "audit", 2, "bogus", "%s/w.npy --formats e4m3:bogus", dir);
     qf_cli_result_free(&r);
-    snprintf(args, sizeof args, "%s/w.npy", dir);
-    r = qf_cli_run(bin, "audit", args);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "--formats"));
+    r = qf_cli_expectf(bin, "audit", 2, "--formats", "%s/w.npy", dir);
     qf_cli_result_free(&r);
-    r = qf_cli_run(bin, "audit", "--formats bf16");
-    ck_assert_int_eq(r.rc, 2);
+    r = qf_cli_expect(bin, "audit", "--formats bf16", 2, NULL);
     qf_cli_result_free(&r);
-    snprintf(args, sizeof args, "%s/w.txt --formats bf16", dir);
-    r = qf_cli_run(bin, "audit", args);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "w.txt"));
+    r = qf_cli_expectf(bin, "audit", 2, "w.txt", "%s/w.txt --formats bf16", dir);
     qf_cli_result_free(&r);
 }
 END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("audit/cli");
-    TCase *tc = tcase_create("cli");
-    if (!getenv("QF_QUALIFY_BIN") || !*getenv("QF_QUALIFY_BIN")) {
-        fprintf(stderr, "QF_QUALIFY_BIN is not set: skipped\n");
-        return QF_TEST_SKIP;
-    }
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_json_output);
-    tcase_add_test(tc, test_markdown_and_glob);
-    tcase_add_test(tc, test_npy_raw);
-    tcase_add_test(tc, test_corrupt_files);
-    tcase_add_test(tc, test_usage);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    qf_test_require_env("QF_QUALIFY_BIN");
+    return qf_test_main(
+        "audit/cli", "cli", 120, setup, teardown,
+        QF_TESTS(test_json_output, test_markdown_and_glob, test_npy_raw, test_corrupt_files, test_usage));
 }

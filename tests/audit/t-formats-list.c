@@ -27,7 +27,8 @@ START_TEST(test_parse_list)
         ck_assert_msg(err[0], "%s: no message", bad[i]);
     }
     /* The same format with another spelling is another label: allowed. */
-    ck_assert_int_eq(qf_audit_scheme_parse_list("mxfp4,mxfp4:rule=rceil,bf16", &v, &n, err, sizeof err), QF_OK);
+    ck_assert_int_eq(qf_audit_scheme_parse_list("mxfp4,mxfp4:rule=rceil,bf16", &v, &n, err, sizeof err),
+                     QF_OK);
     ck_assert_uint_eq(n, 3);
     free(v);
 }
@@ -62,11 +63,5 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("audit/formats-list");
-    TCase *tc = tcase_create("list");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_parse_list);
-    tcase_add_test(tc, test_cli);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("audit/formats-list", "list", 120, NULL, NULL, QF_TESTS(test_parse_list, test_cli));
 }

@@ -127,8 +127,8 @@ START_TEST(test_schemes_exact_and_ordered)
 {
     enum { R = 16, C = 128 };
     static double x[R * C], y[R * C], lo[R * C], hi[R * C];
-    const char *specs[] = {"bf16",    "e4m3:tensor", "e4m3:channel", "e4m3:channel:mse", "mxfp8",
-                           "mxfp4",   "nvfp4",       "int8:g32",     "int4:g32:asym",    "e5m2:tensor:mse"};
+    const char *specs[] = {"bf16",  "e4m3:tensor", "e4m3:channel", "e4m3:channel:mse", "mxfp8",
+                           "mxfp4", "nvfp4",       "int8:g32",     "int4:g32:asym",    "e5m2:tensor:mse"};
     double sqnr[10];
     size_t i, j;
     fill(x, R * C, qf_test_seed());
@@ -180,13 +180,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("audit/scheme");
-    TCase *tc = tcase_create("scheme");
-    tcase_add_test(tc, test_parse);
-    tcase_add_test(tc, test_measure_by_hand);
-    tcase_add_test(tc, test_cast);
-    tcase_add_test(tc, test_schemes_exact_and_ordered);
-    tcase_add_test(tc, test_json);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main(
+        "audit/scheme", "scheme", 0, NULL, NULL,
+        QF_TESTS(test_parse, test_measure_by_hand, test_cast, test_schemes_exact_and_ordered, test_json));
 }

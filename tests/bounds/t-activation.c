@@ -139,11 +139,6 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("bounds/activation");
-    TCase *t = tcase_create("activation");
-    tcase_set_timeout(t, 120);
-    tcase_add_test(t, test_inside);
-    tcase_add_test(t, test_textbook_detected);
-    suite_add_tcase(s, t);
-    return qf_test_run(s);
+    return qf_test_main("bounds/activation", "activation", 120, NULL, NULL,
+                        QF_TESTS(test_inside, test_textbook_detected));
 }

@@ -449,24 +449,10 @@ START_TEST(test_growth_exponent)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-    Suite *s = suite_create("bounds/gemm");
-    TCase *t = tcase_create("gemm");
-    tcase_set_timeout(t, 120);
-    tcase_add_test(t, test_coef_shapes);
-    tcase_add_test(t, test_f32_sequential);
-    tcase_add_test(t, test_f32_truncating);
-    tcase_add_test(t, test_block_fma);
-    tcase_add_test(t, test_fp8_promotion);
-    tcase_add_test(t, test_f16_acc_and_splitk);
-    tcase_add_test(t, test_f16_claimed_f32_fails);
-    tcase_add_test(t, test_growth_exponent);
-    suite_add_tcase(s, t);
-    return s;
-}
-
 int main(void)
 {
-    return qf_test_run(suite());
+    return qf_test_main("bounds/gemm", "gemm", 120, NULL, NULL,
+                        QF_TESTS(test_coef_shapes, test_f32_sequential, test_f32_truncating, test_block_fma,
+                                 test_fp8_promotion, test_f16_acc_and_splitk, test_f16_claimed_f32_fails,
+                                 test_growth_exponent));
 }

@@ -309,20 +309,8 @@ START_TEST(test_claimed_ulp_and_args)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-    Suite *s = suite_create("bounds/nonlinear");
-    TCase *t = tcase_create("nonlinear");
-    tcase_set_timeout(t, 120);
-    tcase_add_test(t, test_claimed_ulp_and_args);
-    tcase_add_test(t, test_softmax);
-    tcase_add_test(t, test_norms);
-    tcase_add_test(t, test_attention);
-    suite_add_tcase(s, t);
-    return s;
-}
-
 int main(void)
 {
-    return qf_test_run(suite());
+    return qf_test_main("bounds/nonlinear", "nonlinear", 120, NULL, NULL,
+                        QF_TESTS(test_claimed_ulp_and_args, test_softmax, test_norms, test_attention));
 }

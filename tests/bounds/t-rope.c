@@ -143,11 +143,6 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("bounds/rope");
-    TCase *t = tcase_create("rope");
-    tcase_set_timeout(t, 120);
-    tcase_add_test(t, test_rope_inside);
-    tcase_add_test(t, test_rope_f16_angle_detected);
-    suite_add_tcase(s, t);
-    return qf_test_run(s);
+    return qf_test_main("bounds/rope", "rope", 120, NULL, NULL,
+                        QF_TESTS(test_rope_inside, test_rope_f16_angle_detected));
 }

@@ -100,7 +100,8 @@ START_TEST(test_rmsnorm_subnormal_product)
     for (i = 0; i < N; i++)
         fs = fs + (float)x[i] * (float)x[i];
     r = 1.0f / sqrtf(fs / (float)N);
-    ck_assert_int_eq(qf_bound_norm(&c, qf_format_get(QF_FLOAT32), N, x, w, NULL, 0x1p-40, 0, exact, bound), QF_OK);
+    ck_assert_int_eq(qf_bound_norm(&c, qf_format_get(QF_FLOAT32), N, x, w, NULL, 0x1p-40, 0, exact, bound),
+                     QF_OK);
     for (i = 0; i < N; i++) {
         float yy = ((float)x[i] * r) * (float)w[i];
         double err = fabs((double)yy - exact[i]);
@@ -114,11 +115,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("bounds/underflow");
-    TCase *t = tcase_create("underflow");
-    tcase_add_test(t, test_attention_exp_underflow);
-    tcase_add_test(t, test_online_softmax_increasing);
-    tcase_add_test(t, test_rmsnorm_subnormal_product);
-    suite_add_tcase(s, t);
-    return qf_test_run(s);
+    return qf_test_main("bounds/underflow", "underflow", 0, NULL, NULL,
+                        QF_TESTS(test_attention_exp_underflow, test_online_softmax_increasing,
+                                 test_rmsnorm_subnormal_product));
 }

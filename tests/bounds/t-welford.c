@@ -177,12 +177,6 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("bounds/welford");
-    TCase *t = tcase_create("welford");
-    tcase_set_timeout(t, 120);
-    tcase_add_test(t, test_claim_fields);
-    tcase_add_test(t, test_welford_inside);
-    tcase_add_test(t, test_welford_detects);
-    suite_add_tcase(s, t);
-    return qf_test_run(s);
+    return qf_test_main("bounds/welford", "welford", 120, NULL, NULL,
+                        QF_TESTS(test_claim_fields, test_welford_inside, test_welford_detects));
 }

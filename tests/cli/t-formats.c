@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "qf_cli_test.h"
 #include "qf_format.h"
 #include "qf_test.h"
 
@@ -23,30 +24,15 @@ typedef struct run_result {
     int lines; /* newline count */
 } run_result;
 
-/* Run "qualify formats ARGS" through the shell, stderr folded into stdout. */
+/* Run "qualify formats ARGS", stderr appended to stdout. */
 static run_result run(const char *args)
 {
-    run_result r = {-1, NULL, 0, 0};
-    char cmd[1024];
-    FILE *p;
-    size_t cap = 1 << 16, n;
-    int st;
-    snprintf(cmd, sizeof cmd, "'%s' formats %s 2>&1", bin, args);
-    p = popen(cmd, "r");
-    ck_assert_msg(p != NULL, "popen %s", cmd);
-    r.out = malloc(cap);
+    qf_cli_result c = qf_cli_run(bin, "formats", args);
+    size_t no = strlen(c.out), ne = strlen(c.err), n;
+    run_result r = {c.rc, realloc(c.out, no + ne + 1), no + ne, 0};
     ck_assert_ptr_nonnull(r.out);
-    while ((n = fread(r.out + r.len, 1, cap - r.len - 1, p)) > 0) {
-        r.len += n;
-        if (cap - r.len < 2) {
-            cap *= 2;
-            r.out = realloc(r.out, cap);
-            ck_assert_ptr_nonnull(r.out);
-        }
-    }
-    r.out[r.len] = '\0';
-    st = pclose(p);
-    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    memcpy(r.out + no, c.err, ne + 1);
+    free(c.err);
     for (n = 0; n < r.len; n++)
         r.lines += r.out[n] == '\n';
     return r;
@@ -129,19 +115,21 @@ END_TEST
 
 START_TEST(test_encode)
 {
-    run_result r = run("--encode e4m3 --round rtz 500");
-    ck_assert_msg(r.rc == 0 && !strcmp(r.out, "0x7E\n"), "e4m3 rtz 500: exit %d, '%s'", r.rc, r.out);
-    free(r.out);
-    r = run("--encode e5m2 1e6");
-    ck_assert_msg(r.rc == 0 && !strcmp(r.out, "0x7C\n"), "e5m2 1e6: exit %d, '%s'", r.rc, r.out);
-    free(r.out);
-    r = run("--encode e5m2 --saturate 1e6");
-    ck_assert_msg(r.rc == 0 && !strcmp(r.out, "0x7B\n"), "e5m2 --saturate 1e6: exit %d, '%s'", r.rc, r.out);
-    free(r.out);
-    r = run("--encode e4m3 464 465 -0x1.2p-7 nan"); /* 464: tie to even 448; -4.5 * 2^-9: tie to -4 * 2^-9 */
-    ck_assert_msg(r.rc == 0 && !strcmp(r.out, "0x7E\n0x7F\n0x84\n0x7F\n"), "e4m3 several: exit %d, '%s'",
-                  r.rc, r.out);
-    free(r.out);
+    static const struct {
+        const char *args, *out;
+    } cases[] = {
+        {"--encode e4m3 --round rtz 500", "0x7E\n"},
+        {"--encode e5m2 1e6", "0x7C\n"},
+        {"--encode e5m2 --saturate 1e6", "0x7B\n"},
+        /* 464: tie to even 448; -4.5 * 2^-9: tie to -4 * 2^-9 */
+        {"--encode e4m3 464 465 -0x1.2p-7 nan", "0x7E\n0x7F\n0x84\n0x7F\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_result r = run(cases[i].args);
+        ck_assert_msg(r.rc == 0 && !strcmp(r.out, cases[i].out), "%s: exit %d, '%s'", cases[i].args, r.rc,
+                      r.out);
+        free(r.out);
+    }
 }
 END_TEST
 
@@ -175,21 +163,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s;
-    TCase *tc;
-    bin = getenv("QF_QUALIFY_BIN");
-    if (bin == NULL || *bin == '\0') {
-        fprintf(stderr, "t-cli-formats: QF_QUALIFY_BIN is not set; skipped\n");
-        return QF_TEST_SKIP;
-    }
-    s = suite_create("cli/formats");
-    tc = tcase_create("formats");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_table);
-    tcase_add_test(tc, test_json);
-    tcase_add_test(tc, test_dump);
-    tcase_add_test(tc, test_encode);
-    tcase_add_test(tc, test_errors);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    bin = qf_test_require_env("QF_QUALIFY_BIN");
+    return qf_test_main("cli/formats", "formats", 120, NULL, NULL,
+                        QF_TESTS(test_table, test_json, test_dump, test_encode, test_errors));
 }

@@ -13,7 +13,7 @@
 
 #include "qf_format.h"
 #include "qf_kernel.h"
-#include "qf_cli_test.h"
+#include "qf_cli_json.h"
 #include "qf_test.h"
 
 static const char *bin;
@@ -82,18 +82,9 @@ START_TEST(test_kernels_json)
     ck_assert(seen);
     json_decref(arr);
     done(&r);
-    r = run("kernels --json --kind model");
-    ck_assert_int_eq(r.rc, 0);
-    arr = json_loads(r.out, 0, &e);
-    ck_assert_ptr_nonnull(arr);
     /* kernels/models: the 23 gemm.model.* presets (docs/models.md). */
-    ck_assert_uint_eq(json_array_size(arr), 23);
-    json_decref(arr);
-    done(&r);
-    r = run("kernels --json --op softmax");
-    ck_assert_int_eq(r.rc, 0);
-    arr = json_loads(r.out, 0, &e);
-    ck_assert_ptr_nonnull(arr);
+    json_decref(qf_cli_json_array(bin, "list", "kernels --json --kind model", 23));
+    arr = qf_cli_json(bin, "list", "kernels --json --op softmax");
     /* softmax.cpu.f32, softmax.cpu.online.f32 and softmax.bad.nomax (kernels/bad),
      * plus softmax.cuda.f32 / softmax.hip.f32 where those back ends are built. */
     {
@@ -103,15 +94,8 @@ START_TEST(test_kernels_json)
         ck_assert_uint_eq(ncpu, 3);
     }
     json_decref(arr);
-    done(&r);
-    r = run("kernels --json --kind known-bad");
-    ck_assert_int_eq(r.rc, 0);
-    arr = json_loads(r.out, 0, &e);
-    ck_assert_ptr_nonnull(arr);
     /* kernels/bad: the 16 known-bad kernels (docs/kernels.md). */
-    ck_assert_uint_eq(json_array_size(arr), 16);
-    json_decref(arr);
-    done(&r);
+    json_decref(qf_cli_json_array(bin, "list", "kernels --json --kind known-bad", 16));
 }
 END_TEST
 
@@ -119,43 +103,28 @@ START_TEST(test_plugin)
 {
     const char *plugin = getenv("QF_EXAMPLE_PLUGIN");
     char args[4096];
-    run_result r;
     if (!plugin || !*plugin)
         return; /* the example plugin is not built: covered by kernels/plugin's skip */
     /* 'gemm.user.*': the built-in optimized CPU candidates aside */
     snprintf(args, sizeof args, "kernels --plugin '%s' --kind optimized --json 'gemm.user.*'", plugin);
-    r = run(args);
-    ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
     {
-        json_error_t e;
-        json_t *arr = json_loads(r.out, 0, &e), *o;
-        ck_assert_ptr_nonnull(arr);
-        ck_assert_uint_eq(json_array_size(arr), 1);
+        json_t *arr = qf_cli_json_array(bin, "list", args, 1), *o;
         o = json_array_get(arr, 0);
         ck_assert_str_eq(json_string_value(json_object_get(o, "name")), "gemm.user.acc4.f32");
         ck_assert_str_eq(json_string_value(json_object_get(o, "kind")), "optimized");
         ck_assert_str_eq(json_string_value(json_object_get(o, "origin")), plugin);
         json_decref(arr);
     }
-    done(&r);
-    r = run("kernels --plugin /nonexistent/libx.so");
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_msg(strstr(r.err, "/nonexistent/libx.so") != NULL, "%s", r.err);
-    ck_assert_str_eq(r.out, "");
-    done(&r);
+    qf_cli_expect_reject(bin, "list", "kernels --plugin /nonexistent/libx.so", "/nonexistent/libx.so",
+                         "a missing plugin");
 }
 END_TEST
 
 START_TEST(test_ops_formats)
 {
-    run_result r = run("ops --json");
-    json_error_t e;
-    json_t *arr;
+    run_result r;
+    json_t *arr = qf_cli_json_array(bin, "list", "ops --json", QF_OP_COUNT);
     int i;
-    ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
-    arr = json_loads(r.out, 0, &e);
-    ck_assert_ptr_nonnull(arr);
-    ck_assert_uint_eq(json_array_size(arr), QF_OP_COUNT);
     for (i = 0; i < QF_OP_COUNT; i++) {
         json_t *o = json_array_get(arr, (size_t)i);
         ck_assert_str_eq(json_string_value(json_object_get(o, "name")), qf_op_name((qf_op)i));
@@ -163,18 +132,11 @@ START_TEST(test_ops_formats)
         ck_assert(json_is_array(json_object_get(o, "dimensions")));
     }
     json_decref(arr);
-    done(&r);
     r = run("ops");
     ck_assert_int_eq(r.rc, 0);
     ck_assert_msg(strstr(r.out, "moe_router") && strstr(r.out, "attention"), "%s", r.out);
     done(&r);
-    r = run("formats --json");
-    ck_assert_int_eq(r.rc, 0);
-    arr = json_loads(r.out, 0, &e);
-    ck_assert_ptr_nonnull(arr);
-    ck_assert_uint_eq(json_array_size(arr), QF_FORMAT_COUNT);
-    json_decref(arr);
-    done(&r);
+    json_decref(qf_cli_json_array(bin, "list", "formats --json", QF_FORMAT_COUNT));
     r = run("formats");
     ck_assert_int_eq(r.rc, 0);
     ck_assert_msg(strstr(r.out, "float8_e4m3fn") != NULL, "%s", r.out);
@@ -198,11 +160,7 @@ START_TEST(test_usage_errors)
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        run_result r = run(cases[i].args);
-        ck_assert_msg(r.rc == 2, "'list %s': exit %d", cases[i].args, r.rc);
-        ck_assert_msg(strstr(r.err, cases[i].needle) != NULL, "'list %s': %s", cases[i].args, r.err);
-        ck_assert_msg(r.out[0] == '\0', "'list %s' wrote to stdout: %s", cases[i].args, r.out);
-        done(&r);
+        qf_cli_expect_reject(bin, "list", cases[i].args, cases[i].needle, cases[i].args);
     }
     {
         run_result r = run("--help");
@@ -215,20 +173,8 @@ END_TEST
 
 int main(void)
 {
-    Suite *s;
-    TCase *tc;
-    bin = getenv("QF_QUALIFY_BIN");
-    if (!bin || !*bin) {
-        fprintf(stderr, "QF_QUALIFY_BIN not set (run through ctest): skipped\n");
-        return QF_TEST_SKIP;
-    }
-    s = suite_create("cli/list");
-    tc = tcase_create("list");
-    tcase_add_test(tc, test_kernels_text);
-    tcase_add_test(tc, test_kernels_json);
-    tcase_add_test(tc, test_plugin);
-    tcase_add_test(tc, test_ops_formats);
-    tcase_add_test(tc, test_usage_errors);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    bin = qf_test_require_env("QF_QUALIFY_BIN");
+    return qf_test_main(
+        "cli/list", "list", 0, NULL, NULL,
+        QF_TESTS(test_kernels_text, test_kernels_json, test_plugin, test_ops_formats, test_usage_errors));
 }

@@ -18,23 +18,6 @@
 static const char *bin;
 static char dir[128];
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 /* Run "cd DIR && qualify run ARGS"; stderr into *err (may be NULL). */
 static int run(const char *args, char **err)
 {
@@ -44,19 +27,8 @@ static int run(const char *args, char **err)
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' run %s >'%s/stdout.txt' 2>'%s'", dir, bin, args, dir, ef);
     st = system(cmd);
     if (err)
-        *err = slurp(ef);
+        *err = qf_test_slurp(ef, NULL);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static void write_file(const char *name, const char *text)
-{
-    char path[256];
-    FILE *f;
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
 }
 
 static qf_result *load(const char *out, size_t *n)
@@ -124,7 +96,7 @@ END_TEST
 START_TEST(bad_suite)
 {
     char *err;
-    write_file("bad.yaml", "suite: bad\ngroups:\n  - op: gemm\n    shapez: {M: [1]}\n");
+    qf_test_write_text(dir, "bad.yaml", "suite: bad\ngroups:\n  - op: gemm\n    shapez: {M: [1]}\n");
     ck_assert_int_eq(run("bad.yaml -o out-bad", &err), 2);
     ck_assert_msg(strstr(err, "bad.yaml:4:5:") != NULL, "stderr: %s", err);
     ck_assert_msg(strstr(err, "shapez") != NULL, "stderr: %s", err);
@@ -138,7 +110,7 @@ END_TEST
 START_TEST(usage_errors)
 {
     char *err;
-    write_file("small.yaml", small);
+    qf_test_write_text(dir, "small.yaml", small);
     ck_assert_int_eq(run("small.yaml --jobs 0", &err), 2);
     ck_assert_ptr_nonnull(strstr(err, "--jobs"));
     free(err);
@@ -165,7 +137,7 @@ START_TEST(jobs_do_not_change_results)
     qf_result *a, *b;
     size_t na, nb, i, j;
     char *err;
-    write_file("small.yaml", small);
+    qf_test_write_text(dir, "small.yaml", small);
     ck_assert_msg(run("small.yaml -q -o out-j1 --jobs 1", &err) == 0, "%s", err);
     free(err);
     ck_assert_msg(run("small.yaml -q -o out-j2 --jobs 2", &err) == 0, "%s", err);
@@ -207,7 +179,7 @@ START_TEST(one_case_and_timing)
     qf_result *r;
     size_t n;
     char *err;
-    write_file("small.yaml", small);
+    qf_test_write_text(dir, "small.yaml", small);
     ck_assert_msg(run("small.yaml -q -o out-one --time --reps 5 --case "
                       "'gemm/M=17,N=33,K=16/f32.f32.f32.f32/normal/seed=1' --kernel gemm.cpu.naive.f32",
                       &err) == 0,
@@ -228,20 +200,10 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("cli/run");
-    TCase *tc = tcase_create("run");
-    bin = getenv("QF_QUALIFY_BIN");
-    if (!bin || !*bin) {
-        fprintf(stderr, "QF_QUALIFY_BIN is not set: skipped\n");
-        return QF_TEST_SKIP;
-    }
+    bin = qf_test_require_env("QF_QUALIFY_BIN");
     snprintf(dir, sizeof dir, "/tmp/qf-t-run-%d", (int)getpid());
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, default_suite);
-    tcase_add_test(tc, bad_suite);
-    tcase_add_test(tc, usage_errors);
-    tcase_add_test(tc, jobs_do_not_change_results);
-    tcase_add_test(tc, one_case_and_timing);
-    suite_add_tcase(s, tc);
-    return qf_test_run_in_dir(s, dir);
+    return qf_test_run_in_dir(qf_test_suite("cli/run", "run", 300, NULL, NULL, 0, NULL,
+                                            QF_TESTS(default_suite, bad_suite, usage_errors,
+                                                     jobs_do_not_change_results, one_case_and_timing)),
+                              dir);
 }

@@ -185,57 +185,37 @@ START_TEST(test_json)
 }
 END_TEST
 
+/* Exit 2 with has (and also, when not NULL) on stderr; quiet: nothing on
+ * stdout. */
+static void expect_usage(const char *args, int quiet, const char *has, const char *also)
+{
+    run_result r = qf_cli_expect(bin, "show", args, 2, has);
+    if (quiet)
+        ck_assert_str_eq(r.out, "");
+    if (also)
+        ck_assert_msg(strstr(r.err, also), "%s", r.err);
+    done(&r);
+}
+
 START_TEST(test_usage)
 {
     char args[1024], bad[256];
     run_result r;
-    FILE *f;
-    r = run("");
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_str_eq(r.out, "");
-    ck_assert_msg(strstr(r.err, "qualify show: ") && strstr(r.err, "missing"), "%s", r.err);
-    done(&r);
+    expect_usage("", 1, "qualify show: ", "missing");
     snprintf(args, sizeof args, "--bogus '%s'", pass_json);
-    r = run(args);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_str_eq(r.out, "");
-    ck_assert_msg(strstr(r.err, "'--bogus'"), "%s", r.err);
-    done(&r);
+    expect_usage(args, 1, "'--bogus'", NULL);
     snprintf(args, sizeof args, "'%s/nonexistent.json'", dir);
-    r = run(args);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_str_eq(r.out, "");
-    ck_assert_msg(strstr(r.err, "nonexistent.json"), "%s", r.err);
-    done(&r);
+    expect_usage(args, 1, "nonexistent.json", NULL);
+    qf_test_write_text(dir, "bad.json", "{\"cases\": [");
     snprintf(bad, sizeof bad, "%s/bad.json", dir);
-    f = fopen(bad, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs("{\"cases\": [", f);
-    fclose(f);
     snprintf(args, sizeof args, "'%s'", bad);
-    r = run(args);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_str_eq(r.out, "");
-    ck_assert_msg(strstr(r.err, "bad.json"), "%s", r.err);
-    done(&r);
-    f = fopen(bad, "w");
-    fputs("{\"schema_version\": 1, \"cases\": {}}", f);
-    fclose(f);
-    r = run(args);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_msg(strstr(r.err, "bad.json") && strstr(r.err, "cases"), "%s", r.err);
-    done(&r);
+    expect_usage(args, 1, "bad.json", NULL);
+    qf_test_write_text(dir, "bad.json", "{\"schema_version\": 1, \"cases\": {}}");
+    expect_usage(args, 0, "bad.json", "cases");
     snprintf(args, sizeof args, "'%s' '%s'", pass_json, fail_json);
-    r = run(args);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_msg(strstr(r.err, "fail.json"), "%s", r.err);
-    done(&r);
+    expect_usage(args, 0, "fail.json", NULL);
     snprintf(args, sizeof args, "'%s'", dir);
-    r = run(args);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_str_eq(r.out, "");
-    ck_assert_msg(strstr(r.err, dir) && strstr(r.err, "directory"), "%s", r.err);
-    done(&r);
+    expect_usage(args, 1, dir, "directory");
     r = run("--help");
     ck_assert_int_eq(r.rc, 0);
     ck_assert_msg(strstr(r.out, "usage: qualify show"), "%s", r.out);
@@ -245,19 +225,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("cli/show");
-    TCase *tc = tcase_create("show");
-    if (!getenv("QF_QUALIFY_BIN") || !*getenv("QF_QUALIFY_BIN")) {
-        fprintf(stderr, "QF_QUALIFY_BIN is not set: skipped\n");
-        return QF_TEST_SKIP;
-    }
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_summary);
-    tcase_add_test(tc, test_failed);
-    tcase_add_test(tc, test_journal);
-    tcase_add_test(tc, test_json);
-    tcase_add_test(tc, test_usage);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    qf_test_require_env("QF_QUALIFY_BIN");
+    return qf_test_main("cli/show", "show", 60, setup, teardown,
+                        QF_TESTS(test_summary, test_failed, test_journal, test_json, test_usage));
 }

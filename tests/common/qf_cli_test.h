@@ -5,10 +5,14 @@
 #define QF_CLI_TEST_H
 
 #include <check.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "qf_test.h"
 
 typedef struct qf_cli_result {
     int rc;    /* exit status, -1 when killed by a signal */
@@ -19,26 +23,14 @@ typedef struct qf_cli_result {
 /* The whole file as a NUL-terminated string (asserts on failure). */
 static inline char *qf_cli_slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-    ck_assert_msg(f != NULL, "cannot read %s", path);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
+    return qf_test_slurp(path, NULL);
 }
 
 /* Run "BIN SUBCOMMAND ARGS" (ARGS as a shell would split them). */
 static inline qf_cli_result qf_cli_run(const char *bin, const char *subcommand, const char *args)
 {
     qf_cli_result r = {-1, NULL, NULL};
-    char cmd[8192], out[128], err[128];
+    char cmd[8192 + 1024], out[128], err[128]; /* room for qf_cli_expectf's arguments */
     int st;
     snprintf(out, sizeof out, "/tmp/qf-cli-%d-%s.out", (int)getpid(), subcommand);
     snprintf(err, sizeof err, "/tmp/qf-cli-%d-%s.err", (int)getpid(), subcommand);
@@ -57,6 +49,50 @@ static inline void qf_cli_result_free(qf_cli_result *r)
     free(r->out);
     free(r->err);
     r->out = r->err = NULL;
+}
+
+/* Run "BIN SUBCOMMAND ARGS" and assert the exit status rc and, when
+ * err_has is not NULL, that stderr contains it; the caller frees the
+ * result (and may look further). */
+static inline qf_cli_result qf_cli_expect(const char *bin, const char *subcommand, const char *args, int rc,
+                                          const char *err_has)
+{
+    qf_cli_result r = qf_cli_run(bin, subcommand, args);
+    ck_assert_msg(r.rc == rc, "%s %s: exit %d, not %d: %s", subcommand, args, r.rc, rc, r.err);
+    if (err_has)
+        ck_assert_msg(strstr(r.err, err_has) != NULL, "%s %s: stderr lacks '%s': %s", subcommand, args,
+                      err_has, r.err);
+    return r;
+}
+
+/* qf_cli_expect with the arguments formatted printf-style. */
+static inline qf_cli_result qf_cli_expectf(const char *bin, const char *subcommand, int rc,
+                                           const char *err_has, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+static inline qf_cli_result qf_cli_expectf(const char *bin, const char *subcommand, int rc,
+                                           const char *err_has, const char *fmt, ...)
+{
+    char args[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    return qf_cli_expect(bin, subcommand, args, rc, err_has);
+}
+
+/* A rejected input: exit 2, stderr naming names, nothing on stdout; what
+ * says which case failed. */
+static inline void qf_cli_expect_reject(const char *bin, const char *subcommand, const char *args,
+                                        const char *names, const char *what)
+{
+    qf_cli_result r = qf_cli_run(bin, subcommand, args);
+    ck_assert_msg(r.rc == 2, "%s: rc %d", what, r.rc);
+    ck_assert_msg(strstr(r.err, names) != NULL, "%s: the message does not name %s: %s", what, names, r.err);
+    ck_assert_msg(r.out[0] == '\0', "%s: stdout is not empty: %s", what, r.out);
+    qf_cli_result_free(&r);
 }
 
 #endif

@@ -13,16 +13,6 @@ END_TEST
 
 int main(void)
 {
-    char why[256] = "";
-    Suite *s;
-    TCase *tc;
-    if (qf_cuda_device_count(why, sizeof why) == 0) {
-        printf("SKIP cuda/memory: %s\n", why);
-        return QF_TEST_SKIP;
-    }
-    s = suite_create("cuda/memory");
-    tc = tcase_create("memory");
-    tcase_add_test(tc, test_roundtrip);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    qf_bt_require_device(qf_cuda_device_count, "cuda/memory");
+    return qf_test_main("cuda/memory", "memory", 0, NULL, NULL, QF_TESTS(test_roundtrip));
 }

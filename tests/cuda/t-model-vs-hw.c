@@ -10,6 +10,7 @@
  * the published H100 FP8 facts are for wgmma: agreement or disagreement
  * there is itself the evidence.  Without a device: exit 77 (skipped).
  */
+#include "qf_backend_test.h"
 #include "qf_cuda.h"
 #include "qf_model_vs_hw.h"
 
@@ -71,13 +72,7 @@ END_TEST
 
 int main(void)
 {
-    char why[256] = "";
-    Suite *s;
-    TCase *tc;
-    if (qf_cuda_device_count(why, sizeof why) == 0) {
-        printf("SKIP cuda/model-vs-hw: %s\n", why);
-        return QF_TEST_SKIP;
-    }
+    qf_bt_require_device(qf_cuda_device_count, "cuda/model-vs-hw");
     if (qf_cuda_device_arch(0, arch, sizeof arch, devname, sizeof devname) != QF_OK) {
         printf("SKIP cuda/model-vs-hw: cannot read device 0's properties\n");
         return QF_TEST_SKIP;
@@ -92,12 +87,6 @@ int main(void)
     h.probe = qf_cuda_mma_probe;
     h.n = 8;
     qf_mvh_report_header(devname, arch);
-    s = suite_create("cuda/model-vs-hw");
-    tc = tcase_create("mma");
-    tcase_add_test(tc, test_bf16);
-    tcase_add_test(tc, test_f16);
-    tcase_add_test(tc, test_e4m3);
-    tcase_add_test(tc, test_wgmma_bf16);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("cuda/model-vs-hw", "mma", 0, NULL, NULL,
+                        QF_TESTS(test_bf16, test_f16, test_e4m3, test_wgmma_bf16));
 }

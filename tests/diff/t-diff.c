@@ -109,20 +109,15 @@ START_TEST(test_cli)
     char dir[] = "/tmp/qf-diff-XXXXXX", a[256], bad[256], newer[256], args[1024];
     qf_result r[1] = {mk("k", 16, QF_VERDICT_QUALIFIED, 0.5)};
     qf_cli_result x;
-    FILE *f;
     /* CTest sets it; a case that ran nothing must not pass. */
     ck_assert_msg(bin && *bin, "QF_QUALIFY_BIN is not set (run through ctest)");
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(a, sizeof a, "%s/a.json", dir);
     ck_assert_int_eq(qf_report_write_json(a, r, 1, NULL, NULL, 0), QF_OK);
     snprintf(bad, sizeof bad, "%s/corrupt.json", dir);
-    f = fopen(bad, "w");
-    fputs("{\"schema_version\": 1, \"cases\": [", f);
-    fclose(f);
+    qf_test_write_text(dir, "corrupt.json", "{\"schema_version\": 1, \"cases\": [");
     snprintf(newer, sizeof newer, "%s/newer.json", dir);
-    f = fopen(newer, "w");
-    fputs("{\"schema_version\": 99, \"cases\": []}", f);
-    fclose(f);
+    qf_test_write_text(dir, "newer.json", "{\"schema_version\": 99, \"cases\": []}");
 
     snprintf(args, sizeof args, "'%s' '%s'", a, a);
     x = qf_cli_run(bin, "diff", args);
@@ -153,13 +148,6 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("diff/diff");
-    TCase *tc = tcase_create("diff");
-    tcase_add_test(tc, test_identical);
-    tcase_add_test(tc, test_verdicts);
-    tcase_add_test(tc, test_error_growth);
-    tcase_add_test(tc, test_slowdown);
-    tcase_add_test(tc, test_cli);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("diff/diff", "diff", 0, NULL, NULL,
+                        QF_TESTS(test_identical, test_verdicts, test_error_growth, test_slowdown, test_cli));
 }

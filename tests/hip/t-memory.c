@@ -13,16 +13,6 @@ END_TEST
 
 int main(void)
 {
-    char why[256] = "";
-    Suite *s;
-    TCase *tc;
-    if (qf_hip_device_count(why, sizeof why) == 0) {
-        printf("SKIP hip/memory: %s\n", why);
-        return QF_TEST_SKIP;
-    }
-    s = suite_create("hip/memory");
-    tc = tcase_create("memory");
-    tcase_add_test(tc, test_roundtrip);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    qf_bt_require_device(qf_hip_device_count, "hip/memory");
+    return qf_test_main("hip/memory", "memory", 0, NULL, NULL, QF_TESTS(test_roundtrip));
 }

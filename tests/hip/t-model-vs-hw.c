@@ -9,6 +9,7 @@
  * exit 77 (skipped); a modelled device whose instruction this build has no
  * code for fails (QF_MVH_ALLOW_UNSUPPORTED=1 accepts it).
  */
+#include "qf_backend_test.h"
 #include "qf_hip.h"
 #include "qf_model_vs_hw.h"
 
@@ -40,13 +41,7 @@ END_TEST
 
 int main(void)
 {
-    char why[256] = "";
-    Suite *s;
-    TCase *tc;
-    if (qf_hip_device_count(why, sizeof why) == 0) {
-        printf("SKIP hip/model-vs-hw: %s\n", why);
-        return QF_TEST_SKIP;
-    }
+    qf_bt_require_device(qf_hip_device_count, "hip/model-vs-hw");
     if (qf_hip_device_arch(0, arch, sizeof arch, devname, sizeof devname) != QF_OK) {
         printf("SKIP hip/model-vs-hw: cannot read device 0's properties\n");
         return QF_TEST_SKIP;
@@ -61,10 +56,5 @@ int main(void)
     h.probe = qf_hip_mfma_probe;
     h.n = 16;
     qf_mvh_report_header(devname, arch);
-    s = suite_create("hip/model-vs-hw");
-    tc = tcase_create("mfma");
-    tcase_add_test(tc, test_bf16);
-    tcase_add_test(tc, test_f16);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("hip/model-vs-hw", "mfma", 0, NULL, NULL, QF_TESTS(test_bf16, test_f16));
 }

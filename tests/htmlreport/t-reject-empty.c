@@ -82,13 +82,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("htmlreport/reject-empty");
-    TCase *tc = tcase_create("cli");
     require_report();
-    tcase_add_checked_fixture(tc, inputs_make, inputs_remove);
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_reject);
-    tcase_add_test(tc, test_unchanged_inputs_still_plot);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("htmlreport/reject-empty", "cli", 300, inputs_make, inputs_remove,
+                        QF_TESTS(test_reject, test_unchanged_inputs_still_plot));
 }

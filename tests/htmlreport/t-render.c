@@ -70,28 +70,11 @@ START_TEST(test_journal_input)
 }
 END_TEST
 
-static void write_prefix(const char *src, const char *dst, long keep, const char *append)
-{
-    char *s = qf_cli_slurp(src);
-    FILE *f = fopen(dst, "wb");
-    ck_assert_ptr_nonnull(f);
-    fwrite(s, 1, keep < 0 ? strlen(s) : (size_t)keep, f);
-    if (append)
-        fputs(append, f);
-    fclose(f);
-    free(s);
-}
-
 static void expect_reject(const char *input, const char *what)
 {
     char args[1024];
-    qf_cli_result r;
     snprintf(args, sizeof args, "%s -o %s/bad.html", input, dir);
-    r = qf_cli_run(bin, "report", args);
-    ck_assert_msg(r.rc == 2, "%s: rc %d", what, r.rc);
-    ck_assert_msg(strstr(r.err, input) != NULL, "%s: the file is not named: %s", what, r.err);
-    ck_assert_str_eq(r.out, "");
-    qf_cli_result_free(&r);
+    qf_cli_expect_reject(bin, "report", args, input, what);
 }
 
 START_TEST(test_bad_inputs)
@@ -99,16 +82,16 @@ START_TEST(test_bad_inputs)
     char p[256];
     qf_cli_result r;
     snprintf(p, sizeof p, "%s/trunc.json", dir);
-    write_prefix(results, p, 700, NULL);
+    qf_test_copy_prefix(results, p, 700, NULL);
     expect_reject(p, "truncated results.json");
     snprintf(p, sizeof p, "%s/trunc-audit.json", dir);
-    write_prefix(audit, p, 300, NULL);
+    qf_test_copy_prefix(audit, p, 300, NULL);
     expect_reject(p, "truncated audit.json");
     snprintf(p, sizeof p, "%s/noaudit.json", dir);
-    write_prefix(audit, p, 0, "{\"format\": \"qualify-audit\", \"tensors\": 3, \"summary\": []}");
+    qf_test_copy_prefix(audit, p, 0, "{\"format\": \"qualify-audit\", \"tensors\": 3, \"summary\": []}");
     expect_reject(p, "audit.json with tensors not an array");
     snprintf(p, sizeof p, "%s/other.json", dir);
-    write_prefix(audit, p, 0, "[1, 2, 3]");
+    qf_test_copy_prefix(audit, p, 0, "[1, 2, 3]");
     expect_reject(p, "a JSON array");
     snprintf(p, sizeof p, "%s/none.json", dir);
     expect_reject(p, "a missing file");
@@ -121,14 +104,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("htmlreport/render");
-    TCase *tc = tcase_create("render");
     require_report();
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_page);
-    tcase_add_test(tc, test_journal_input);
-    tcase_add_test(tc, test_bad_inputs);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("htmlreport/render", "render", 300, setup, teardown,
+                        QF_TESTS(test_page, test_journal_input, test_bad_inputs));
 }

@@ -609,7 +609,6 @@ END_TEST
 START_TEST(test_file)
 {
     char dir[256], p1[300], p2[300], p3[300], err[512];
-    const char *t = getenv("TMPDIR");
     float data[12] = {1.0f, 2.5f, -300.0f, 1000.0f, 0.1f, -0.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f};
     uint8_t e4[12];
     size_t s34[2] = {3, 4}, s12[1] = {12}, i;
@@ -617,8 +616,7 @@ START_TEST(test_file)
     const qf_format *f = F(QF_FLOAT8_E4M3FN);
     double v[12];
     qf_st_write_tensor tw[2] = {{"w", QF_ST_F32, 2, s34, data}, {"codes", QF_ST_F8_E4M3, 1, s12, e4}};
-    snprintf(dir, sizeof dir, "%s/qf-gen-XXXXXX", t && *t ? t : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    qf_test_mkdtemp(dir, sizeof dir, "qf-gen");
     snprintf(p1, sizeof p1, "%s/a.npy", dir);
     snprintf(p2, sizeof p2, "%s/m.safetensors", dir);
     snprintf(p3, sizeof p3, "%s/raw.npy", dir);
@@ -708,30 +706,11 @@ START_TEST(test_parse)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-    Suite *s = suite_create("inputs");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_determinism);
-    tcase_add_test(tc, test_golden);
-    tcase_add_test(tc, test_normal_uniform);
-    tcase_add_test(tc, test_heavy_tail);
-    tcase_add_test(tc, test_outliers);
-    tcase_add_test(tc, test_small_int);
-    tcase_add_test(tc, test_quantized_members);
-    tcase_add_test(tc, test_encode_opts);
-    tcase_add_test(tc, test_near_saturation);
-    tcase_add_test(tc, test_subnormal);
-    tcase_add_test(tc, test_special);
-    tcase_add_test(tc, test_ill_conditioned);
-    tcase_add_test(tc, test_pairs_by_stream);
-    tcase_add_test(tc, test_file);
-    tcase_add_test(tc, test_parse);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    return qf_test_run(suite());
+    return qf_test_main("inputs", "core", 0, NULL, NULL,
+                        QF_TESTS(test_determinism, test_golden, test_normal_uniform, test_heavy_tail,
+                                 test_outliers, test_small_int, test_quantized_members, test_encode_opts,
+                                 test_near_saturation, test_subnormal, test_special, test_ill_conditioned,
+                                 test_pairs_by_stream, test_file, test_parse));
 }

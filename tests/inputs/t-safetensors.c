@@ -17,9 +17,7 @@ static char tmpdir[256];
 
 static void make_tmpdir(void)
 {
-    const char *t = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/qf-st-XXXXXX", t && *t ? t : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    qf_test_mkdtemp(tmpdir, sizeof tmpdir, "qf-st");
 }
 
 static void remove_tmpdir(void)
@@ -29,19 +27,7 @@ static void remove_tmpdir(void)
 
 static const char *tpath(const char *name)
 {
-    static char buf[4][400];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-    return buf[k];
-}
-
-static void write_bytes(const char *path, const void *p, size_t n)
-{
-    FILE *fp = fopen(path, "wb");
-    ck_assert_ptr_nonnull(fp);
-    ck_assert_uint_eq(fwrite(p, 1, n, fp), n);
-    ck_assert_int_eq(fclose(fp), 0);
+    return qf_test_path(tmpdir, name);
 }
 
 /* A file image: 8-byte length, header as given (no padding), data. */
@@ -65,7 +51,7 @@ static qf_status open_both(const unsigned char *img, size_t len, const char *wan
     char e1[512] = "", e2[512] = "";
     const char *p = tpath("x.safetensors");
     qf_status s1, s2;
-    write_bytes(p, img, len);
+    qf_test_write_file(p, img, len, NULL);
     s1 = qf_safetensors_read_mem(img, len, "mem.safetensors", &a, e1, sizeof e1);
     s2 = qf_safetensors_open(p, &b, e2, sizeof e2);
     ck_assert_int_eq(s1, s2);
@@ -366,7 +352,7 @@ START_TEST(test_truncated_after_open)
     qf_safetensors st;
     char err[512];
     double v[6];
-    write_bytes(p, img, len);
+    qf_test_write_file(p, img, len, NULL);
     ck_assert_int_eq(qf_safetensors_open(p, &st, err, sizeof err), QF_OK);
     ck_assert_int_eq(truncate(p, (off_t)(len - 4)), 0);
     ck_assert_int_eq(qf_safetensors_get_f64(&st, 0, v, err, sizeof err), QF_EIO);
@@ -409,24 +395,10 @@ START_TEST(test_mutations)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-    Suite *s = suite_create("safetensors");
-    TCase *tc = tcase_create("core");
-    tcase_add_checked_fixture(tc, make_tmpdir, remove_tmpdir);
-    tcase_add_test(tc, test_round_trip);
-    tcase_add_test(tc, test_inexact_int);
-    tcase_add_test(tc, test_writer_rejects);
-    tcase_add_test(tc, test_corrupt);
-    tcase_add_test(tc, test_length_field);
-    tcase_add_test(tc, test_open_errors);
-    tcase_add_test(tc, test_truncated_after_open);
-    tcase_add_test(tc, test_mutations);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    return qf_test_run(suite());
+    return qf_test_main("safetensors", "core", 0, make_tmpdir, remove_tmpdir,
+                        QF_TESTS(test_round_trip, test_inexact_int, test_writer_rejects, test_corrupt,
+                                 test_length_field, test_open_errors, test_truncated_after_open,
+                                 test_mutations));
 }

@@ -23,23 +23,11 @@ static const char *consumer_c =
     "    return c == 0x7E ? 0 : 1;\n"
     "}\n";
 
-static const char *consumer_cmake =
-    "cmake_minimum_required(VERSION 3.25)\n"
-    "project(consumer C)\n"
-    "find_package(qualify REQUIRED)\n"
-    "add_executable(consumer consumer.c)\n"
-    "target_link_libraries(consumer PRIVATE qualify::qualify_static)\n";
-
-static void write_file(const char *dir, const char *name, const char *text)
-{
-    char path[8192];
-    FILE *f;
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    f = fopen(path, "w");
-    ck_assert_msg(f != NULL, "cannot write %s", path);
-    fputs(text, f);
-    fclose(f);
-}
+static const char *consumer_cmake = "cmake_minimum_required(VERSION 3.25)\n"
+                                    "project(consumer C)\n"
+                                    "find_package(qualify REQUIRED)\n"
+                                    "add_executable(consumer consumer.c)\n"
+                                    "target_link_libraries(consumer PRIVATE qualify::qualify_static)\n";
 
 START_TEST(test_install_and_consume)
 {
@@ -58,13 +46,14 @@ START_TEST(test_install_and_consume)
         snprintf(cmd, sizeof cmd, "\"%s/bin/qualify\" formats --encode e5m2 1e6 | grep -qx 0x7C", prefix);
         ck_assert_msg(system(cmd) == 0, "installed CLI: %s", cmd);
         /* the installed CLI finds its default suite in share/qualify */
-        snprintf(cmd, sizeof cmd, "cd / && \"%s/bin/qualify\" run -q -o \"%s/run-out\" && test -s \"%s/run-out/results.json\"",
+        snprintf(cmd, sizeof cmd,
+                 "cd / && \"%s/bin/qualify\" run -q -o \"%s/run-out\" && test -s \"%s/run-out/results.json\"",
                  prefix, prefix, prefix);
         ck_assert_msg(system(cmd) == 0, "installed default sweep: %s", cmd);
         snprintf(cmd, sizeof cmd, "mkdir -p \"%s\"", work);
         ck_assert_int_eq(system(cmd), 0);
-        write_file(work, "consumer.c", consumer_c);
-        write_file(work, "CMakeLists.txt", consumer_cmake);
+        qf_test_write_text(work, "consumer.c", consumer_c);
+        qf_test_write_text(work, "CMakeLists.txt", consumer_cmake);
         /* pkg-config, static linking so the test does not depend on the
          * run-time linker finding the new prefix */
         snprintf(cmd, sizeof cmd,
@@ -74,7 +63,8 @@ START_TEST(test_install_and_consume)
                  work, prefix);
         ck_assert_msg(system(cmd) == 0, "pkg-config consumer: %s", cmd);
         snprintf(cmd, sizeof cmd,
-                 "cd \"%s\" && \"%s\" -S . -B build -DCMAKE_PREFIX_PATH=\"%s\" >/dev/null && \"%s\" --build build >/dev/null "
+                 "cd \"%s\" && \"%s\" -S . -B build -DCMAKE_PREFIX_PATH=\"%s\" >/dev/null && \"%s\" --build "
+                 "build >/dev/null "
                  "&& ./build/consumer",
                  work, cmake, prefix, cmake);
         ck_assert_msg(system(cmd) == 0, "find_package consumer: %s", cmd);
@@ -86,17 +76,6 @@ END_TEST
 
 int main(void)
 {
-    Suite *s;
-    TCase *tc;
-    const char *san = getenv("QF_SANITIZED");
-    if (san && *san && strcmp(san, "0") && strcmp(san, "OFF")) {
-        printf("SKIP install/consumer: sanitizer build (consumers would need the sanitizer runtime)\n");
-        return QF_TEST_SKIP;
-    }
-    s = suite_create("install/consumer");
-    tc = tcase_create("consumer");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_install_and_consume);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    qf_test_skip_if_sanitized("install/consumer");
+    return qf_test_main("install/consumer", "consumer", 600, NULL, NULL, QF_TESTS(test_install_and_consume));
 }

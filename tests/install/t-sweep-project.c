@@ -85,21 +85,11 @@ END_TEST
 
 int main(void)
 {
-    Suite *s;
-    TCase *tc;
-    const char *san = getenv("QF_SANITIZED");
-    if (san && *san && strcmp(san, "0") && strcmp(san, "OFF")) {
-        printf("SKIP install/sweep-project: sanitizer build (consumers would need the sanitizer runtime)\n");
-        return QF_TEST_SKIP;
-    }
+    qf_test_skip_if_sanitized("install/sweep-project");
     if (system("make --version >/dev/null 2>&1") || system("cc --version >/dev/null 2>&1")) {
         printf("SKIP install/sweep-project: needs make and cc\n");
         return QF_TEST_SKIP;
     }
-    s = suite_create("install/sweep-project");
-    tc = tcase_create("sweep-project");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_sweep_project);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("install/sweep-project", "sweep-project", 600, NULL, NULL,
+                        QF_TESTS(test_sweep_project));
 }

@@ -185,21 +185,9 @@ START_TEST(test_bitwise)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-    Suite *s = suite_create("metrics/metrics");
-    TCase *t = tcase_create("metrics");
-    tcase_add_test(t, test_elem);
-    tcase_add_test(t, test_case_hand);
-    tcase_add_test(t, test_percentiles);
-    tcase_add_test(t, test_specials);
-    tcase_add_test(t, test_growth);
-    tcase_add_test(t, test_bitwise);
-    suite_add_tcase(s, t);
-    return s;
-}
-
 int main(void)
 {
-    return qf_test_run(suite());
+    return qf_test_main(
+        "metrics/metrics", "metrics", 0, NULL, NULL,
+        QF_TESTS(test_elem, test_case_hand, test_percentiles, test_specials, test_growth, test_bitwise));
 }

@@ -371,21 +371,8 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("models/model");
-    TCase *tc = tcase_create("crafted");
-    tcase_add_test(tc, kept_bits_fp16);
-    tcase_add_test(tc, normalize_rtz);
-    tcase_add_test(tc, no_guard_bits);
-    tcase_add_test(tc, block_boundaries);
-    tcase_add_test(tc, kept_bits_bf16_tf32);
-    tcase_add_test(tc, fp8_13_bits);
-    tcase_add_test(tc, fp8_promotion);
-    tcase_add_test(tc, mi250x_tree);
-    tcase_add_test(tc, mi250x_flush);
-    tcase_add_test(tc, mi300_fp8_halves);
-    tcase_add_test(tc, mi300_rne);
-    tcase_add_test(tc, specials_and_params);
-    tcase_add_test(tc, kernel_abi);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("models/model", "crafted", 0, NULL, NULL,
+                        QF_TESTS(kept_bits_fp16, normalize_rtz, no_guard_bits, block_boundaries,
+                                 kept_bits_bf16_tf32, fp8_13_bits, fp8_promotion, mi250x_tree, mi250x_flush,
+                                 mi300_fp8_halves, mi300_rne, specials_and_params, kernel_abi));
 }

@@ -81,11 +81,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("models/mvh");
-    TCase *tc = tcase_create("compare");
     unsetenv("QF_MODEL_VS_HW_REPORT");
-    tcase_add_test(tc, test_agrees_with_itself);
-    tcase_add_test(tc, test_crafted_inputs_discriminate);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("models/mvh", "compare", 0, NULL, NULL,
+                        QF_TESTS(test_agrees_with_itself, test_crafted_inputs_discriminate));
 }

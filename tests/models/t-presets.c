@@ -328,13 +328,6 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("models/presets");
-    TCase *tc = tcase_create("presets");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, claims_match);
-    tcase_add_test(tc, bounds_hold);
-    tcase_add_test(tc, deepseek_v3);
-    tcase_add_test(tc, fp8_claimed_as_f32_fails);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("models/presets", "presets", 120, NULL, NULL,
+                        QF_TESTS(claims_match, bounds_hold, deepseek_v3, fp8_claimed_as_f32_fails));
 }

@@ -17,9 +17,7 @@ static char tmpdir[256];
 
 static void make_tmpdir(void)
 {
-    const char *t = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/qf-npy-XXXXXX", t && *t ? t : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    qf_test_mkdtemp(tmpdir, sizeof tmpdir, "qf-npy");
 }
 
 static void remove_tmpdir(void)
@@ -29,19 +27,7 @@ static void remove_tmpdir(void)
 
 static const char *tpath(const char *name)
 {
-    static char buf[4][400];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-    return buf[k];
-}
-
-static void write_bytes(const char *path, const void *p, size_t n)
-{
-    FILE *fp = fopen(path, "wb");
-    ck_assert_ptr_nonnull(fp);
-    ck_assert_uint_eq(fwrite(p, 1, n, fp), n);
-    ck_assert_int_eq(fclose(fp), 0);
+    return qf_test_path(tmpdir, name);
 }
 
 /* A file image: magic, version, header padded to 64 bytes, data. */
@@ -73,7 +59,7 @@ static qf_status read_both(const unsigned char *img, size_t len, qf_npy *a, char
     char err2[512];
     qf_status s1, s2;
     const char *p = tpath("img.npy");
-    write_bytes(p, img, len);
+    qf_test_write_file(p, img, len, NULL);
     s1 = qf_npy_read(p, a, err, es);
     s2 = qf_npy_read_mem(img, len, "img.npy", &b, err2, sizeof err2);
     ck_assert_msg(s1 == s2, "file %d vs memory %d: %s / %s", s1, s2, s1 ? err : "", s2 ? err2 : "");
@@ -561,16 +547,8 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("npy");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_roundtrip_all_dtypes);
-    tcase_add_test(tc, test_header_written);
-    tcase_add_test(tc, test_hand_made_headers);
-    tcase_add_test(tc, test_byte_orders_and_types);
-    tcase_add_test(tc, test_fortran_order);
-    tcase_add_test(tc, test_corrupt_files);
-    tcase_add_test(tc, test_byte_corruption);
-    tcase_add_test(tc, test_write_errors_and_helpers);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("npy", "core", 0, NULL, NULL,
+                        QF_TESTS(test_roundtrip_all_dtypes, test_header_written, test_hand_made_headers,
+                                 test_byte_orders_and_types, test_fortran_order, test_corrupt_files,
+                                 test_byte_corruption, test_write_errors_and_helpers));
 }

@@ -165,8 +165,7 @@ static void check_array(const qf_format *f, const double *x, size_t n, qf_encode
 
 static void finish(const char *what)
 {
-    fprintf(stderr, "%s: %ld checks, %ld failures\n", what, n_checked, n_failed);
-    ck_assert_msg(n_failed == 0, "%s: %ld of %ld elements differ", what, n_failed, n_checked);
+    qf_test_tally(what, n_checked, n_failed);
 }
 
 START_TEST(test_encode_array)
@@ -318,13 +317,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("precision/array");
-    TCase *tc = tcase_create("array");
-    tcase_set_timeout(tc, 1800);
-    tcase_add_loop_test(tc, test_encode_array, 0, QF_FORMAT_COUNT);
-    tcase_add_test(tc, test_encode_array_args);
-    tcase_add_loop_test(tc, test_decode_array, 0, QF_FORMAT_COUNT);
-    tcase_add_test(tc, test_pack4);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main_loops("precision/array", "array", 1800, NULL, NULL, QF_FORMAT_COUNT,
+                              QF_TESTS(test_encode_array, test_decode_array),
+                              QF_TESTS(test_encode_array_args, test_pack4));
 }

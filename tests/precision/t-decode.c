@@ -141,8 +141,7 @@ static void check_code(const qf_format *f, uint64_t code)
 
 static void finish(const char *what)
 {
-    fprintf(stderr, "decode %s: %ld checks, %ld failures\n", what, n_checked, n_failed);
-    ck_assert_msg(n_failed == 0, "%s: %ld of %ld decodes wrong", what, n_failed, n_checked);
+    qf_test_tally(what, n_checked, n_failed);
 }
 
 /* Every code of the formats of 16 bits or less; bits above the width are
@@ -245,13 +244,6 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("precision/decode");
-    TCase *tc = tcase_create("decode");
-    tcase_set_timeout(tc, 1800);
-    tcase_add_loop_test(tc, test_table, 0, QF_FORMAT_COUNT);
-    tcase_add_test(tc, test_known);
-    tcase_add_loop_test(tc, test_exhaustive, 0, QF_FORMAT_COUNT);
-    tcase_add_test(tc, test_wide);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main_loops("precision/decode", "decode", 1800, NULL, NULL, QF_FORMAT_COUNT,
+                              QF_TESTS(test_table, test_exhaustive), QF_TESTS(test_known, test_wide));
 }

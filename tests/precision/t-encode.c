@@ -111,9 +111,7 @@ static void check_code_and_midpoint(const qf_format *f, uint64_t c)
 
 static void finish(const char *what)
 {
-    fprintf(stderr, "%s: %ld checks, %ld failures\n", what, n_checked, n_failed);
-    ck_assert_msg(n_failed == 0, "%s: %ld of %ld checks failed (first %d printed above)", what, n_failed,
-                  n_checked, MAX_REPORT);
+    qf_test_tally(what, n_checked, n_failed);
 }
 
 START_TEST(test_grid)
@@ -185,7 +183,7 @@ START_TEST(test_known)
     ck_assert_uint_eq(qf_format_encode(fp4, NAN, QF_ROUND_RNE, 0, 0, 0), 0x8);
     ck_assert_uint_eq(qf_format_encode(fp6, NAN, QF_ROUND_RNE, 0, 0, 0), 0x20);
     ck_assert_uint_eq(qf_format_encode(fp6, -NAN, QF_ROUND_RNE, 0, 0, 0), 0x00); /* ml_dtypes: -quiet_NaN() */
-    ck_assert_uint_eq(qf_format_encode(e8, 1.5, QF_ROUND_EVEN, 0, 0, 0), 128); /* tie up */
+    ck_assert_uint_eq(qf_format_encode(e8, 1.5, QF_ROUND_EVEN, 0, 0, 0), 128);   /* tie up */
     ck_assert_uint_eq(qf_format_encode(e8, 1.5, QF_ROUND_FLOOR, 0, 0, 0), 127);
     ck_assert_uint_eq(qf_format_encode(e8, 0x1p-130, QF_ROUND_RNE, 0, 0, 0), 0x00);
     ck_assert_uint_eq(qf_format_encode(e8, 0.0, QF_ROUND_RNE, 0, 0, 0), 0xFF);
@@ -501,17 +499,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("precision/encode");
-    TCase *tc = tcase_create("encode");
-    tcase_set_timeout(tc, 1800);
-    tcase_add_test(tc, test_known);
-    tcase_add_test(tc, test_max_code);
-    tcase_add_loop_test(tc, test_grid, 0, QF_FORMAT_COUNT);
-    tcase_add_loop_test(tc, test_random, 0, QF_FORMAT_COUNT);
-    tcase_add_test(tc, test_parts);
-    tcase_add_test(tc, test_mpfr_input);
-    tcase_add_test(tc, test_mpfr_range);
-    tcase_add_test(tc, test_interval);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main_loops(
+        "precision/encode", "encode", 1800, NULL, NULL, QF_FORMAT_COUNT, QF_TESTS(test_grid, test_random),
+        QF_TESTS(test_known, test_max_code, test_parts, test_mpfr_input, test_mpfr_range, test_interval));
 }

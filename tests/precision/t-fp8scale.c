@@ -27,17 +27,6 @@ static long n_failed, n_scales, n_elems, n_undecided, n_hard;
 static uint64_t rng_state;
 static const qf_format *F32;
 
-static uint64_t next_u64(void)
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static double unif(void)
-{
-    return (double)(next_u64() >> 11) * 0x1p-53;
-}
 static double f32_of(uint32_t c)
 {
     float f;
@@ -150,22 +139,30 @@ static int ref_dequant_ok(const qf_block_fp8_params *p, uint8_t code, uint32_t s
 static void fill(int kind, double *x, size_t rows, size_t cols)
 {
     size_t i, n = rows * cols;
-    int base = (int)(next_u64() % 40) - 20;
+    int base = (int)(qf_test_splitmix(&rng_state) % 40) - 20;
     for (i = 0; i < n; i++) {
-        double sg = (next_u64() & 1) ? -1 : 1, v;
+        double sg = (qf_test_splitmix(&rng_state) & 1) ? -1 : 1, v;
         switch (kind) {
-        case 0: v = (unif() + unif() + unif() - 1.5) * ldexp(1.0, base); break;
-        case 1: v = sg * ldexp(unif(), base + (int)((i / cols) * 5 % 30) - 15 + (int)((i % cols) % 3)); break;
-        case 2: v = sg * ldexp(1.0 + unif(), (int)(next_u64() % 61) - 30); break;
+        case 0:
+            v = (qf_test_unif01(&rng_state) + qf_test_unif01(&rng_state) + qf_test_unif01(&rng_state) - 1.5) *
+                ldexp(1.0, base);
+            break;
+        case 1:
+            v = sg * ldexp(qf_test_unif01(&rng_state),
+                           base + (int)((i / cols) * 5 % 30) - 15 + (int)((i % cols) % 3));
+            break;
+        case 2:
+            v = sg * ldexp(1.0 + qf_test_unif01(&rng_state), (int)(qf_test_splitmix(&rng_state) % 61) - 30);
+            break;
         default:
-            v = (double)(float)(sg * ldexp(1.0 + unif(), base));
-            if (next_u64() % 40 == 0)
-                v = (next_u64() & 1) ? NAN : sg * INFINITY;
+            v = (double)(float)(sg * ldexp(1.0 + qf_test_unif01(&rng_state), base));
+            if (qf_test_splitmix(&rng_state) % 40 == 0)
+                v = (qf_test_splitmix(&rng_state) & 1) ? NAN : sg * INFINITY;
             break;
         }
         if (kind != 2)
             v = (double)(float)v;
-        if (next_u64() % 37 == 0)
+        if (qf_test_splitmix(&rng_state) % 37 == 0)
             v = 0;
         x[i] = v;
     }
@@ -185,17 +182,18 @@ START_TEST(test_sweep)
     n_failed = n_scales = n_elems = n_undecided = 0;
     for (it = 0; it < iters; it++) {
         qf_block_fp8_params p = qf_block_fp8_params_default();
-        size_t rows = 1 + next_u64() % 12, cols = 1 + next_u64() % 60, ns, s, i;
-        p.elem = elems[next_u64() % 4];
+        size_t rows = 1 + qf_test_splitmix(&rng_state) % 12, cols = 1 + qf_test_splitmix(&rng_state) % 60, ns,
+               s, i;
+        p.elem = elems[qf_test_splitmix(&rng_state) % 4];
         p.granularity = (qf_block_fp8_granularity)(it % 3);
-        p.margin = (int)(next_u64() % 6) - 1;
-        p.pow2 = next_u64() % 4 == 0;
-        p.saturate = next_u64() % 5 != 0;
-        p.fp32_product = next_u64() % 4 == 0;
-        p.dequant = (qf_block_fp8_dequant)(next_u64() % 2);
-        p.round = rounds[next_u64() % 8];
-        p.seed = next_u64();
-        if (next_u64() % 8 == 0)
+        p.margin = (int)(qf_test_splitmix(&rng_state) % 6) - 1;
+        p.pow2 = qf_test_splitmix(&rng_state) % 4 == 0;
+        p.saturate = qf_test_splitmix(&rng_state) % 5 != 0;
+        p.fp32_product = qf_test_splitmix(&rng_state) % 4 == 0;
+        p.dequant = (qf_block_fp8_dequant)(qf_test_splitmix(&rng_state) % 2);
+        p.round = rounds[qf_test_splitmix(&rng_state) % 8];
+        p.seed = qf_test_splitmix(&rng_state);
+        if (qf_test_splitmix(&rng_state) % 8 == 0)
             p.amax_epsilon = 1e-3;
         fill((int)((it / 3) % 4), x, rows, cols);
         ck_assert_int_eq(qf_block_fp8_scale_quantize(&p, x, rows, cols, codes, sc, sv), QF_OK);
@@ -247,8 +245,8 @@ START_TEST(test_hard_products)
     rng_state = qf_test_seed() * 19 + 7;
     n_failed = n_hard = 0;
     for (it = 0; it < iters; it++) {
-        uint32_t sc = 0x3F800000u | (uint32_t)(next_u64() & 0x7FFFFF);
-        uint64_t k = 0x08 + next_u64() % (0x7D - 0x08); /* normal codes below max */
+        uint32_t sc = 0x3F800000u | (uint32_t)(qf_test_splitmix(&rng_state) & 0x7FFFFF);
+        uint64_t k = 0x08 + qf_test_splitmix(&rng_state) % (0x7D - 0x08); /* normal codes below max */
         double S = f32_of(sc), m = (qf_format_decode(e4, k) + qf_format_decode(e4, k + 1)) / 2, x = m / S;
         uint8_t code, alt, want;
         mpfr_t y;
@@ -279,13 +277,13 @@ START_TEST(test_hard_scales)
     rng_state = qf_test_seed() * 23 + 11;
     n_failed = 0;
     for (it = 0; it < iters; it++) {
-        double m =
-            ldexp((double)((0x800000u | (next_u64() & 0x7FFFFF)) * 2 + 1), -24 + (int)(next_u64() % 20) - 10);
+        double m = ldexp((double)((0x800000u | (qf_test_splitmix(&rng_state) & 0x7FFFFF)) * 2 + 1),
+                         -24 + (int)(qf_test_splitmix(&rng_state) % 20) - 10);
         double amax = 448.0 / m, S;
         uint32_t sc, want;
         if (448.0 / amax == m)
             hard++;
-        p.margin = (int)(next_u64() % 3);
+        p.margin = (int)(qf_test_splitmix(&rng_state) % 3);
         ck_assert_int_eq(qf_block_fp8_scale_from_amax(&p, amax, &sc, &S), QF_OK);
         want = ref_scale(&p, amax);
         if (sc != want)
@@ -315,22 +313,24 @@ START_TEST(test_parts)
     mpfr_inits2(256, lo, hi, a, b, (mpfr_ptr)0);
     for (it = 0; it < iters; it++) {
         const qf_format *f = fs[it & 1];
-        qf_round r = modes[next_u64() % 5];
+        qf_round r = modes[qf_test_splitmix(&rng_state) % 5];
         double x, y, t;
         _qf_parts pq, pp;
         uint64_t want, got;
-        y = ((next_u64() & 1) ? -1 : 1) * ldexp(1.0 + unif(), (int)(next_u64() % 40) - 20);
+        y = ((qf_test_splitmix(&rng_state) & 1) ? -1 : 1) *
+            ldexp(1.0 + qf_test_unif01(&rng_state), (int)(qf_test_splitmix(&rng_state) % 40) - 20);
         /* x near t * y for a target value or midpoint t */
-        t = ldexp((double)(next_u64() % (1u << (f->man_bits + 2))) + (1u << (f->man_bits + 2)),
+        t = ldexp((double)(qf_test_splitmix(&rng_state) % (1u << (f->man_bits + 2))) +
+                      (1u << (f->man_bits + 2)),
                   -(f->man_bits + 2));
-        if (next_u64() % 4 == 0)
-            t = ldexp(1.0, (int)(next_u64() % 5) - 2); /* the binade edge */
-        t *= (next_u64() & 1) ? -1 : 1;
+        if (qf_test_splitmix(&rng_state) % 4 == 0)
+            t = ldexp(1.0, (int)(qf_test_splitmix(&rng_state) % 5) - 2); /* the binade edge */
+        t *= (qf_test_splitmix(&rng_state) & 1) ? -1 : 1;
         x = t * y;
-        if (next_u64() & 1)
-            x = nextafter(x, (next_u64() & 1) ? INFINITY : -INFINITY);
-        if (next_u64() % 8 == 0)
-            x = ldexp(unif() - 0.5, (int)(next_u64() % 60) - 30);
+        if (qf_test_splitmix(&rng_state) & 1)
+            x = nextafter(x, (qf_test_splitmix(&rng_state) & 1) ? INFINITY : -INFINITY);
+        if (qf_test_splitmix(&rng_state) % 8 == 0)
+            x = ldexp(qf_test_unif01(&rng_state) - 0.5, (int)(qf_test_splitmix(&rng_state) % 60) - 30);
         mpfr_set_d(a, x, MPFR_RNDN);
         mpfr_set_d(b, y, MPFR_RNDN);
         _qf_parts_of_quotient(x, y, &pq);
@@ -441,16 +441,8 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("precision/fp8scale");
-    TCase *tc = tcase_create("core");
     F32 = qf_format_get(QF_FLOAT32);
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_sweep);
-    tcase_add_test(tc, test_hard_products);
-    tcase_add_test(tc, test_hard_scales);
-    tcase_add_test(tc, test_parts);
-    tcase_add_test(tc, test_known);
-    tcase_add_test(tc, test_invalid);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main(
+        "precision/fp8scale", "core", 600, NULL, NULL,
+        QF_TESTS(test_sweep, test_hard_products, test_hard_scales, test_parts, test_known, test_invalid));
 }

@@ -36,18 +36,6 @@
 static long n_failed, n_groups, n_elems, n_undecided;
 static uint64_t rng_state;
 
-static uint64_t next_u64(void)
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static double unif(void)
-{
-    return (double)(next_u64() >> 11) * 0x1p-53;
-}
-
 static void report(const char *what, const qf_block_group_params *p, size_t rows, size_t cols, size_t idx,
                    double v, double got, double want)
 {
@@ -141,24 +129,29 @@ enum { D_NORMAL, D_WIDE, D_TINY, D_POSITIVE, D_CONST, D_KINDS };
 static void fill(int kind, double *x, size_t rows, size_t cols)
 {
     size_t i, n = rows * cols;
-    int base = (int)(next_u64() % 20) - 10;
-    double c = ldexp(1.0 + unif(), base);
+    int base = (int)(qf_test_splitmix(&rng_state) % 20) - 10;
+    double c = ldexp(1.0 + qf_test_unif01(&rng_state), base);
     for (i = 0; i < n; i++) {
         double v;
         switch (kind) {
-        case D_NORMAL: v = (unif() + unif() + unif() - 1.5) * ldexp(1.0, base); break;
+        case D_NORMAL:
+            v = (qf_test_unif01(&rng_state) + qf_test_unif01(&rng_state) + qf_test_unif01(&rng_state) - 1.5) *
+                ldexp(1.0, base);
+            break;
         case D_WIDE:
-            v = ((next_u64() & 1) ? -1 : 1) * ldexp(unif(), base + (int)(next_u64() % 24) - 12);
+            v = ((qf_test_splitmix(&rng_state) & 1) ? -1 : 1) *
+                ldexp(qf_test_unif01(&rng_state), base + (int)(qf_test_splitmix(&rng_state) % 24) - 12);
             break;
         case D_TINY: /* scales in and below fp16's subnormal range */
-            v = ((next_u64() & 1) ? -1 : 1) * ldexp(unif(), -18 - (int)(next_u64() % 16));
+            v = ((qf_test_splitmix(&rng_state) & 1) ? -1 : 1) *
+                ldexp(qf_test_unif01(&rng_state), -18 - (int)(qf_test_splitmix(&rng_state) % 16));
             break;
-        case D_POSITIVE: v = c + ldexp(unif(), base - 3); break;
+        case D_POSITIVE: v = c + ldexp(qf_test_unif01(&rng_state), base - 3); break;
         default: v = c; break;
         }
         if (kind != D_WIDE)
             v = (double)(float)v;
-        if (kind != D_CONST && kind != D_POSITIVE && next_u64() % 31 == 0)
+        if (kind != D_CONST && kind != D_POSITIVE && qf_test_splitmix(&rng_state) % 31 == 0)
             v = 0;
         x[i] = v;
     }
@@ -271,22 +264,23 @@ START_TEST(test_sweep)
         qf_block_group_params p = qf_block_group_params_default();
         size_t rows, cols;
         p.symmetric = (int)(it & 1);
-        p.elem = p.symmetric ? sym_elems[next_u64() % 2] : asym_elems[next_u64() % 4];
-        p.group = groups[next_u64() % 3];
+        p.elem = p.symmetric ? sym_elems[qf_test_splitmix(&rng_state) % 2]
+                             : asym_elems[qf_test_splitmix(&rng_state) % 4];
+        p.group = groups[qf_test_splitmix(&rng_state) % 3];
         p.axis = (int)((it >> 1) & 1);
         p.scale_format = (it >> 2) & 1 ? QF_BFLOAT16 : QF_FLOAT16;
-        p.include_zero = next_u64() % 6 != 0;
-        p.round = rounds[next_u64() % 8];
-        p.seed = next_u64();
-        if (next_u64() % 8 == 0)
+        p.include_zero = qf_test_splitmix(&rng_state) % 6 != 0;
+        p.round = rounds[qf_test_splitmix(&rng_state) % 8];
+        p.seed = qf_test_splitmix(&rng_state);
+        if (qf_test_splitmix(&rng_state) % 8 == 0)
             p.scale_min = 1e-5; /* AWQ's clamp, not an fp16 value: rounded up */
         /* up to ~3 groups along the axis, with a tail */
         if (p.axis == 1) {
-            rows = 1 + next_u64() % 3;
-            cols = 1 + next_u64() % (3 * p.group);
+            rows = 1 + qf_test_splitmix(&rng_state) % 3;
+            cols = 1 + qf_test_splitmix(&rng_state) % (3 * p.group);
         } else {
-            rows = 1 + next_u64() % (3 * p.group);
-            cols = 1 + next_u64() % 3;
+            rows = 1 + qf_test_splitmix(&rng_state) % (3 * p.group);
+            cols = 1 + qf_test_splitmix(&rng_state) % 3;
         }
         if (rows * cols > MAXN)
             rows = MAXN / cols;
@@ -405,12 +399,6 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("precision/group");
-    TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_sweep);
-    tcase_add_test(tc, test_known);
-    tcase_add_test(tc, test_invalid);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("precision/group", "core", 600, NULL, NULL,
+                        QF_TESTS(test_sweep, test_known, test_invalid));
 }

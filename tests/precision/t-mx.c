@@ -38,18 +38,6 @@ static const double ref_max[] = {448.0, 57344.0, 7.5, 28.0, 6.0, 1.984375};
 static long n_failed, n_blocks, n_elems;
 
 static uint64_t rng_state;
-static uint64_t next_u64(void)
-{
-    /* splitmix64, apart from the library's generator */
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static double unif(void)
-{
-    return (double)(next_u64() >> 11) * 0x1p-53;
-}
 
 static int clampi(int k, int lo, int hi)
 {
@@ -246,9 +234,10 @@ enum { D_NORMAL, D_WIDE, D_SUBNORMAL, D_EXTREME, D_DOUBLE, D_EDGE, D_EDGE32, D_K
  * -2..2 binary64 or float32 ulps. */
 static double edge_value(int ei, int f32)
 {
-    int k = (int)(next_u64() % 41) - 20, j, steps = (int)(next_u64() % 5) - 2;
+    int k = (int)(qf_test_splitmix(&rng_state) % 41) - 20, j,
+        steps = (int)(qf_test_splitmix(&rng_state) % 5) - 2;
     double v;
-    switch (next_u64() % 4) {
+    switch (qf_test_splitmix(&rng_state) % 4) {
     case 0: v = ldexp(ref_max[ei], k); break;
     case 1: v = ldexp(ref_max[ei], k) * (1.0 + 0x1p-24); break;
     case 2: v = ldexp(2.0 - ldexp(1.0, -(ref_mbits[ei] + 1)), k); break;
@@ -272,36 +261,45 @@ static double edge_value(int ei, int f32)
 static void fill(int kind, int ei, double *x, size_t n)
 {
     size_t i;
-    int big = (int)(next_u64() % 40) - 20;
+    int big = (int)(qf_test_splitmix(&rng_state) % 40) - 20;
     if (kind == D_EDGE || kind == D_EDGE32) {
         /* every element at a boundary: each block's amax is one */
         for (i = 0; i < n; i++)
-            x[i] = ((next_u64() & 1) ? -1.0 : 1.0) * edge_value(ei, kind == D_EDGE32);
+            x[i] = ((qf_test_splitmix(&rng_state) & 1) ? -1.0 : 1.0) * edge_value(ei, kind == D_EDGE32);
         return;
     }
     for (i = 0; i < n; i++) {
-        double s = (next_u64() & 1) ? -1.0 : 1.0, v;
+        double s = (qf_test_splitmix(&rng_state) & 1) ? -1.0 : 1.0, v;
         switch (kind) {
-        case D_NORMAL: v = (unif() + unif() + unif() - 1.5) * ldexp(1.0, big / 4); break;
-        case D_WIDE: v = s * ldexp(1.0 + unif(), (int)(next_u64() % 81) - 40); break;
+        case D_NORMAL:
+            v = (qf_test_unif01(&rng_state) + qf_test_unif01(&rng_state) + qf_test_unif01(&rng_state) - 1.5) *
+                ldexp(1.0, big / 4);
+            break;
+        case D_WIDE:
+            v = s * ldexp(1.0 + qf_test_unif01(&rng_state), (int)(qf_test_splitmix(&rng_state) % 81) - 40);
+            break;
         case D_SUBNORMAL:
             /* one large element, the rest 2^-8 .. 2^-24 of it: they fall in
              * (and below) every element format's subnormal range */
-            v = s * ldexp(1.0 + unif(), big - (i % 7 == 0 ? 0 : 8 + (int)(next_u64() % 17)));
+            v = s * ldexp(1.0 + qf_test_unif01(&rng_state),
+                          big - (i % 7 == 0 ? 0 : 8 + (int)(qf_test_splitmix(&rng_state) % 17)));
             break;
         case D_EXTREME:
-            v = s * ldexp(1.0 + unif(),
-                          (next_u64() & 1) ? -149 + (int)(next_u64() % 30) : 100 + (int)(next_u64() % 28));
+            v = s *
+                ldexp(1.0 + qf_test_unif01(&rng_state), (qf_test_splitmix(&rng_state) & 1)
+                                                            ? -149 + (int)(qf_test_splitmix(&rng_state) % 30)
+                                                            : 100 + (int)(qf_test_splitmix(&rng_state) % 28));
             break;
         default:
-            v = s * ldexp(1.0 + unif(), (int)(next_u64() % 41) - 20);
-            if (next_u64() % 16 == 0)
-                v = s * ldexp(1.0 + unif(), 128 + (int)(next_u64() % 80)); /* beyond E8M0 */
+            v = s * ldexp(1.0 + qf_test_unif01(&rng_state), (int)(qf_test_splitmix(&rng_state) % 41) - 20);
+            if (qf_test_splitmix(&rng_state) % 16 == 0)
+                v = s * ldexp(1.0 + qf_test_unif01(&rng_state),
+                              128 + (int)(qf_test_splitmix(&rng_state) % 80)); /* beyond E8M0 */
             break;
         }
         if (kind != D_DOUBLE)
             v = (double)(float)v; /* float32 data, as a kernel sees it */
-        if (next_u64() % 23 == 0)
+        if (qf_test_splitmix(&rng_state) % 23 == 0)
             v = 0.0;
         x[i] = v;
     }
@@ -321,14 +319,15 @@ static void sweep(int ei, qf_block_mx_rule rule, long iters)
     long it;
     for (it = 0; it < iters; it++) {
         qf_block_mx_params p = qf_block_mx_params_default();
-        size_t rows = 1 + next_u64() % 3, cols = 1 + next_u64() % 100, B, nb, r0, c0, i;
+        size_t rows = 1 + qf_test_splitmix(&rng_state) % 3, cols = 1 + qf_test_splitmix(&rng_state) % 100, B,
+               nb, r0, c0, i;
         int kind = (int)(it % D_KINDS);
         p.elem = elems[ei];
         p.rule = rule;
-        p.block = B = blocks[next_u64() % 6];
-        p.axis = (int)(next_u64() & 1);
-        p.round = rounds[next_u64() % 8];
-        p.seed = next_u64();
+        p.block = B = blocks[qf_test_splitmix(&rng_state) % 6];
+        p.axis = (int)(qf_test_splitmix(&rng_state) & 1);
+        p.round = rounds[qf_test_splitmix(&rng_state) % 8];
+        p.seed = qf_test_splitmix(&rng_state);
         fill(kind, ei, x, rows * cols);
         ck_assert_int_eq(qf_block_mx_quantize(&p, x, rows, cols, codes, scodes, sc), QF_OK);
         ck_assert_int_eq(qf_block_mx_dequantize(&p, codes, scodes, rows, cols, deq), QF_OK);
@@ -655,17 +654,8 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("precision/mx");
-    TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 600);
-    tcase_add_loop_test(tc, test_sweep, 0, N_ELEMS * QF_BLOCK_MX_RULE_COUNT);
-    tcase_add_test(tc, test_nan_inf_zero);
-    tcase_add_test(tc, test_power_of_two);
-    tcase_add_test(tc, test_rules_differ);
-    tcase_add_test(tc, test_clamp_at_max);
-    tcase_add_test(tc, test_tail_and_layout);
-    tcase_add_test(tc, test_known_values);
-    tcase_add_test(tc, test_invalid);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main_loops(
+        "precision/mx", "core", 600, NULL, NULL, N_ELEMS * QF_BLOCK_MX_RULE_COUNT, QF_TESTS(test_sweep),
+        QF_TESTS(test_nan_inf_zero, test_power_of_two, test_rules_differ, test_clamp_at_max,
+                 test_tail_and_layout, test_known_values, test_invalid));
 }

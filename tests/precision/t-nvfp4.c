@@ -28,18 +28,6 @@
 static long n_failed, n_blocks, n_elems, n_undecided;
 static uint64_t rng_state;
 
-static uint64_t next_u64(void)
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static double unif(void)
-{
-    return (double)(next_u64() >> 11) * 0x1p-53;
-}
-
 static const qf_format *E4M3, *E2M1, *F32;
 
 static void report(const char *what, const qf_block_nvfp4_params *p, size_t rows, size_t cols, size_t idx,
@@ -147,20 +135,29 @@ static int ref_dequant_ok(uint8_t code, double s, double ts, double d)
 static void fill(int kind, double *x, size_t rows, size_t cols)
 {
     size_t i, n = rows * cols;
-    int base = (int)(next_u64() % 60) - 30;
+    int base = (int)(qf_test_splitmix(&rng_state) % 60) - 30;
     for (i = 0; i < n; i++) {
-        double sg = (next_u64() & 1) ? -1.0 : 1.0, v;
+        double sg = (qf_test_splitmix(&rng_state) & 1) ? -1.0 : 1.0, v;
         switch (kind) {
-        case 0: v = (unif() + unif() + unif() - 1.5) * ldexp(1.0, base / 3); break;
-        case 1: /* each row (and so each block) at its own magnitude */
-            v = sg * ldexp(0.5 + unif(), base + (int)((i / cols) * 7 % 40) - 20 + (int)(next_u64() % 3));
+        case 0:
+            v = (qf_test_unif01(&rng_state) + qf_test_unif01(&rng_state) + qf_test_unif01(&rng_state) - 1.5) *
+                ldexp(1.0, base / 3);
             break;
-        case 2: v = sg * ldexp(1.0 + unif(), base - (i % 5 == 0 ? 0 : 3 + (int)(next_u64() % 12))); break;
-        default: v = sg * ldexp(1.0 + unif(), (int)(next_u64() % 81) - 40); break;
+        case 1: /* each row (and so each block) at its own magnitude */
+            v = sg * ldexp(0.5 + qf_test_unif01(&rng_state),
+                           base + (int)((i / cols) * 7 % 40) - 20 + (int)(qf_test_splitmix(&rng_state) % 3));
+            break;
+        case 2:
+            v = sg * ldexp(1.0 + qf_test_unif01(&rng_state),
+                           base - (i % 5 == 0 ? 0 : 3 + (int)(qf_test_splitmix(&rng_state) % 12)));
+            break;
+        default:
+            v = sg * ldexp(1.0 + qf_test_unif01(&rng_state), (int)(qf_test_splitmix(&rng_state) % 81) - 40);
+            break;
         }
         if (kind != 3)
             v = (double)(float)v;
-        if (next_u64() % 29 == 0)
+        if (qf_test_splitmix(&rng_state) % 29 == 0)
             v = 0;
         x[i] = v;
     }
@@ -179,19 +176,21 @@ START_TEST(test_sweep)
     n_failed = n_blocks = n_elems = n_undecided = 0;
     for (it = 0; it < iters; it++) {
         qf_block_nvfp4_params p = qf_block_nvfp4_params_default();
-        size_t rows = 1 + next_u64() % 5, cols = 1 + next_u64() % 110, B, nb, r0, c0, i;
+        size_t rows = 1 + qf_test_splitmix(&rng_state) % 5, cols = 1 + qf_test_splitmix(&rng_state) % 110, B,
+               nb, r0, c0, i;
         uint32_t tsc, want_tsc;
         double ts, tamax = 0;
-        p.block = B = blocks[next_u64() % 5];
-        p.axis = (int)(next_u64() & 1);
+        p.block = B = blocks[qf_test_splitmix(&rng_state) % 5];
+        p.axis = (int)(qf_test_splitmix(&rng_state) & 1);
         p.tensor_scale = (int)(it % 3 != 0);
-        if (p.tensor_scale && next_u64() % 4 == 0)
-            p.tensor_amax = ldexp(1.0 + unif(), (int)(next_u64() % 20) - 10);
-        p.scale_round = srounds[next_u64() % 3];
-        p.round = rounds[next_u64() % 7];
-        if (next_u64() % 5 == 0)
+        if (p.tensor_scale && qf_test_splitmix(&rng_state) % 4 == 0)
+            p.tensor_amax =
+                ldexp(1.0 + qf_test_unif01(&rng_state), (int)(qf_test_splitmix(&rng_state) % 20) - 10);
+        p.scale_round = srounds[qf_test_splitmix(&rng_state) % 3];
+        p.round = rounds[qf_test_splitmix(&rng_state) % 7];
+        if (qf_test_splitmix(&rng_state) % 5 == 0)
             p.scale_min = 0x1p-9; /* the smallest E4M3 subnormal */
-        p.seed = next_u64();
+        p.seed = qf_test_splitmix(&rng_state);
         fill((int)(it % 4), x, rows, cols);
         ck_assert_int_eq(qf_block_nvfp4_quantize(&p, x, rows, cols, codes, sc, sv, &tsc, &ts), QF_OK);
         ck_assert_int_eq(qf_block_nvfp4_dequantize(&p, codes, sc, tsc, rows, cols, deq), QF_OK);
@@ -369,16 +368,9 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("precision/nvfp4");
-    TCase *tc = tcase_create("core");
     E4M3 = qf_format_get(QF_FLOAT8_E4M3FN);
     E2M1 = qf_format_get(QF_FLOAT4_E2M1FN);
     F32 = qf_format_get(QF_FLOAT32);
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_sweep);
-    tcase_add_test(tc, test_specials);
-    tcase_add_test(tc, test_known);
-    tcase_add_test(tc, test_invalid);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("precision/nvfp4", "core", 600, NULL, NULL,
+                        QF_TESTS(test_sweep, test_specials, test_known, test_invalid));
 }

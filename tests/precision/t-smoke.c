@@ -18,9 +18,5 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("precision/smoke");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_known_codes);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("precision/smoke", "core", 0, NULL, NULL, QF_TESTS(test_known_codes));
 }

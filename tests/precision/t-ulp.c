@@ -111,8 +111,7 @@ static void check_err(const qf_format *f, double approx, double exact)
 
 static void finish(const char *what)
 {
-    fprintf(stderr, "%s: %ld checks, %ld failures\n", what, n_checked, n_failed);
-    ck_assert_msg(n_failed == 0, "%s: %ld of %ld checks failed", what, n_failed, n_checked);
+    qf_test_tally(what, n_checked, n_failed);
 }
 
 /* Every power of two of binary64, its neighbours, both signs, zeros,
@@ -205,12 +204,6 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("precision/ulp");
-    TCase *tc = tcase_create("ulp");
-    tcase_set_timeout(tc, 1800);
-    tcase_add_loop_test(tc, test_ulp_powers, 0, QF_FORMAT_COUNT);
-    tcase_add_loop_test(tc, test_ulp_random, 0, QF_FORMAT_COUNT);
-    tcase_add_loop_test(tc, test_ulp_error, 0, QF_FORMAT_COUNT);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main_loops("precision/ulp", "ulp", 1800, NULL, NULL, QF_FORMAT_COUNT,
+                              QF_TESTS(test_ulp_powers, test_ulp_random, test_ulp_error), NULL);
 }

@@ -86,13 +86,9 @@ START_TEST(test_files_gpu_json)
 {
     qf_provenance p, q;
     char path[64], err[256] = "";
-    FILE *f;
     json_t *j = NULL;
     snprintf(path, sizeof path, "/tmp/qf-t-prov-%d.yaml", (int)getpid());
-    f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs("abc", f);
-    fclose(f);
+    qf_test_write_file(path, "abc", 3, NULL);
     ck_assert_int_eq(qf_provenance_collect(&p, NULL), QF_OK);
     ck_assert_int_eq(qf_provenance_add_file(&p, path), QF_OK);
     ck_assert_int_eq(qf_provenance_add_file(&p, path), QF_OK); /* once only */
@@ -137,11 +133,6 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("report/provenance");
-    TCase *tc = tcase_create("provenance");
-    tcase_add_test(tc, test_collect);
-    tcase_add_test(tc, test_git);
-    tcase_add_test(tc, test_files_gpu_json);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("report/provenance", "provenance", 0, NULL, NULL,
+                        QF_TESTS(test_collect, test_git, test_files_gpu_json));
 }

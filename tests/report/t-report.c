@@ -21,23 +21,6 @@ static qf_result res[NRES];
 static qf_provenance prov;
 static char dir[128];
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 static void dim(qf_result *r, const char *name, uint64_t v)
 {
     snprintf(r->dims[r->ndims].name, sizeof r->dims[0].name, "%s", name);
@@ -168,16 +151,12 @@ static void build(void)
 static void setup(void)
 {
     char suite[256];
-    FILE *f;
     snprintf(dir, sizeof dir, "/tmp/qf-t-report-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(dir));
     build();
     ck_assert_int_eq(qf_provenance_collect(&prov, NULL), QF_OK);
+    qf_test_write_text(dir, "suite.yaml", "abc");
     snprintf(suite, sizeof suite, "%s/suite.yaml", dir);
-    f = fopen(suite, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs("abc", f);
-    fclose(f);
     ck_assert_int_eq(qf_provenance_add_file(&prov, suite), QF_OK);
     qf_provenance_set_gpu(&prov, "NVIDIA H100 <80GB>", "sm_90", "CUDA 12.4", "550.54");
 }
@@ -435,21 +414,14 @@ START_TEST(test_read_back)
     snprintf(path, sizeof path, "%s/nonexistent.json", dir);
     ck_assert_int_eq(qf_report_read(path, &back, &n, NULL, err, sizeof err), QF_EIO);
     ck_assert_msg(strstr(err, "nonexistent.json"), "%s", err);
-    {
-        FILE *f;
-        snprintf(path, sizeof path, "%s/journal.jsonl", dir);
-        f = fopen(path, "w");
-        ck_assert_ptr_nonnull(f);
-        fputs("{\"schema_version\": 99, \"cases\": []}\n", f);
-        fclose(f);
-        ck_assert_int_eq(qf_report_read(path, &back, &n, NULL, err, sizeof err), QF_EUNSUPPORTED);
-        ck_assert_msg(strstr(err, "99"), "%s", err);
-        f = fopen(path, "w");
-        fputs("{\"schema_version\": 1, \"cases\": [{\"case_id\": \"x\", \"verdict\": \"NOPE\"}]}\n", f);
-        fclose(f);
-        ck_assert_int_eq(qf_report_read(path, &back, &n, NULL, err, sizeof err), QF_EPARSE);
-        ck_assert_msg(strstr(err, "cases[0]") && strstr(err, "verdict"), "%s", err);
-    }
+    snprintf(path, sizeof path, "%s/journal.jsonl", dir);
+    qf_test_write_text(dir, "journal.jsonl", "{\"schema_version\": 99, \"cases\": []}\n");
+    ck_assert_int_eq(qf_report_read(path, &back, &n, NULL, err, sizeof err), QF_EUNSUPPORTED);
+    ck_assert_msg(strstr(err, "99"), "%s", err);
+    qf_test_write_text(dir, "journal.jsonl",
+                       "{\"schema_version\": 1, \"cases\": [{\"case_id\": \"x\", \"verdict\": \"NOPE\"}]}\n");
+    ck_assert_int_eq(qf_report_read(path, &back, &n, NULL, err, sizeof err), QF_EPARSE);
+    ck_assert_msg(strstr(err, "cases[0]") && strstr(err, "verdict"), "%s", err);
 }
 END_TEST
 
@@ -574,7 +546,7 @@ START_TEST(test_junit)
     char *x;
     write_all(NULL);
     snprintf(path, sizeof path, "%s/junit.xml", dir);
-    x = slurp(path);
+    x = qf_test_slurp(path, NULL);
     xml_check(x);
     ck_assert_uint_eq(count_str(x, "<testsuite "), 3);
     ck_assert_uint_eq(count_str(x, "<testcase "), NRES);
@@ -595,7 +567,7 @@ START_TEST(test_junit)
     {
         qf_report_options o = {1, NULL};
         write_all(&o);
-        x = slurp(path);
+        x = qf_test_slurp(path, NULL);
         xml_check(x);
         ck_assert_uint_eq(count_str(x, "<failure "), 5);
         free(x);
@@ -610,7 +582,7 @@ START_TEST(test_markdown)
     qf_report_options o = {0, "pre-merge"};
     write_all(&o);
     snprintf(path, sizeof path, "%s/report.md", dir);
-    m = slurp(path);
+    m = qf_test_slurp(path, NULL);
     ck_assert_msg(strstr(m, "# pre-merge\n"), "%s", m);
     ck_assert_msg(
         strstr(m, "| gemm.cpu.naive.f32 | reference | f32.f32.f32.f32 | 4 | 0 | 0 | 0 | 0 | 0 | 4 | 0 | 0 | "
@@ -656,16 +628,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("report/report");
-    TCase *tc = tcase_create("report");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, test_json_schema);
-    tcase_add_test(tc, test_read_back);
-    tcase_add_test(tc, test_read_journal);
-    tcase_add_test(tc, test_summary);
-    tcase_add_test(tc, test_junit);
-    tcase_add_test(tc, test_markdown);
-    tcase_add_test(tc, test_errors);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("report/report", "report", 0, setup, teardown,
+                        QF_TESTS(test_json_schema, test_read_back, test_read_journal, test_summary,
+                                 test_junit, test_markdown, test_errors));
 }

@@ -105,12 +105,6 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("report/sha256");
-    TCase *tc = tcase_create("sha256");
-    tcase_add_test(tc, test_vectors);
-    tcase_add_test(tc, test_million_a);
-    tcase_add_test(tc, test_split);
-    tcase_add_test(tc, test_file);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("report/sha256", "sha256", 0, NULL, NULL,
+                        QF_TESTS(test_vectors, test_million_a, test_split, test_file));
 }

@@ -27,7 +27,8 @@ START_TEST(test_torn)
     int k;
     snprintf(dir, sizeof dir, "/tmp/qf-t-torn-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(args, sizeof args, "'%s/tests/enable/evidence.yaml' --kernel gemm.cpu.bf16_f32acc -q -o %s/s", src, dir);
+    snprintf(args, sizeof args, "'%s/tests/enable/evidence.yaml' --kernel gemm.cpu.bf16_f32acc -q -o %s/s",
+             src, dir);
     c = qf_cli_run(bin, "run", args);
     ck_assert_msg(c.rc == 0, "run: rc %d: %s", c.rc, c.err);
     qf_cli_result_free(&c);
@@ -79,14 +80,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("report/torn-journal");
-    TCase *tc = tcase_create("torn");
-    if (!getenv("QF_QUALIFY_BIN") || !*getenv("QF_QUALIFY_BIN") || !getenv("QF_SOURCE_DIR")) {
-        fprintf(stderr, "QF_QUALIFY_BIN or QF_SOURCE_DIR is not set: skipped\n");
-        return QF_TEST_SKIP;
-    }
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_torn);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    qf_test_require_env("QF_QUALIFY_BIN");
+    qf_test_require_env("QF_SOURCE_DIR");
+    return qf_test_main("report/torn-journal", "torn", 300, NULL, NULL, QF_TESTS(test_torn));
 }

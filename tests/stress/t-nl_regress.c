@@ -30,8 +30,8 @@ START_TEST(regress)
     qf_result *r = NULL;
     size_t n = 0, j, bad = 0, online = 0, rope = 0, norm = 0, act = 0;
     int st;
-    snprintf(cmd, sizeof cmd, "'%s' run '%s/tests/stress/nl-regress.yaml' -o '%s/out' -q 2>'%s/stderr.txt'", bin,
-             src, dir, dir);
+    snprintf(cmd, sizeof cmd, "'%s' run '%s/tests/stress/nl-regress.yaml' -o '%s/out' -q 2>'%s/stderr.txt'",
+             bin, src, dir, dir);
     st = system(cmd);
     snprintf(path, sizeof path, "%s/out/journal.jsonl", dir);
     ck_assert_msg(qf_journal_read(path, &r, &n, NULL, NULL, err, sizeof err) == QF_OK, "%s", err);
@@ -62,17 +62,9 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("stress/nl_regress");
-    TCase *tc = tcase_create("regress");
-    bin = getenv("QF_QUALIFY_BIN");
-    src = getenv("QF_SOURCE_DIR");
-    if (!bin || !*bin || !src || !*src) {
-        fprintf(stderr, "QF_QUALIFY_BIN or QF_SOURCE_DIR is not set: skipped\n");
-        return QF_TEST_SKIP;
-    }
+    bin = qf_test_require_env("QF_QUALIFY_BIN");
+    src = qf_test_require_env("QF_SOURCE_DIR");
     snprintf(dir, sizeof dir, "/tmp/qf-t-nl_regress-%d", (int)getpid());
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, regress);
-    suite_add_tcase(s, tc);
-    return qf_test_run_in_dir(s, dir);
+    return qf_test_run_in_dir(
+        qf_test_suite("stress/nl_regress", "regress", 300, NULL, NULL, 0, NULL, QF_TESTS(regress)), dir);
 }

@@ -212,20 +212,9 @@ START_TEST(test_names_combine)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-    Suite *s = suite_create("verdict/verdict");
-    TCase *t = tcase_create("verdict");
-    tcase_add_test(t, test_run_states);
-    tcase_add_test(t, test_failed);
-    tcase_add_test(t, test_mistrusted);
-    tcase_add_test(t, test_marginal);
-    tcase_add_test(t, test_names_combine);
-    suite_add_tcase(s, t);
-    return s;
-}
-
 int main(void)
 {
-    return qf_test_run(suite());
+    return qf_test_main(
+        "verdict/verdict", "verdict", 0, NULL, NULL,
+        QF_TESTS(test_run_states, test_failed, test_mistrusted, test_marginal, test_names_combine));
 }

@@ -93,7 +93,8 @@ START_TEST(test_weights_file)
     char buf[4096];
     size_t n;
     snprintf(file, sizeof file, "%s/w.safetensors", dir);
-    snprintf(args, sizeof args, "--exact --json --seq 8 --dim 32 --ffn 64 --vocab 32 --save-weights %s", file);
+    snprintf(args, sizeof args, "--exact --json --seq 8 --dim 32 --ffn 64 --vocab 32 --save-weights %s",
+             file);
     a = run_json(args);
     snprintf(args, sizeof args, "--exact --json --seq 8 --weights %s", file);
     b = run_json(args);
@@ -146,18 +147,8 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("workload/cli");
-    TCase *tc = tcase_create("cli");
-    if (!getenv("QF_QUALIFY_BIN") || !*getenv("QF_QUALIFY_BIN")) {
-        fprintf(stderr, "QF_QUALIFY_BIN is not set: skipped\n");
-        return QF_TEST_SKIP;
-    }
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_exact_and_kernels);
-    tcase_add_test(tc, test_text_and_limits);
-    tcase_add_test(tc, test_weights_file);
-    tcase_add_test(tc, test_usage);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    qf_test_require_env("QF_QUALIFY_BIN");
+    return qf_test_main(
+        "workload/cli", "cli", 300, setup, teardown,
+        QF_TESTS(test_exact_and_kernels, test_text_and_limits, test_weights_file, test_usage));
 }

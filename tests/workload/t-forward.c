@@ -201,15 +201,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("workload/forward");
-    TCase *tc = tcase_create("forward");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_exact_self);
-    tcase_add_test(tc, test_f32_kernels);
-    tcase_add_test(tc, test_fp8_promotion);
-    tcase_add_test(tc, test_save_load);
-    tcase_add_test(tc, test_bad_config);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main(
+        "workload/forward", "forward", 300, setup, teardown,
+        QF_TESTS(test_exact_self, test_f32_kernels, test_fp8_promotion, test_save_load, test_bad_config));
 }

@@ -26,7 +26,8 @@ START_TEST(test_layer_gap)
     snprintf(dir, sizeof dir, "/tmp/qf-t-gap-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(full, sizeof full, "%s/full.safetensors", dir);
-    snprintf(args, sizeof args, "--exact --seq 4 --layers 4 --dim 32 --ffn 64 --vocab 32 --save-weights %s", full);
+    snprintf(args, sizeof args, "--exact --seq 4 --layers 4 --dim 32 --ffn 64 --vocab 32 --save-weights %s",
+             full);
     r = qf_cli_run(bin, "workload", args);
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
     qf_cli_result_free(&r);
@@ -78,14 +79,6 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("workload/layer-gap");
-    TCase *tc = tcase_create("cli");
-    if (!getenv("QF_QUALIFY_BIN") || !*getenv("QF_QUALIFY_BIN")) {
-        fprintf(stderr, "QF_QUALIFY_BIN is not set: skipped\n");
-        return QF_TEST_SKIP;
-    }
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_layer_gap);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    qf_test_require_env("QF_QUALIFY_BIN");
+    return qf_test_main("workload/layer-gap", "cli", 300, NULL, NULL, QF_TESTS(test_layer_gap));
 }

@@ -17,7 +17,8 @@
 
 START_TEST(test_refusing_plugin_falls_back)
 {
-    const char *bin = getenv("QF_QUALIFY_BIN"), *src = getenv("QF_SOURCE_DIR"), *bdir = getenv("QF_BINARY_DIR");
+    const char *bin = getenv("QF_QUALIFY_BIN"), *src = getenv("QF_SOURCE_DIR"),
+               *bdir = getenv("QF_BINARY_DIR");
     char dir[128], cmd[4096], args[1024];
     qf_cli_result r;
     snprintf(dir, sizeof dir, "/tmp/qf-t-wlplug-XXXXXX");
@@ -40,7 +41,8 @@ START_TEST(test_refusing_plugin_falls_back)
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
     qf_cli_result_free(&r);
     if (getenv("QF_EXAMPLE_PLUGIN")) {
-        snprintf(args, sizeof args, "--seq 4 --plugin %s --gemm gemm.user.acc4.f32", getenv("QF_EXAMPLE_PLUGIN"));
+        snprintf(args, sizeof args, "--seq 4 --plugin %s --gemm gemm.user.acc4.f32",
+                 getenv("QF_EXAMPLE_PLUGIN"));
         r = qf_cli_run(bin, "workload", args);
         ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
         ck_assert_msg(strstr(r.out, "gemm       gemm.user.acc4.f32 (f32); local error"), "%s", r.out);
@@ -52,15 +54,12 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("workload/plugin-fallback");
-    TCase *tc = tcase_create("cli");
-    if (!getenv("QF_QUALIFY_BIN") || !*getenv("QF_QUALIFY_BIN") || !getenv("QF_SOURCE_DIR") ||
-        system("cc --version >/dev/null 2>&1")) {
-        fprintf(stderr, "QF_QUALIFY_BIN, QF_SOURCE_DIR or cc missing: skipped\n");
+    qf_test_require_env("QF_QUALIFY_BIN");
+    qf_test_require_env("QF_SOURCE_DIR");
+    if (system("cc --version >/dev/null 2>&1")) {
+        fprintf(stderr, "cc missing: skipped\n");
         return QF_TEST_SKIP;
     }
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_refusing_plugin_falls_back);
-    suite_add_tcase(s, tc);
-    return qf_test_run(s);
+    return qf_test_main("workload/plugin-fallback", "cli", 300, NULL, NULL,
+                        QF_TESTS(test_refusing_plugin_falls_back));
 }

@@ -1,0 +1,22 @@
+/* _json.h: internal Jansson helpers shared by the journal, the reports and
+ * the audit (not installed).  Doubles that are NaN or infinite travel as
+ * the strings "NaN", "Infinity" and "-Infinity", which JSON has no
+ * numbers for. */
+#ifndef QF__JSON_H
+#define QF__JSON_H
+
+#include <jansson.h>
+
+/* x as a JSON real, or as its string when NaN or infinite; NULL when out
+ * of memory. */
+json_t *_qf_json_real(double x);
+
+/* A JSON real, integer or one of the three strings into *out: 0, or -1
+ * for anything else. */
+int _qf_json_get_real(const json_t *v, double *out);
+
+/* Set o[key] to v, taking v's reference; -1 when v is NULL (an allocation
+ * failed further in) or the set fails. */
+int _qf_json_set_new(json_t *o, const char *key, json_t *v);
+
+#endif

@@ -98,6 +98,9 @@ typedef enum qf_workload_op {
     QF_WL_OP_COUNT
 } qf_workload_op;
 const char *qf_workload_op_name(qf_workload_op op);
+/* The kernel ABI op a stage runs on (QF_OP_COUNT when out of range): a
+ * kernel chosen for the stage must be of this op. */
+qf_op qf_workload_op_kernel_op(qf_workload_op op);
 
 /* What computes each op.  exact = 1: the exact path (every op its binary64
  * correctly rounded reference; kernels ignored).  Otherwise activations are

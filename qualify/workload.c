@@ -277,11 +277,19 @@ qf_status qf_workload_weights_save(const char *path, const qf_workload_config *c
 
 /* ---- The forward pass ---------------------------------------------------- */
 
-static const char *const op_names[QF_WL_OP_COUNT] = {"gemm", "rmsnorm", "attention", "activation", "rope"};
+/* The kernel ABI op each stage of the forward pass runs on; a stage is
+ * named by its op (qf_op_name: the op table's spelling). */
+static const qf_op stage_ops[QF_WL_OP_COUNT] = {QF_OP_GEMM, QF_OP_RMSNORM, QF_OP_ATTENTION, QF_OP_ACTIVATION,
+                                                QF_OP_ROPE};
+
+qf_op qf_workload_op_kernel_op(qf_workload_op op)
+{
+    return (unsigned)op < QF_WL_OP_COUNT ? stage_ops[op] : QF_OP_COUNT;
+}
 
 const char *qf_workload_op_name(qf_workload_op op)
 {
-    return (unsigned)op < QF_WL_OP_COUNT ? op_names[op] : NULL;
+    return (unsigned)op < QF_WL_OP_COUNT ? qf_op_name(stage_ops[op]) : NULL;
 }
 
 typedef struct run_ctx {

@@ -196,20 +196,19 @@ int qf_cli_workload(int argc, char **argv)
         names[QF_WL_OP_GEMM] = gemm_name;
     }
     for (op = 0; op < QF_WL_OP_COUNT; op++) {
-        static const qf_op ops[QF_WL_OP_COUNT] = {QF_OP_GEMM, QF_OP_RMSNORM, QF_OP_ATTENTION, QF_OP_ACTIVATION,
-                                                  QF_OP_ROPE};
+        qf_op kop = qf_workload_op_kernel_op((qf_workload_op)op);
         const qf_kernel *k;
         if (!strcmp(names[op], "fallback"))
             continue;
         k = qf_registry_find(reg, names[op]);
         if (!k) {
             rc = qf_cli_usage_error("workload", "--%s: no kernel '%s' (qualify list kernels --op %s)",
-                                    qf_workload_op_name((qf_workload_op)op), names[op], qf_op_name(ops[op]));
+                                    qf_workload_op_name((qf_workload_op)op), names[op], qf_op_name(kop));
             goto out;
         }
-        if (k->op != ops[op] || strcmp(k->backend, "cpu")) {
+        if (k->op != kop || strcmp(k->backend, "cpu")) {
             rc = qf_cli_usage_error("workload", "--%s: kernel '%s' is not a CPU %s kernel",
-                                    qf_workload_op_name((qf_workload_op)op), names[op], qf_op_name(ops[op]));
+                                    qf_workload_op_name((qf_workload_op)op), names[op], qf_op_name(kop));
             goto out;
         }
         plan.kernel[op] = k;

@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "qf_format.h"
+#include "qf_kernel.h"
 #include "qf_status.h"
 
 #ifdef __cplusplus
@@ -82,6 +83,14 @@ size_t qf_suite_op_roles(qf_suite_op op, const char *const **names);
  * trans_b, alpha, beta, group_size), or NULL past the last: the order in
  * which enablement keys spell parameters (docs/enable.md). */
 const char *qf_suite_op_param(qf_suite_op op, size_t i);
+/* The kernel ABI op the op's kernels register under (log_softmax runs on
+ * softmax kernels, glu on activation kernels); QF_OP_COUNT when out of
+ * range. */
+qf_op qf_suite_op_kernel_op(qf_suite_op op);
+/* The kind of bound the op derives from a kernel's claim ("gemm",
+ * "softmax", "norm" ...; results.json bound.kind), or NULL when it derives
+ * none (then only a claimed max_ulp makes a conformance check). */
+const char *qf_suite_op_bound(qf_suite_op op);
 
 /* ---- One loaded suite ----------------------------------------------------- */
 

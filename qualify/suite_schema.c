@@ -143,6 +143,18 @@ const char *qf_suite_op_param(qf_suite_op op, size_t i)
     return ps->key;
 }
 
+qf_op qf_suite_op_kernel_op(qf_suite_op op)
+{
+    const _qf_opclass *k = _qf_opclass_get(op);
+    return k ? k->abi : QF_OP_COUNT;
+}
+
+const char *qf_suite_op_bound(qf_suite_op op)
+{
+    const _qf_opclass *k = _qf_opclass_get(op);
+    return k ? k->bound : NULL;
+}
+
 const char *_qf_suite_op_kernels(qf_suite_op op)
 {
     return qf_op_name(_qf_opclass_get(op)->abi);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "qf_suite.h"
 #include "qf_format.h"
 #include "qf_kernel.h"
 
@@ -196,6 +197,55 @@ static void join(char *buf, size_t size, qf_op op, int what)
     }
 }
 
+/* The ops suites name (the op table, qualify/ops/) that run on ABI op
+ * `op`: name, dimensions, parameters and the bound each derives. */
+static json_t *suite_ops_json(qf_op op)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < qf_suite_op_count(); i++) {
+        qf_suite_op so = (qf_suite_op)i;
+        const char *const *dn;
+        const char *b = qf_suite_op_bound(so);
+        json_t *o, *dims, *params;
+        size_t d, n;
+        if (qf_suite_op_kernel_op(so) != op)
+            continue;
+        o = json_object();
+        dims = json_array();
+        params = json_array();
+        n = qf_suite_op_dims(so, &dn);
+        for (d = 0; d < n; d++)
+            json_array_append_new(dims, json_string(dn[d]));
+        for (d = 0; qf_suite_op_param(so, d); d++)
+            json_array_append_new(params, json_string(qf_suite_op_param(so, d)));
+        json_object_set_new(o, "name", json_string(qf_suite_op_name(so)));
+        json_object_set_new(o, "dimensions", dims);
+        json_object_set_new(o, "parameters", params);
+        json_object_set_new(o, "bound", b ? json_string(b) : json_null());
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+static void print_suite_ops(void)
+{
+    printf("\n%-12s %-11s %-42s %-46s %s\n", "suite op", "kernels", "dimensions", "parameters", "bound");
+    for (int i = 0; i < qf_suite_op_count(); i++) {
+        qf_suite_op so = (qf_suite_op)i;
+        const char *const *dn;
+        const char *b = qf_suite_op_bound(so);
+        char dims[160] = "", params[256] = "";
+        size_t d, n = qf_suite_op_dims(so, &dn), len = 0;
+        for (d = 0; d < n && len < sizeof dims; d++)
+            len += (size_t)snprintf(dims + len, sizeof dims - len, "%s%s", d ? "," : "", dn[d]);
+        for (d = 0, len = 0; qf_suite_op_param(so, d) && len < sizeof params; d++)
+            len += (size_t)snprintf(params + len, sizeof params - len, "%s%s", d ? "," : "",
+                                    qf_suite_op_param(so, d));
+        printf("%-12s %-11s %-50s %-48s %s\n", qf_suite_op_name(so), qf_op_name(qf_suite_op_kernel_op(so)), dims,
+               params[0] ? params : "-", b ? b : "none (a claimed max_ulp only)");
+    }
+}
+
 static int list_ops(int json)
 {
     int i;
@@ -214,6 +264,7 @@ static int list_ops(int json)
             json_object_set_new(o, "inputs", names_json(op, 0));
             json_object_set_new(o, "outputs", names_json(op, 1));
             json_object_set_new(o, "dimensions", dims);
+            json_object_set_new(o, "suite_ops", suite_ops_json(op));
             json_array_append_new(arr, o);
         } else {
             char in[128], out[128], dims[160];
@@ -223,6 +274,8 @@ static int list_ops(int json)
             printf("%-11s %-20s %-16s %s\n", qf_op_name(op), in, out, dims);
         }
     }
+    if (!json)
+        print_suite_ops();
     return json ? dump_json(arr) : QF_EXIT_OK;
 }
 

@@ -130,11 +130,20 @@ START_TEST(test_ops_formats)
         ck_assert_str_eq(json_string_value(json_object_get(o, "name")), qf_op_name((qf_op)i));
         ck_assert(json_is_array(json_object_get(o, "inputs")));
         ck_assert(json_is_array(json_object_get(o, "dimensions")));
+        /* The suite ops that run on it, from the op table. */
+        ck_assert(json_is_array(json_object_get(o, "suite_ops")));
+        if ((qf_op)i == QF_OP_SOFTMAX) {
+            json_t *so = json_object_get(o, "suite_ops");
+            ck_assert_uint_eq(json_array_size(so), 2);
+            ck_assert_str_eq(json_string_value(json_object_get(json_array_get(so, 1), "name")), "log_softmax");
+            ck_assert(json_is_null(json_object_get(json_array_get(so, 1), "bound")));
+        }
     }
     json_decref(arr);
     r = run("ops");
     ck_assert_int_eq(r.rc, 0);
     ck_assert_msg(strstr(r.out, "moe_router") && strstr(r.out, "attention"), "%s", r.out);
+    ck_assert_msg(strstr(r.out, "log_softmax  softmax") && strstr(r.out, "trans_a,trans_b,alpha,beta"), "%s", r.out);
     done(&r);
     json_decref(qf_cli_json_array(bin, "list", "formats --json", QF_FORMAT_COUNT));
     r = run("formats");

@@ -13,6 +13,7 @@
 #include "_status.h"
 #include "qf_audit.h"
 #include "qf_dot.h"
+#include "qf_recipe.h"
 
 static const char *const kind_names[QF_AUDIT_KIND_COUNT] = {"cast", "fp8", "mx", "nvfp4", "int"};
 
@@ -36,8 +37,45 @@ static const struct {
 };
 
 #define HEADS_HELP                                                                                           \
-    "a format name (cast: bf16, f16, e4m3, ...), an FP8 format with :tensor or :channel (FP8 "               \
+    "a format name (cast: bf16, f16, e4m3, ...), an FP8 format with :per_tensor or :per_channel (FP8 "       \
     "scaling), mxfp8, mxfp8_e5m2, mxfp6, mxfp6_e3m2, mxfp4, mxint8, nvfp4, int4, int8"
+
+/* The recipe of each kind that has one (qf_recipe.h); FP8's follows its
+ * granularity. */
+static qf_scale_recipe kind_recipe(qf_audit_kind k)
+{
+    switch (k) {
+    case QF_AUDIT_MX: return QF_SCALE_RECIPE_MX;
+    case QF_AUDIT_NVFP4: return QF_SCALE_RECIPE_NVFP4;
+    case QF_AUDIT_INT: return QF_SCALE_RECIPE_GROUP;
+    default: return QF_SCALE_RECIPE_NONE;
+    }
+}
+
+qf_scale_recipe qf_audit_recipe(const qf_audit_scheme *s)
+{
+    if (s->kind != QF_AUDIT_FP8)
+        return kind_recipe(s->kind);
+    return s->fp8.granularity == QF_BLOCK_FP8_TENSOR ? QF_SCALE_RECIPE_PER_TENSOR
+                                                     : QF_SCALE_RECIPE_PER_CHANNEL;
+}
+
+/* A recipe word where the scheme takes none, or another one: name what the
+ * scheme's head fixes instead of calling the word unknown. */
+static qf_status wrong_recipe(const qf_audit_scheme *s, const char *spec, const char *tok, qf_scale_recipe r,
+                              char *err, size_t size)
+{
+    const char *pt = qf_scale_recipe_name(QF_SCALE_RECIPE_PER_TENSOR),
+               *pc = qf_scale_recipe_name(QF_SCALE_RECIPE_PER_CHANNEL);
+    if (s->kind == QF_AUDIT_CAST || s->kind == QF_AUDIT_FP8)
+        return fail(err, size,
+                    "scheme '%s': recipe '%s' (%s) does not apply here: an 8-bit float format takes %s or %s",
+                    spec, tok, qf_scale_recipe_name(r), pt, pc);
+    return fail(err, size,
+                "scheme '%s': recipe '%s' does not apply here: the head fixes the recipe %s (%s and %s "
+                "take an 8-bit float format)",
+                spec, tok, qf_scale_recipe_name(kind_recipe(s->kind)), pt, pc);
+}
 
 /* "g128" / "b32": a positive count after a one-letter prefix. */
 static int parse_count(const char *tok, char prefix, size_t *out)
@@ -53,10 +91,16 @@ static int parse_count(const char *tok, char prefix, size_t *out)
     return 1;
 }
 
-static qf_status parse_option(qf_audit_scheme *s, const char *spec, const char *tok, char *err, size_t size)
+/* One option of a scheme; *canon is its spelling in the label (a recipe
+ * alias becomes the recipe's name, docs/audit.md "Recipe words"). */
+static qf_status parse_option(qf_audit_scheme *s, const char *spec, const char *tok, const char **canon,
+                              char *err, size_t size)
 {
     const char *v = strchr(tok, '=');
     size_t count;
+    qf_scale_recipe rec;
+    int is_recipe = qf_scale_recipe_lookup_alias(tok, &rec) == QF_OK;
+    *canon = tok;
     switch (s->kind) {
     case QF_AUDIT_CAST:
     case QF_AUDIT_FP8:
@@ -65,9 +109,11 @@ static qf_status parse_option(qf_audit_scheme *s, const char *spec, const char *
             return QF_OK;
         }
         if (qf_format_get(s->cast)->bits == 8 && qf_format_get(s->cast)->kind == QF_KIND_FLOAT) {
-            if (!strcmp(tok, "tensor") || !strcmp(tok, "channel") || !strcmp(tok, "row")) {
+            if (is_recipe && (rec == QF_SCALE_RECIPE_PER_TENSOR || rec == QF_SCALE_RECIPE_PER_CHANNEL)) {
                 s->kind = QF_AUDIT_FP8;
-                s->fp8.granularity = tok[0] == 't' ? QF_BLOCK_FP8_TENSOR : QF_BLOCK_FP8_ROW;
+                s->fp8.granularity =
+                    rec == QF_SCALE_RECIPE_PER_TENSOR ? QF_BLOCK_FP8_TENSOR : QF_BLOCK_FP8_ROW;
+                *canon = qf_scale_recipe_name(rec);
                 return QF_OK;
             }
             if (!strcmp(tok, "mse") || !strcmp(tok, "amax")) {
@@ -90,11 +136,16 @@ static qf_status parse_option(qf_audit_scheme *s, const char *spec, const char *
                 s->fp8.margin = (int)m;
                 return QF_OK;
             }
+            if (is_recipe)
+                return wrong_recipe(s, spec, tok, rec, err, size);
             return fail(err, size,
-                        "scheme '%s': unknown option '%s' for an FP8 format (valid: tensor, channel, amax, "
-                        "mse, pow2, margin=N, sat, nosat)",
-                        spec, tok);
+                        "scheme '%s': unknown option '%s' for an FP8 format (valid: %s, %s, amax, mse, pow2, "
+                        "margin=N, sat, nosat; older spellings tensor, channel, row)",
+                        spec, tok, qf_scale_recipe_name(QF_SCALE_RECIPE_PER_TENSOR),
+                        qf_scale_recipe_name(QF_SCALE_RECIPE_PER_CHANNEL));
         }
+        if (is_recipe)
+            return wrong_recipe(s, spec, tok, rec, err, size);
         return fail(err, size, "scheme '%s': unknown option '%s' for a cast (valid: sat, nosat)", spec, tok);
     case QF_AUDIT_MX:
         if (v && !strncmp(tok, "rule=", 5)) {
@@ -108,9 +159,10 @@ static qf_status parse_option(qf_audit_scheme *s, const char *spec, const char *
             s->mx.block = count;
             return QF_OK;
         }
-        return fail(err, size,
-                    "scheme '%s': unknown option '%s' for MX (valid: rule=floor|ceil|even|rceil, bN)", spec,
-                    tok);
+        if (is_recipe)
+            return wrong_recipe(s, spec, tok, rec, err, size);
+        return fail(err, size, "scheme '%s': unknown option '%s' for MX (valid: rule=floor|ceil|even|rceil, bN)",
+                    spec, tok);
     case QF_AUDIT_NVFP4:
         if (v && !strncmp(tok, "scale=", 6)) {
             if (!strcmp(v + 1, "rne"))
@@ -130,9 +182,10 @@ static qf_status parse_option(qf_audit_scheme *s, const char *spec, const char *
             s->nvfp4.block = count;
             return QF_OK;
         }
-        return fail(err, size,
-                    "scheme '%s': unknown option '%s' for NVFP4 (valid: scale=rne|up, notensor, bN)", spec,
-                    tok);
+        if (is_recipe)
+            return wrong_recipe(s, spec, tok, rec, err, size);
+        return fail(err, size, "scheme '%s': unknown option '%s' for NVFP4 (valid: scale=rne|up, notensor, bN)",
+                    spec, tok);
     case QF_AUDIT_INT:
         if (parse_count(tok, 'g', &count)) {
             s->group.group = count;
@@ -149,10 +202,12 @@ static qf_status parse_option(qf_audit_scheme *s, const char *spec, const char *
             s->group.scale_format = f->id;
             return QF_OK;
         }
-        return fail(err, size,
-                    "scheme '%s': unknown option '%s' for int (valid: gN, sym, asym, scale=f16|bf16)", spec,
-                    tok);
-    default: return fail(err, size, "scheme '%s': internal error", spec);
+        if (is_recipe)
+            return wrong_recipe(s, spec, tok, rec, err, size);
+        return fail(err, size, "scheme '%s': unknown option '%s' for int (valid: gN, sym, asym, scale=f16|bf16)",
+                    spec, tok);
+    default:
+        return fail(err, size, "scheme '%s': internal error", spec);
     }
 }
 
@@ -169,7 +224,6 @@ qf_status qf_audit_scheme_parse(const char *spec, qf_audit_scheme *out, char *er
     if (strlen(spec) >= sizeof buf || strlen(spec) >= sizeof s.label)
         return fail(err, err_size, "scheme '%.40s...' is too long", spec);
     memset(&s, 0, sizeof s);
-    snprintf(s.label, sizeof s.label, "%s", spec);
     s.fp8 = qf_block_fp8_params_default();
     s.mx = qf_block_mx_params_default();
     s.nvfp4 = qf_block_nvfp4_params_default();
@@ -179,6 +233,9 @@ qf_status qf_audit_scheme_parse(const char *spec, qf_audit_scheme *out, char *er
     tok = strtok_r(buf, ":", &save);
     if (!tok)
         return fail(err, err_size, "scheme '%s': no format (expected " HEADS_HELP ")", spec);
+    /* The label is the head as written and each option in its canonical
+     * spelling, so e4m3:channel and e4m3:per_channel are one row. */
+    snprintf(s.label, sizeof s.label, "%s", tok);
     s.kind = QF_AUDIT_KIND_COUNT;
     for (i = 0; i < sizeof mx_names / sizeof mx_names[0]; i++)
         if (!strcasecmp(tok, mx_names[i].name)) {
@@ -199,9 +256,14 @@ qf_status qf_audit_scheme_parse(const char *spec, qf_audit_scheme *out, char *er
         s.cast = f->id;
         s.fp8.elem = f->id;
     }
-    while ((tok = strtok_r(NULL, ":", &save)) != NULL)
-        if ((st = parse_option(&s, spec, tok, err, err_size)) != QF_OK)
+    while ((tok = strtok_r(NULL, ":", &save)) != NULL) {
+        const char *canon;
+        size_t len = strlen(s.label);
+        if ((st = parse_option(&s, spec, tok, &canon, err, err_size)) != QF_OK)
             return st;
+        if ((size_t)snprintf(s.label + len, sizeof s.label - len, ":%s", canon) >= sizeof s.label - len)
+            return fail(err, err_size, "scheme '%.40s...' is too long", spec);
+    }
     if (s.kind == QF_AUDIT_INT && !s.group.symmetric)
         s.group.include_zero = 1;
     *out = s;

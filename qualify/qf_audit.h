@@ -22,6 +22,7 @@
 
 #include "qf_block.h"
 #include "qf_format.h"
+#include "qf_recipe.h"
 #include "qf_status.h"
 
 #ifdef __cplusplus
@@ -43,7 +44,7 @@ typedef enum qf_audit_kind {
 const char *qf_audit_kind_name(qf_audit_kind k);
 
 typedef struct qf_audit_scheme {
-    char label[64]; /* canonical spelling, e.g. "e4m3:channel:mse" */
+    char label[64]; /* the head as given, options canonical: "e4m3:per_channel:mse" */
     qf_audit_kind kind;
     qf_format_id cast; /* CAST: the target format */
     int saturate;      /* CAST: overflow gives +-max (1) or the format's Inf/NaN (0) */
@@ -54,9 +55,14 @@ typedef struct qf_audit_scheme {
     qf_block_group_params group;
 } qf_audit_scheme;
 
-/* Parse one scheme ("e4m3:tensor", "mxfp4:rule=rceil", "int4:g64:asym");
- * QF_EPARSE with a message naming the bad token and the valid choices. */
+/* Parse one scheme ("e4m3:per_tensor", "mxfp4:rule=rceil", "int4:g64:asym");
+ * QF_EPARSE with a message naming the bad token and the valid choices.
+ * Recipe words are the spellings of qf_recipe.h; the older tensor, channel
+ * and row are accepted and labelled per_tensor, per_channel. */
 qf_status qf_audit_scheme_parse(const char *spec, qf_audit_scheme *out, char *err, size_t err_size);
+/* The scheme's scaling recipe: none (cast), per_tensor or per_channel
+ * (FP8), mx, nvfp4, group (int4, int8). */
+qf_scale_recipe qf_audit_recipe(const qf_audit_scheme *s);
 /* Parse a comma-separated list into a malloc'ed array (free()). */
 qf_status qf_audit_scheme_parse_list(const char *list, qf_audit_scheme **out, size_t *n, char *err,
                                      size_t err_size);

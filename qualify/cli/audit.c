@@ -28,7 +28,7 @@ static const char *help_text =
     "an error histogram; a ranking of the schemes per tensor and a summary.\n"
     "\n"
     "  --formats LIST  comma-separated schemes (docs/audit.md), e.g.\n"
-    "                  bf16,e4m3:tensor,e4m3:channel:mse,mxfp4:rule=floor,nvfp4,int4:g128:asym\n"
+    "                  bf16,e4m3:per_tensor,e4m3:per_channel:mse,mxfp4:rule=floor,nvfp4,int4:g128:asym\n"
     "  --tensors GLOB  only tensors whose name matches (a .npy file's name is\n"
     "                  its file name without .npy); default all\n"
     "  -o DIR          write DIR/audit.json and DIR/audit.md (DIR is created)\n"
@@ -124,6 +124,7 @@ static int audit_tensor(audit_ctx *ctx, const char *file, const char *name, cons
         }
         json_object_set_new(jm, "scheme", json_string(s->label));
         json_object_set_new(jm, "kind", json_string(qf_audit_kind_name(s->kind)));
+        json_object_set_new(jm, "recipe", json_string(qf_scale_recipe_name(qf_audit_recipe(s))));
         json_array_append_new(results, jm);
         ctx->sum_x2[i] += m.sum_x2;
         ctx->sum_e2[i] += m.sum_e2;
@@ -408,7 +409,8 @@ int qf_cli_audit(int argc, char **argv)
     if (optind >= argc)
         return qf_cli_usage_error("audit", "no input file (.npy or .safetensors); see qualify audit --help");
     if (!formats)
-        return qf_cli_usage_error("audit", "--formats is required, e.g. --formats bf16,e4m3:tensor,mxfp4,int4:g128");
+        return qf_cli_usage_error(
+            "audit", "--formats is required, e.g. --formats bf16,e4m3:per_tensor,mxfp4,int4:g128");
     if (qf_audit_scheme_parse_list(formats, &schemes, &nschemes, err, sizeof err) != QF_OK)
         return qf_cli_usage_error("audit", "--formats: %s", err);
     for (a = optind; a < argc; a++)
@@ -453,6 +455,7 @@ int qf_cli_audit(int argc, char **argv)
             json_array_append_new(jschemes, json_string(schemes[i].label));
             json_object_set_new(s, "scheme", json_string(schemes[i].label));
             json_object_set_new(s, "kind", json_string(qf_audit_kind_name(schemes[i].kind)));
+            json_object_set_new(s, "recipe", json_string(qf_scale_recipe_name(qf_audit_recipe(&schemes[i]))));
             json_object_set_new(s, "tensors", json_integer((json_int_t)found));
             json_object_set_new(s, "sqnr_db", jnum(total));
             json_object_set_new(s, "min_sqnr_db", jnum(ctx.min_sqnr[i]));

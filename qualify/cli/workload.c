@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "qf_audit.h"
 #include "qf_kernel.h"
+#include "qf_recipe.h"
 #include "qf_safetensors.h"
 #include "qf_version.h"
 #include "qf_workload.h"
@@ -83,6 +84,7 @@ int qf_cli_workload(int argc, char **argv)
     const char *names[QF_WL_OP_COUNT] = {"gemm.cpu.naive.f32", "rmsnorm.cpu.f32", "attention.cpu.naive.f32",
                                          "activation.cpu.f32", "rope.cpu.f32"};
     const char *weights = NULL, *save = NULL, *outfile = NULL, *tokens_arg = NULL, *scale = "per_tensor";
+    qf_scale_recipe recipe = QF_SCALE_RECIPE_PER_TENSOR;
     char **plugins = calloc((size_t)argc + 1, sizeof *plugins), err[1024] = "", gemm_name[128] = "";
     const char *gemm_tuple = NULL;
     size_t nplugins = 0, i, *sz;
@@ -165,9 +167,12 @@ int qf_cli_workload(int argc, char **argv)
         free(plugins);
         return qf_cli_usage_error("workload", "unexpected argument '%s'", argv[optind]);
     }
-    if (strcmp(scale, "per_tensor") && strcmp(scale, "per_channel")) {
+    if (qf_scale_recipe_lookup(scale, &recipe) != QF_OK ||
+        (recipe != QF_SCALE_RECIPE_PER_TENSOR && recipe != QF_SCALE_RECIPE_PER_CHANNEL)) {
         free(plugins);
-        return qf_cli_usage_error("workload", "--scale '%s' (valid: per_tensor, per_channel)", scale);
+        return qf_cli_usage_error("workload", "--scale '%s' (valid: %s, %s)", scale,
+                                  qf_scale_recipe_name(QF_SCALE_RECIPE_PER_TENSOR),
+                                  qf_scale_recipe_name(QF_SCALE_RECIPE_PER_CHANNEL));
     }
     /* The kernels. */
     if (qf_registry_create(&reg) != QF_OK || qf_registry_add_builtins(reg) != QF_OK) {
@@ -186,7 +191,7 @@ int qf_cli_workload(int argc, char **argv)
     memset(&ref_plan, 0, sizeof ref_plan);
     ref_plan.exact = 1;
     plan.exact = exact;
-    plan.fp8_granularity = strcmp(scale, "per_tensor") ? QF_BLOCK_FP8_ROW : QF_BLOCK_FP8_TENSOR;
+    plan.fp8_granularity = recipe == QF_SCALE_RECIPE_PER_TENSOR ? QF_BLOCK_FP8_TENSOR : QF_BLOCK_FP8_ROW;
     {
         const char *colon = strchr(names[QF_WL_OP_GEMM], ':');
         snprintf(gemm_name, sizeof gemm_name, "%.*s",

@@ -47,14 +47,14 @@ size_t _qf_rr_gemm_mark_overflow(double rel, double f, double acc_max, size_t n,
 
 /* Underflow inside a scale epilogue, which the GEMM coefficient (one
  * relative rounding per epilogue step) does not see (docs/bounds.md
- * "Underflow in the scale epilogue"): recipe is a _qf_rs_recipe, a and b
+ * "Underflow in the scale epilogue"): recipe is a qf_scale_recipe, a and b
  * the operands handed to the kernel.  nvfp4: alpha = fl(g_a g_b) below
  * float32's normal range errs by up to 2^-150 absolutely, which the
  * accumulator (up to (1 + rel) A / (g_a g_b)) magnifies: rel_abs grows by
  * 2^-150 / (g_a g_b) (1 + rel)(1 + u)(1 + u_o).  per_channel: fl(s_b acc)
  * may underflow by 2^-150, then times s_a: abs_min grows by
  * max(s_a) 2^-150 (1 + u)(1 + u_o).  Other recipes: unchanged. */
-void _qf_rr_scaled_underflow(_qf_rs_recipe recipe, const qf_tensor *a, const qf_tensor *b,
+void _qf_rr_scaled_underflow(qf_scale_recipe recipe, const qf_tensor *a, const qf_tensor *b,
                              qf_bound_coef *coef);
 
 #endif

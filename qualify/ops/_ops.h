@@ -62,7 +62,7 @@ typedef struct _qf_case {
     char fail1[256];         /* the reference found the second output wrong (moe indices) */
     int out1_is_scale;       /* quantize: the second buffer is out[0].scale.data */
     uint32_t global_code[2]; /* quantize nvfp4: out[0].scale.global_code of each run */
-    _qf_rs_recipe recipe;    /* gemm operand scaling (_gemm_scaled.h); QF_RS_NONE: unscaled */
+    qf_scale_recipe recipe;  /* gemm operand scaling (_gemm_scaled.h); QF_SCALE_RECIPE_NONE: unscaled */
     size_t group;            /* recipe group: the group size along K */
     void *inscale[2];        /* scale codes of a and b beyond per_tensor */
     uint32_t in_scale[2];    /* the float32 scale codes of a and b (value = decode(code) * scale) */

@@ -16,6 +16,17 @@
 #include "qf_dot.h"
 #include "qf_runner.h"
 
+/* The case's recipe: no `scale:` is none; the suite admits only the
+ * spellings of qf_scale_recipe_names, so COUNT (not driven) is a safeguard
+ * for a case built without the parser. */
+static qf_scale_recipe recipe_of(const qf_suite_case *c)
+{
+    qf_scale_recipe r = QF_SCALE_RECIPE_NONE;
+    if (c->dtype->scale && qf_scale_recipe_lookup(c->dtype->scale, &r) != QF_OK)
+        r = QF_SCALE_RECIPE_COUNT;
+    return r;
+}
+
 static int build(_qf_case *p, qf_result *r)
 {
     const qf_suite_case *c = p->c;
@@ -29,10 +40,10 @@ static int build(_qf_case *p, qf_result *r)
     g->trans_b = _qf_param_real(c, "trans_b", 0) != 0;
     g->alpha = _qf_param_real(c, "alpha", 1);
     g->beta = _qf_param_real(c, "beta", 0);
-    p->recipe = _qf_rs_recipe_of(c->dtype->scale);
+    p->recipe = recipe_of(c);
     p->group = (size_t)_qf_param_real(c, "group_size", 128);
-    if (p->recipe != QF_RS_NONE) {
-        if (p->recipe == QF_RS_UNKNOWN) {
+    if (p->recipe != QF_SCALE_RECIPE_NONE) {
+        if (!_qf_rs_driven(p->recipe)) {
             _qf_say(r, QF_VERDICT_UNSUPPORTED,
                     "unsupported: the runner drives scaled GEMM with per_tensor, per_channel, mx, nvfp4 and "
                     "group scales, not %s",
@@ -53,8 +64,7 @@ static int build(_qf_case *p, qf_result *r)
  * input formats. */
 static int tuple_matches(const qf_suite_case *c, const qf_dtype_tuple *t)
 {
-    if (!_qf_rs_tuple_matches(_qf_rs_recipe_of(c->dtype->scale), (size_t)_qf_param_real(c, "group_size", 128),
-                              t))
+    if (!_qf_rs_tuple_matches(recipe_of(c), (size_t)_qf_param_real(c, "group_size", 128), t))
         return 0;
     return _qf_fmt_eq(_qf_role(c, "a"), t->in[0]) && _qf_fmt_eq(_qf_role(c, "b"), t->in[1]);
 }
@@ -149,13 +159,14 @@ static int inputs(_qf_case *p, qf_result *r, const qf_dist *d)
     } else {
         sa[0] = ar, sa[1] = ac, sb[0] = br, sb[1] = bc, sc[0] = m, sc[1] = n;
     }
-    if (p->recipe == QF_RS_PER_TENSOR) {
+    if (p->recipe == QF_SCALE_RECIPE_PER_TENSOR) {
         if (gen_scaled(p, r, 0, d, nd, sa, (size_t)(bt * ar), (size_t)ac) ||
             gen_scaled(p, r, 1, d, nd, sb, (size_t)(bt * br), (size_t)bc))
             return -1;
-    } else if (p->recipe != QF_RS_NONE) {
-        if ((p->recipe == QF_RS_GROUP ? _qf_gen_input(p, r, 0, d, nd, sa, (size_t)(bt * ar), (size_t)ac)
-                                      : gen_recipe(p, r, 0, d, nd, sa, (size_t)ar, (size_t)ac)) ||
+    } else if (p->recipe != QF_SCALE_RECIPE_NONE) {
+        if ((p->recipe == QF_SCALE_RECIPE_GROUP
+                 ? _qf_gen_input(p, r, 0, d, nd, sa, (size_t)(bt * ar), (size_t)ac)
+                 : gen_recipe(p, r, 0, d, nd, sa, (size_t)ar, (size_t)ac)) ||
             gen_recipe(p, r, 1, d, nd, sb, (size_t)br, (size_t)bc))
             return -1;
     } else if (_qf_gen_input(p, r, 0, d, nd, sa, (size_t)(bt * ar), (size_t)ac) ||
@@ -271,8 +282,8 @@ static int reference_gemm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_res
     d.stride_b = (ptrdiff_t)(g->k * g->n);
     d.stride_c = d.stride_d = (ptrdiff_t)(g->m * g->n);
     /* Scaled operands are decode(code) * scale, binary64 values. */
-    d.fa = (p->recipe != QF_RS_NONE) ? NULL : qf_format_get(p->t->in[0]);
-    d.fb = (p->recipe != QF_RS_NONE) ? NULL : qf_format_get(p->t->in[1]);
+    d.fa = (p->recipe != QF_SCALE_RECIPE_NONE) ? NULL : qf_format_get(p->t->in[0]);
+    d.fb = (p->recipe != QF_SCALE_RECIPE_NONE) ? NULL : qf_format_get(p->t->in[1]);
     d.ldd = g->n;
     d.threads = 1;
     if (sample_batched(g, target, tile, p->seed, &ck->idx, &ck->n) || _qf_checked_alloc(ck, ck->n) ||
@@ -330,7 +341,7 @@ static int reference_gemm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_res
         _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot derive the bound from the claim: %s", qf_status_str(s));
         return -1;
     }
-    if (p->recipe != QF_RS_NONE) /* underflow inside the scale epilogue (gemm_range.c) */
+    if (p->recipe != QF_SCALE_RECIPE_NONE) /* underflow inside the scale epilogue (gemm_range.c) */
         _qf_rr_scaled_underflow(p->recipe, &p->in[0], &p->in[1], &coef);
     if (p->t->arith.flush_subnormals) {
         /* Flushed accumulator results: each of the at most K + chain + 2
@@ -342,7 +353,7 @@ static int reference_gemm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_res
             ((double)g->k + coef.chain + 2) * af->min_normal * (1 + coef.rel_abs) * QF_BOUND_SAFETY;
     }
     qf_bound_apply(&coef, ck->n, ck->absb, ck->exact, ck->bound);
-    if (p->t->arith.flush_subnormals && p->recipe == QF_RS_NONE && !g->groups)
+    if (p->t->arith.flush_subnormals && p->recipe == QF_SCALE_RECIPE_NONE && !g->groups)
         flush_lost(p, ck, &coef);
     snprintf(r->bound.kind, sizeof r->bound.kind, "gemm");
     r->bound.rel_abs = coef.rel_abs;
@@ -371,8 +382,6 @@ static double acc_max(const _qf_case *p)
 }
 
 /* clang-format off */
-static const char *const scales[] = {"none",      "per_tensor", "per_channel", "per_token",
-                                     "per_block", "mx",         "nvfp4",       "group",     NULL};
 static const pspec params[] = {
     {"trans_a",    PT_BOOL, 0, 0, 0, 0,        NULL, 0, 0, NULL},
     {"trans_b",    PT_BOOL, 0, 0, 0, 0,        NULL, 0, 0, NULL},
@@ -383,7 +392,7 @@ static const pspec params[] = {
 /* a, b and out may be integer formats (int8 GEMM, int32 out). */
 static const op_schema schema = {
     "gemm", 4, {"M", "N", "K", "batch"}, {{1, 0, -1}, {1, 0, -1}, {1, 0, -1}, {0, 1, -1}}, "M, N, K",
-    4, {"a", "b", "acc", "out"}, {ROLE_IN, ROLE_IN, ROLE_ACC, ROLE_OUT}, 11u, scales, params, NULL};
+    4, {"a", "b", "acc", "out"}, {ROLE_IN, ROLE_IN, ROLE_ACC, ROLE_OUT}, 11u, qf_scale_recipe_names, params, NULL};
 /* clang-format on */
 
 /* A grouped GEMM's M is the sum of its groups' rows. */

@@ -135,18 +135,18 @@ static double max_scale(const qf_tensor_scale *s)
     return m;
 }
 
-void _qf_rr_scaled_underflow(_qf_rs_recipe recipe, const qf_tensor *a, const qf_tensor *b,
+void _qf_rr_scaled_underflow(qf_scale_recipe recipe, const qf_tensor *a, const qf_tensor *b,
                              qf_bound_coef *coef)
 {
     const qf_format *f32 = qf_format_get(QF_FLOAT32);
     double half_sub = 0.5 * f32->min_subnormal, u = 0x1p-24, uo = coef->rel_out;
-    if (recipe == QF_RS_NVFP4 && a->scale.has_global && b->scale.has_global) {
+    if (recipe == QF_SCALE_RECIPE_NVFP4 && a->scale.has_global && b->scale.has_global) {
         /* Binary64 product of two float32 values: exact (48 bits). */
         double g = qf_format_decode(f32, a->scale.global_code) * qf_format_decode(f32, b->scale.global_code);
         if (g < f32->min_normal)
             coef->rel_abs += (g > 0 ? half_sub / g : INFINITY) * (1 + coef->rel_abs) * (1 + u) * (1 + u) *
                              (1 + uo) * QF_BOUND_SAFETY;
-    } else if (recipe == QF_RS_PER_CHANNEL) {
+    } else if (recipe == QF_SCALE_RECIPE_PER_CHANNEL) {
         coef->abs_min += max_scale(&a->scale) * half_sub * (1 + u) * (1 + uo) * QF_BOUND_SAFETY;
     }
 }

@@ -31,31 +31,27 @@
 #include "_gemm_scaled.h"
 #include "qf_block.h"
 
-_qf_rs_recipe _qf_rs_recipe_of(const char *scale)
-{
-    if (!scale || !strcmp(scale, "none"))
-        return QF_RS_NONE;
-    if (!strcmp(scale, "per_tensor"))
-        return QF_RS_PER_TENSOR;
-    if (!strcmp(scale, "per_channel"))
-        return QF_RS_PER_CHANNEL;
-    if (!strcmp(scale, "mx"))
-        return QF_RS_MX;
-    if (!strcmp(scale, "nvfp4"))
-        return QF_RS_NVFP4;
-    if (!strcmp(scale, "group"))
-        return QF_RS_GROUP;
-    return QF_RS_UNKNOWN;
-}
-
-int _qf_rs_epilogue(_qf_rs_recipe r)
+int _qf_rs_driven(qf_scale_recipe r)
 {
     switch (r) {
-    case QF_RS_PER_TENSOR:
-    case QF_RS_MX:
-    case QF_RS_GROUP: return 1;
-    case QF_RS_PER_CHANNEL:
-    case QF_RS_NVFP4: return 2;
+    case QF_SCALE_RECIPE_NONE:
+    case QF_SCALE_RECIPE_PER_TENSOR:
+    case QF_SCALE_RECIPE_PER_CHANNEL:
+    case QF_SCALE_RECIPE_MX:
+    case QF_SCALE_RECIPE_NVFP4:
+    case QF_SCALE_RECIPE_GROUP: return 1;
+    default: return 0;
+    }
+}
+
+int _qf_rs_epilogue(qf_scale_recipe r)
+{
+    switch (r) {
+    case QF_SCALE_RECIPE_PER_TENSOR:
+    case QF_SCALE_RECIPE_MX:
+    case QF_SCALE_RECIPE_GROUP: return 1;
+    case QF_SCALE_RECIPE_PER_CHANNEL:
+    case QF_SCALE_RECIPE_NVFP4: return 2;
     default: return 0;
     }
 }
@@ -66,15 +62,18 @@ static int block_ok(const qf_dtype_tuple *t, int slot, qf_format_id sf, size_t b
            (t->in_scale_block[slot] == 0 || t->in_scale_block[slot] == block);
 }
 
-int _qf_rs_tuple_matches(_qf_rs_recipe r, size_t group, const qf_dtype_tuple *t)
+int _qf_rs_tuple_matches(qf_scale_recipe r, size_t group, const qf_dtype_tuple *t)
 {
     switch (r) {
-    case QF_RS_NONE: return t->in_scale[0] == QF_SCALE_NONE && t->in_scale[1] == QF_SCALE_NONE;
-    case QF_RS_PER_TENSOR: return t->in_scale[0] == QF_SCALE_TENSOR && t->in_scale[1] == QF_SCALE_TENSOR;
-    case QF_RS_PER_CHANNEL: return t->in_scale[0] == QF_SCALE_ROW && t->in_scale[1] == QF_SCALE_COL;
-    case QF_RS_MX: return block_ok(t, 0, QF_FLOAT8_E8M0FNU, 32) && block_ok(t, 1, QF_FLOAT8_E8M0FNU, 32);
-    case QF_RS_NVFP4: return block_ok(t, 0, QF_FLOAT8_E4M3FN, 16) && block_ok(t, 1, QF_FLOAT8_E4M3FN, 16);
-    case QF_RS_GROUP:
+    case QF_SCALE_RECIPE_NONE: return t->in_scale[0] == QF_SCALE_NONE && t->in_scale[1] == QF_SCALE_NONE;
+    case QF_SCALE_RECIPE_PER_TENSOR:
+        return t->in_scale[0] == QF_SCALE_TENSOR && t->in_scale[1] == QF_SCALE_TENSOR;
+    case QF_SCALE_RECIPE_PER_CHANNEL: return t->in_scale[0] == QF_SCALE_ROW && t->in_scale[1] == QF_SCALE_COL;
+    case QF_SCALE_RECIPE_MX:
+        return block_ok(t, 0, QF_FLOAT8_E8M0FNU, 32) && block_ok(t, 1, QF_FLOAT8_E8M0FNU, 32);
+    case QF_SCALE_RECIPE_NVFP4:
+        return block_ok(t, 0, QF_FLOAT8_E4M3FN, 16) && block_ok(t, 1, QF_FLOAT8_E4M3FN, 16);
+    case QF_SCALE_RECIPE_GROUP:
         return t->in_scale[0] == QF_SCALE_NONE && t->in_scale[1] == QF_SCALE_BLOCK &&
                (t->in_scale_format[1] == QF_BFLOAT16 || t->in_scale_format[1] == QF_FLOAT16) &&
                t->in_scale_block[1] == group;
@@ -149,7 +148,7 @@ static int values_exact(const qf_tensor_scale *sc, const qf_format *f, const uin
     return 1;
 }
 
-int _qf_rs_gen(_qf_rs_recipe r, size_t group, qf_format_id elem, int slot, int trans, const qf_dist *d,
+int _qf_rs_gen(qf_scale_recipe r, size_t group, qf_format_id elem, int slot, int trans, const qf_dist *d,
                uint64_t seed, int ndim, const int64_t *shape, size_t batch, size_t rows, size_t cols,
                qf_tensor *t, _qf_rs_operand *o, int *mistrusted, char *why, size_t why_size)
 {
@@ -172,7 +171,7 @@ int _qf_rs_gen(_qf_rs_recipe r, size_t group, qf_format_id elem, int slot, int t
     if (!f)
         return fail(mistrusted, 0, why, why_size, "unsupported: input %s has no valid format", sname);
     switch (r) {
-    case QF_RS_PER_CHANNEL:
+    case QF_SCALE_RECIPE_PER_CHANNEL:
         if (f->kind != QF_KIND_FLOAT || f->bits != 8)
             return fail(mistrusted, 0, why, why_size, "unsupported: per_channel scaling needs FP8 %s", sname);
         fp.elem = elem;
@@ -183,7 +182,7 @@ int _qf_rs_gen(_qf_rs_recipe r, size_t group, qf_format_id elem, int slot, int t
         sc.format = QF_FLOAT32;
         sb = 4;
         break;
-    case QF_RS_MX:
+    case QF_SCALE_RECIPE_MX:
         if (qf_block_mx_emax(elem) == -1000 || elem == QF_INT8)
             return fail(mistrusted, 0, why, why_size, "unsupported: mx: %s is not an MX element format",
                         f->name);
@@ -194,7 +193,7 @@ int _qf_rs_gen(_qf_rs_recipe r, size_t group, qf_format_id elem, int slot, int t
         sc.format = QF_FLOAT8_E8M0FNU;
         sc.block = mp.block;
         break;
-    case QF_RS_NVFP4:
+    case QF_SCALE_RECIPE_NVFP4:
         if (elem != QF_FLOAT4_E2M1FN)
             return fail(mistrusted, 0, why, why_size, "unsupported: nvfp4 elements are float4_e2m1fn, not %s",
                         f->name);
@@ -205,7 +204,7 @@ int _qf_rs_gen(_qf_rs_recipe r, size_t group, qf_format_id elem, int slot, int t
         sc.block = np.block;
         sc.has_global = 1;
         break;
-    case QF_RS_GROUP:
+    case QF_SCALE_RECIPE_GROUP:
         if (slot != 1 || (elem != QF_INT4 && elem != QF_INT8))
             return fail(mistrusted, 0, why, why_size,
                         "unsupported: group scaling drives b as int4 or int8 weights (a unscaled), not %s",
@@ -230,7 +229,7 @@ int _qf_rs_gen(_qf_rs_recipe r, size_t group, qf_format_id elem, int slot, int t
     if (qf_inputs_draw(d, seed, (uint64_t)slot, f, batch * rows, cols, 0, batch * rows, o->val, err,
                        sizeof err) != QF_OK)
         return fail(mistrusted, 0, why, why_size, "unsupported: input: %s", err);
-    if (r == QF_RS_NVFP4) {
+    if (r == QF_SCALE_RECIPE_NVFP4) {
         /* One global scale for the whole tensor: from its amax. */
         double amax = 0;
         for (i = 0; i < nt; i++)
@@ -242,7 +241,7 @@ int _qf_rs_gen(_qf_rs_recipe r, size_t group, qf_format_id elem, int slot, int t
         double *x = o->val + p * n; /* quantized in place: read, then overwritten */
         uint8_t *c = (uint8_t *)o->codes + p * n;
         switch (r) {
-        case QF_RS_PER_CHANNEL: {
+        case QF_SCALE_RECIPE_PER_CHANNEL: {
             uint32_t *q = (uint32_t *)o->scales + p * ns;
             s = qf_block_fp8_scale_quantize(&fp, x, rows, cols, c, q, NULL);
             if (s == QF_OK)
@@ -252,21 +251,21 @@ int _qf_rs_gen(_qf_rs_recipe r, size_t group, qf_format_id elem, int slot, int t
                 q[i] = qf_block_fp8_scale_inv(q[i]);
             break;
         }
-        case QF_RS_MX: {
+        case QF_SCALE_RECIPE_MX: {
             uint8_t *q = (uint8_t *)o->scales + p * ns;
             s = qf_block_mx_quantize(&mp, x, rows, cols, c, q, NULL);
             if (s == QF_OK)
                 s = qf_block_mx_dequantize(&mp, c, q, rows, cols, x);
             break;
         }
-        case QF_RS_NVFP4: {
+        case QF_SCALE_RECIPE_NVFP4: {
             uint8_t *q = (uint8_t *)o->scales + p * ns;
             s = qf_block_nvfp4_quantize(&np, x, rows, cols, c, q, NULL, &global, NULL);
             if (s == QF_OK)
                 s = qf_block_nvfp4_dequantize(&np, c, q, global, rows, cols, x);
             break;
         }
-        case QF_RS_GROUP: {
+        case QF_SCALE_RECIPE_GROUP: {
             uint16_t *q = (uint16_t *)o->scales + p * ns;
             s = qf_block_group_quantize(&gp, x, rows, cols, c, q, NULL, NULL);
             if (s == QF_OK)

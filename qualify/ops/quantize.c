@@ -11,6 +11,7 @@
 #include "_ops.h"
 #include "qf_bound.h"
 #include "qf_block.h"
+#include "qf_recipe.h"
 
 /* quantize: the block parameters from the suite's params and the out
  * role (the element format).  Stochastic rounding (the kernel would need
@@ -33,12 +34,16 @@ static int build(_qf_case *p, qf_result *r)
     p->rows = q->rows;
     p->cols = q->cols;
     if (qf_suite_case_param(c, "family", &v, &dflt) == QF_OK && v.s) {
-        if (!strcmp(v.s, "nvfp4"))
-            fam = QF_REF_BLOCK_NVFP4;
-        else if (!strcmp(v.s, "group"))
-            fam = QF_REF_BLOCK_GROUP;
-        else if (!strcmp(v.s, "fp8"))
+        /* mx, nvfp4 and group are spelled as recipes (qf_recipe.h); fp8
+         * is the one family that is no recipe name (FP8 scaling, whose
+         * recipe, per_tensor or per_channel, is its granularity). */
+        qf_scale_recipe rec;
+        if (qf_scale_recipe_lookup(v.s, &rec) != QF_OK)
             fam = QF_REF_BLOCK_FP8;
+        else if (rec == QF_SCALE_RECIPE_NVFP4)
+            fam = QF_REF_BLOCK_NVFP4;
+        else if (rec == QF_SCALE_RECIPE_GROUP)
+            fam = QF_REF_BLOCK_GROUP;
     }
     if (qf_suite_case_param(c, "round", &v, &dflt) == QF_OK && v.s && qf_round_lookup(v.s, &rnd) != QF_OK) {
         _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: quantize: unknown rounding '%s'", v.s);

@@ -104,6 +104,15 @@ START_TEST(test_json_output)
     ck_assert(json_real_value(json_object_get(res, "sqnr_db")) > 5);
     ck_assert(json_real_value(json_object_get(res, "sqnr_db")) < 30);
     ck_assert_uint_eq(json_array_size(json_object_get(res, "worst_blocks")), 5);
+    ck_assert_str_eq(json_string_value(json_object_get(res, "recipe")), "mx");
+    /* e4m3:tensor, the older word, is labelled with the recipe's one
+     * spelling (qf_recipe.h) */
+    ck_assert_ptr_null(find_result(json_array_get(tensors, 0), "e4m3:tensor"));
+    res = find_result(json_array_get(tensors, 0), "e4m3:per_tensor");
+    ck_assert_ptr_nonnull(res);
+    ck_assert_str_eq(json_string_value(json_object_get(res, "recipe")), "per_tensor");
+    ck_assert_str_eq(json_string_value(json_array_get(json_object_get(doc, "schemes"), 1)),
+                     "e4m3:per_tensor");
     ck_assert_uint_eq(json_array_size(json_object_get(doc, "summary")), 4);
     json_decref(doc);
     path_of(p, sizeof p, "out/audit.md");

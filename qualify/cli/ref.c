@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "_ref.h"
+#include "qf_suite.h"
 
 /* clang-format off */
 const opt_info _qf_cr_optinfo[O_COUNT] = {
@@ -264,6 +265,7 @@ int qf_cli_ref(int argc, char **argv)
     args *a = &A;
     const char *pos[2] = {NULL, NULL};
     int npos = 0, c, i, help = 0, extra = 0, rc;
+    qf_suite_op sop;
 
     memset(a, 0, sizeof *a);
     snprintf(a->cmd, sizeof a->cmd, "ref");
@@ -329,6 +331,26 @@ int qf_cli_ref(int argc, char **argv)
     for (i = 0; i < (int)N_OPS; i++)
         if (!strcmp(pos[0], ops[i].name))
             a->op = &ops[i];
+    if (a->op == NULL && qf_suite_op_lookup(pos[0], &sop) == QF_OK) {
+        /* The op table's spelling (log_softmax, moe_router) names the same
+         * reference; activations are named per function here. */
+        char alias[64];
+        size_t j;
+        snprintf(alias, sizeof alias, "%s", pos[0]);
+        for (j = 0; alias[j]; j++)
+            if (alias[j] == '_')
+                alias[j] = '-';
+        for (i = 0; i < (int)N_OPS; i++)
+            if (!strcmp(alias, ops[i].name))
+                a->op = &ops[i];
+        if (a->op == NULL && qf_suite_op_kernel_op(sop) == QF_OP_ACTIVATION) {
+            fprintf(stderr,
+                    "qualify ref: '%s' is named per function here: gelu, silu, sigmoid, relu (glu: swiglu, "
+                    "geglu)\n",
+                    pos[0]);
+            return QF_EXIT_USAGE;
+        }
+    }
     if (a->op == NULL) {
         fprintf(stderr, "qualify ref: unknown op '%s'; valid ops:", pos[0]);
         list_ops(stderr);

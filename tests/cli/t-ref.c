@@ -433,6 +433,8 @@ START_TEST(test_softmax_family)
         ck_assert_uint_eq(((uint16_t *)c.data)[0], 0x3E80);
         qf_npy_free(&c);
     }
+    /* The op table's spelling names the same reference. */
+    ck_assert_msg(run("ref log_softmax --x x.npy -o y.npy --status s.npy") == 0, "%s", err_buf);
     ck_assert_msg(run("ref log-softmax --x x.npy -o y.npy --status s.npy") == 0, "%s", err_buf);
     load("y.npy", y, 8, NULL, NULL);
     load_u8("s.npy", st, 8);

@@ -495,6 +495,76 @@ qf_status qf_bound_norm(const qf_arith_claim *claim, const qf_format *out, size_
     return QF_OK;
 }
 
+/* The longest chain of roundings a square goes through in the claimed sum
+ * of n squares: its own rounding, then the additions on its path (n - 1
+ * in any order; ceil(log2 n) in a balanced tree). */
+static double _l2_chain(const qf_arith_claim *claim, size_t n)
+{
+    double dn = (double)n;
+    if (claim->sum_order == QF_SUM_PAIRWISE && n > 1)
+        return fmin(dn, 1 + ceil(log2(dn)));
+    return dn;
+}
+
+qf_status qf_bound_l2norm(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
+                          double eps, const double *exact, double *bound)
+{
+    nl_ctx c;
+    size_t i;
+    double q = 0, g, eta, q_hi, q_lo, e_lo, e_hi, d_lo, d_hi, f_hi, f_lo;
+    if (bad_args(claim, n, x, exact, bound) || !(eps >= 0) || !isfinite(eps))
+        return QF_EINVAL;
+    /* A block whose terms are aligned and truncated loses bits that no
+     * relative error per step describes: not derived for a sum of squares. */
+    if (claim->block_fma > 1 && claim->align_truncates)
+        return QF_EUNSUPPORTED;
+    if (claim->max_ulp > 0) {
+        qf_bound_ulp(out, claim->max_ulp, n, exact, bound);
+        return QF_OK;
+    }
+    nl_setup(claim, out, &c);
+    for (i = 0; i < n; i++) {
+        if (!isfinite(x[i])) {
+            /* The reference's special values decide (qf_ref.h). */
+            for (i = 0; i < n; i++)
+                bound[i] = isfinite(exact[i]) ? 0 : INFINITY;
+            return QF_OK;
+        }
+        q += x[i] * x[i];
+    }
+    /* Sum of squares: relative g on every term, plus the absolute loss of
+     * each square that falls below the normal range (half a subnormal
+     * step, a whole one when the accumulator rounds directed), carried
+     * through the later additions (docs/bounds.md "L2 normalization"). */
+    g = expm1(_l2_chain(claim, n) * log1p(c.ue));
+    eta = 0.5 * c.sub * (c.ue / c.u);
+    q_hi = q * (1 + g) + (double)n * eta * (1 + g);
+    q_lo = fmax(q * (1 - g) - (double)n * eta * (1 + g), 0);
+    /* eps rounded into the compute format, sqrt rounded once, then the
+     * clamp (max is monotone: the ends clamp separately). */
+    e_lo = eps * (1 - c.u) - 0.5 * c.sub;
+    e_hi = eps * (1 + c.u) + 0.5 * c.sub;
+    d_lo = fmax(sqrt(q_lo) * (1 - c.u), e_lo) / QF_BOUND_SAFETY;
+    d_hi = fmax(sqrt(q_hi) * (1 + c.u), e_hi) * QF_BOUND_SAFETY;
+    if (!(d_lo > 0)) {
+        /* A zero row with eps below the compute format: 0 / 0 is possible. */
+        for (i = 0; i < n; i++)
+            bound[i] = INFINITY;
+        return QF_OK;
+    }
+    /* x / d rounded once, or x times a reciprocal within elem_ulp (rho),
+     * rounded: the wider of the two. */
+    f_hi = (1 + c.rho) * (1 + c.u);
+    f_lo = (1 - c.rho) * (1 - c.u);
+    for (i = 0; i < n; i++) {
+        double ax = fabs(x[i]), y = fabs(exact[i]);
+        double dev = fmax(ax / d_lo * f_hi - y, y - ax / d_hi * f_lo);
+        /* The quotient (or product) may be subnormal: half a step. */
+        bound[i] = nl_finish(&c, fmax(dev, 0) + 0.5 * c.sub, exact[i]);
+    }
+    return QF_OK;
+}
+
 qf_status qf_bound_attention(const qf_arith_claim *claim, const qf_format *out, size_t n_kv, size_t d_qk,
                              size_t d_v, const double *s, const double *s_abs, const double *v,
                              const qf_format *p_format, size_t kv_tile, const double *exact, double *bound)

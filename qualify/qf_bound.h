@@ -212,6 +212,17 @@ qf_status qf_bound_norm(const qf_arith_claim *claim, const qf_format *out, size_
                         const double *w, const double *b, double eps, int center, const double *exact,
                         double *bound);
 
+/* L2 normalization of one row of n: y = x / max(||x||_2, eps) (docs/bounds.md
+ * "L2 normalization"): the sum of squares as the claim accumulates it, a
+ * rounded sqrt, eps rounded into the compute format, the clamp, then a
+ * rounded division or a multiplication by a reciprocal within elem_ulp,
+ * then the output rounding.  Assumes the sum of squares does not overflow
+ * the compute format (float32: ||x|| below about 1.8e19).  QF_EINVAL for
+ * n == 0, NULL arrays or a negative or non-finite eps; QF_EUNSUPPORTED for
+ * a claim of truncating block alignment. */
+qf_status qf_bound_l2norm(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
+                          double eps, const double *exact, double *bound);
+
 /* Attention, one query row: o = softmax(s) V with s_j = scale q.k_j.
  *   s:     [n_kv] exact scaled scores (-inf for masked keys),
  *   s_abs: [n_kv] scale * sum |q||k_j| (bound input of the QK^T product),

@@ -83,9 +83,12 @@ typedef struct qf_device qf_device; /* qf_backend.h */
  * rope        x                         y              tokens heads head_dim rotary_dim
  * moe_router  logits, sel_bias          weights, indices  tokens experts top_k
  * quantize    x                         q (codes + scales)  rows cols
+ * l2norm      x                         y              rows cols
  *
  * Optional slots (c when beta == 0, mask, lse, weight, bias, up, sel_bias)
- * are absent when the tensor's data pointer is NULL.
+ * are absent when the tensor's data pointer is NULL.  Op numbers only grow:
+ * a new op is appended before QF_OP_COUNT (l2norm came after quantize), so
+ * a plugin built against an older header keeps its op numbers.
  */
 typedef enum qf_op {
     QF_OP_GEMM = 0,
@@ -97,6 +100,7 @@ typedef enum qf_op {
     QF_OP_ROPE,
     QF_OP_MOE_ROUTER,
     QF_OP_QUANTIZE,
+    QF_OP_L2NORM, /* x / max(||x||_2, eps) per row: qf_op_norm (weight_offset unused) */
     QF_OP_COUNT
 } qf_op;
 
@@ -161,7 +165,8 @@ typedef struct qf_op_softmax {
     int log;      /* log_softmax */
 } qf_op_softmax;
 
-/* rmsnorm and layernorm (qf_ref_norm_params semantics). */
+/* rmsnorm and layernorm (qf_ref_norm_params semantics); l2norm uses rows,
+ * cols and eps (qf_ref_l2norm_params) and leaves weight_offset 0. */
 typedef struct qf_op_norm {
     size_t rows, cols;
     double eps;
@@ -203,7 +208,7 @@ typedef struct qf_op_desc {
         qf_op_gemm gemm;
         qf_op_attention attention;
         qf_op_softmax softmax;
-        qf_op_norm norm; /* rmsnorm, layernorm */
+        qf_op_norm norm; /* rmsnorm, layernorm, l2norm */
         qf_op_activation activation;
         qf_op_rope rope;
         qf_op_moe_router moe_router;

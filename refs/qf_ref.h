@@ -221,6 +221,23 @@ qf_status qf_ref_rmsnorm(const qf_ref_opts *opts, const qf_ref_norm_params *p, c
 qf_status qf_ref_layernorm(const qf_ref_opts *opts, const qf_ref_norm_params *p, const double *x,
                            qf_ref_out *y);
 
+/* ---- L2 normalization --------------------------------------------------------
+ * y = x / max(||x||_2, eps) per row of x [rows][cols] (torch.nn.functional.
+ * normalize(x, p=2, dim=-1, eps)); eps is exact.  The division is by the
+ * clamped norm (not a multiplication by a rounded reciprocal), so exact
+ * cases stay exact: a row with one nonzero entry gives sign(x) and zeros, a
+ * zero row with eps > 0 gives zeros, both EXACT.  A row with a NaN or Inf,
+ * or a zero row with eps == 0 (0/0), is UNDEFINED (NaN).  A negative or
+ * non-finite eps is QF_EINVAL.  docs/l2norm.md.
+ */
+typedef struct qf_ref_l2norm_params {
+    size_t rows, cols;
+    double eps;
+} qf_ref_l2norm_params;
+
+qf_status qf_ref_l2norm(const qf_ref_opts *opts, const qf_ref_l2norm_params *p, const double *x,
+                        qf_ref_out *y);
+
 /* ---- Activations ------------------------------------------------------------
  * GELU_ERF:  x/2 (1 + erf(x / sqrt 2))           = x/2 erfc(-x / sqrt 2)
  * GELU_TANH: x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))   (0.044715 is the

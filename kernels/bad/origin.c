@@ -95,6 +95,13 @@ static const _qf_bad_origin origins[] = {
      * bound of order n u.  Shows for n >= 2; one column is right. */
     {"layernorm.bad.welford_sq", "layernorm.cpu.welford.f32", _QF_DEFECT_WELFORD_NO_FACTOR,
      "Welford's M2 update without its (k - 1) / k factor", NULL},
+    /* Every square and partial sum of squares rounded to float16: about
+     * 2^-11 relative per step against a bound of about n 2^-24, and
+     * +inf (outputs 0) once the sum passes 65504.  Shows on normal rows
+     * (cols 256); hidden on small integers, whose squares and partial
+     * sums (at most 16 x 16 = 256) are float16 values. */
+    {"l2norm.bad.f16_sumsq", "l2norm.cpu.f32", _QF_DEFECT_L2NORM_F16_SUMSQ,
+     "the sum of squares rounded to float16", NULL},
 };
 /* clang-format on */
 

@@ -70,6 +70,9 @@ static const qf_dtype_tuple welford_f32[] = {
 static const qf_dtype_tuple rope_f32[] = {
     { .name = "f32",           .in = { F32 },                  .out = { F32 },      .arith = CLAIM_F32_SEQ },
 };
+static const qf_dtype_tuple l2norm_f32[] = {
+    { .name = "f32",           .in = { F32 },                  .out = { F32 },      .arith = CLAIM_F32_SEQ },
+};
 
 /* A known-bad kernel derived from a correct one: the good kernel's run
  * (and, unless the bad kernel's scope is narrower, supports) function,
@@ -165,6 +168,11 @@ static const qf_kernel bad_kernels[] = {
             "known-bad: Welford LayerNorm adding delta^2 to M2 (no (k-1)/k factor; shows for cols > 1)",
             welford_f32, _qf_cpu_layernorm_welford_run, _qf_cpu_rmsnorm_supports,
             DEFECT(_QF_DEFECT_WELFORD_NO_FACTOR)),
+    /* l2norm.cpu.f32 summing its squares in float16 (a half-precision
+     * reduction buffer) while claiming float32. */
+    DERIVED("l2norm.bad.f16_sumsq",            QF_OP_L2NORM,
+            "known-bad: L2 normalization whose sum of squares is rounded to float16 (shows on random rows)",
+            l2norm_f32, _qf_cpu_l2norm_run, _qf_cpu_l2norm_supports, DEFECT(_QF_DEFECT_L2NORM_F16_SUMSQ)),
 };
 /* clang-format on */
 

@@ -125,6 +125,7 @@ typedef enum _qf_defect {
     _QF_DEFECT_FLASH_NO_RESCALE_L,  /* attention_flash.c: the running sum is not rescaled */
     _QF_DEFECT_WELFORD_NO_FACTOR,   /* layernorm_welford.c: M2 += delta * delta */
     _QF_DEFECT_ROPE_F16_ANGLE,      /* rope.c: the angle rounded to float16 */
+    _QF_DEFECT_L2NORM_F16_SUMSQ,    /* l2norm.c: squares and partial sums rounded to float16 */
 } _qf_defect;
 
 /* The defect of a run: ctx (kernel->user) is NULL, or points to a
@@ -214,6 +215,10 @@ qf_status _qf_cpu_activation_run(void *ctx, const qf_kernel_call *call);
 qf_status _qf_cpu_moe_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype, char *why,
                                size_t why_size);
 qf_status _qf_cpu_moe_run(void *ctx, const qf_kernel_call *call);
+/* l2norm.c: ctx NULL, or a const _qf_defect * (_QF_DEFECT_L2NORM_F16_SUMSQ). */
+qf_status _qf_cpu_l2norm_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
+                                  char *why, size_t why_size);
+qf_status _qf_cpu_l2norm_run(void *ctx, const qf_kernel_call *call);
 /* softmax_online.c */
 qf_status _qf_cpu_softmax_online_supports(const qf_kernel *k, const qf_op_desc *op,
                                           const qf_dtype_tuple *dtype, char *why, size_t why_size);

@@ -238,6 +238,12 @@ static const qf_dtype_tuple gemm_w4a16[] = {
     W4A16("bf16_i4_g64_bf16",  64),
     W4A16("bf16_i4_g128_bf16", 128),
 };
+/* L2 normalization: float32, or bfloat16 in and out with float32 compute
+ * (l2norm.c); the derived bound (qf_bound_l2norm). */
+static const qf_dtype_tuple l2norm_f32[] = {
+    { .name = "f32",      .in = { QF_FLOAT32 },  .out = { QF_FLOAT32 },  .arith = CLAIM_F32_SEQ },
+    { .name = "bf16",     .in = { QF_BFLOAT16 }, .out = { QF_BFLOAT16 }, .arith = CLAIM_F32_SEQ },
+};
 /* clang-format on */
 
 #define KERNEL(NAME, OP, KIND, DESC, DTYPES, RUN, SUPPORTS)                                  \
@@ -335,6 +341,9 @@ static const qf_kernel cpu_kernels[] = {
     KERNEL_CFG("rope.cpu.f32", QF_OP_ROPE,
                "float32 RoPE, interleaved or half layout: float32 inv_freq and angle, cosf / sinf, rotate",
                rope_f32, _qf_cpu_rope_run, _qf_cpu_rope_supports, NULL),
+    KERNEL("l2norm.cpu.f32", QF_OP_L2NORM, QF_KERNEL_REFERENCE,
+           "float32 L2 normalization: sequential float32 sum of squares, sqrtf, clamp at eps, x / d",
+           l2norm_f32, _qf_cpu_l2norm_run, _qf_cpu_l2norm_supports),
 };
 /* clang-format on */
 

@@ -208,6 +208,7 @@ int _qf_tuple_in(const qf_suite_case *c, const qf_dtype_tuple *t);
 /* ---- The op classes ------------------------------------------------------ */
 
 extern const _qf_opclass _qf_op_gemm, _qf_op_attention, _qf_op_softmax, _qf_op_log_softmax, _qf_op_rmsnorm,
-    _qf_op_layernorm, _qf_op_activation, _qf_op_glu, _qf_op_rope, _qf_op_moe_router, _qf_op_quantize;
+    _qf_op_layernorm, _qf_op_activation, _qf_op_glu, _qf_op_rope, _qf_op_moe_router, _qf_op_quantize,
+    _qf_op_l2norm;
 
 #endif

@@ -14,7 +14,7 @@
 static const _qf_opclass *const classes[] = {
     &_qf_op_gemm,    &_qf_op_attention,  &_qf_op_softmax,    &_qf_op_log_softmax,
     &_qf_op_rmsnorm, &_qf_op_layernorm,  &_qf_op_activation, &_qf_op_glu,
-    &_qf_op_rope,    &_qf_op_moe_router, &_qf_op_quantize,
+    &_qf_op_rope,    &_qf_op_moe_router, &_qf_op_quantize,   &_qf_op_l2norm,
 };
 
 #define NCLASSES ((int)(sizeof classes / sizeof classes[0]))

@@ -59,6 +59,7 @@ static const struct {
     {"attention.bad.flash_bf16p_as_f32", "outside the bound derived from the claim"},
     {"rope.bad.f16_angle",             "outside the bound derived from the claim"},
     {"layernorm.bad.welford_sq",       "outside the bound derived from the claim"},
+    {"l2norm.bad.f16_sumsq",           "outside the bound derived from the claim"},
 };
 
 static int failing(qf_verdict v)
@@ -235,6 +236,13 @@ static void small_call_make(small_call *c, const qf_kernel *k, const qf_dtype_tu
         slot(&c->in[2], t->in[2], 4, kv, 0, 3);
         slot(&c->out[0], t->out[0], 4, q, 1, 0);
         slot(&c->out[1], t->out[1], 3, lse, 1, 0);
+        break;
+    }
+    case QF_OP_L2NORM: {
+        int64_t x[2] = {2, 37};
+        c->op.u.norm.rows = 2, c->op.u.norm.cols = 37, c->op.u.norm.eps = 1e-12;
+        slot(&c->in[0], t->in[0], 2, x, 0, 1);
+        slot(&c->out[0], t->out[0], 2, x, 1, 0);
         break;
     }
     case QF_OP_ROPE: {

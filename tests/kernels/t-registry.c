@@ -48,7 +48,7 @@ START_TEST(test_ops)
 {
     int i;
     qf_op op;
-    ck_assert_int_eq(QF_OP_COUNT, 9);
+    ck_assert_int_eq(QF_OP_COUNT, 10);
     for (i = 0; i < QF_OP_COUNT; i++) {
         const char *n = qf_op_name((qf_op)i);
         ck_assert_ptr_nonnull(n);
@@ -156,11 +156,12 @@ START_TEST(test_builtins_and_lookup)
     ck_assert_uint_eq(qf_registry_match(r, "gemm.cpu.*", found, 8), 14);
     ck_assert_str_eq(found[0]->name, "gemm.cpu.naive.f32");
     ck_assert_str_eq(found[1]->name, "gemm.cpu.bf16_f32acc");
-    /* the three reference kernels and nine CPU candidates (blocked, splitk4,
-     * attention naive and flash, layernorm twopass and welford, softmax
-     * online, activation, rope); the CUDA and HIP kernels (*.cuda.*f32)
-     * join where those back ends are built */
-    ck_assert_uint_eq(qf_registry_match(r, "*.cpu.*.f32", NULL, 0) + qf_registry_match(r, "*.cpu.f32", NULL, 0), 12);
+    /* the four reference kernels (gemm, softmax, rmsnorm, l2norm) and nine
+     * CPU candidates (blocked, splitk4, attention naive and flash,
+     * layernorm twopass and welford, softmax online, activation, rope);
+     * the CUDA and HIP kernels (*.cuda.*f32) join where those back ends
+     * are built */
+    ck_assert_uint_eq(qf_registry_match(r, "*.cpu.*.f32", NULL, 0) + qf_registry_match(r, "*.cpu.f32", NULL, 0), 13);
     ck_assert_uint_eq(qf_registry_match(r, "gemm.cpu.[b]f16*", found, 1), 1);
     ck_assert_uint_eq(qf_registry_match(r, "softmax.?pu.f32", found, 8), 1);
     /* A glob that matches no kernel (attention.* would match

@@ -40,8 +40,8 @@ START_TEST(test_quick)
     ck_assert_str_eq(s->name, "quick");
     /* the four pre-merge groups of the reference kernels come first; the
      * candidate kernels, the matrix-unit models, the quantized GEMMs and
-     * issue 5's flash attention, Welford and RoPE groups follow */
-    ck_assert_uint_eq(s->ngroups, 33);
+     * issue 5's flash attention, Welford and RoPE groups and l2norm follow */
+    ck_assert_uint_eq(s->ngroups, 35);
     for (size_t i = 0; i < 4; i++) {
         const qf_suite_group *g = &s->groups[i];
         const char *const *roles;

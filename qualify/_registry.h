@@ -8,6 +8,10 @@
  * attributed to it (path copied, handle kept for dlclose at free).
  * Returns the plugin's index, or -1 when out of memory. */
 int _qf_registry_plugin_begin(qf_registry *r, const char *path, void *handle);
+/* The same for any owner of kernels whose strings and tables must live as
+ * long as the registry (adapters): close(handle) runs at free, or when a
+ * failed registration is rolled back. */
+int _qf_registry_owner_begin(qf_registry *r, const char *origin, void *handle, void (*close)(void *));
 /* End it: ok keeps its kernels; !ok removes them and closes the handle. */
 void _qf_registry_plugin_end(qf_registry *r, int plugin, int ok);
 /* Set the message of the last failure (printf style). */

@@ -253,7 +253,8 @@ typedef struct entry {
 typedef struct plugin {
     char *path;
     void *handle;
-    int live; /* 0 once a failed load was rolled back */
+    void (*close)(void *handle); /* _qf_plugin_close, or an adapter's */
+    int live;                    /* 0 once a failed load was rolled back */
 } plugin;
 
 /* Entries are allocated one by one so that the kernel pointers handed
@@ -306,7 +307,7 @@ void qf_registry_free(qf_registry *r)
         return;
     for (i = 0; i < r->np; i++) {
         if (r->p[i].handle)
-            _qf_plugin_close(r->p[i].handle);
+            r->p[i].close(r->p[i].handle);
         free(r->p[i].path);
     }
     free(r->p);
@@ -497,6 +498,11 @@ qf_status qf_registry_add(qf_registry *r, const qf_kernel *k)
 
 int _qf_registry_plugin_begin(qf_registry *r, const char *path, void *handle)
 {
+    return _qf_registry_owner_begin(r, path, handle, _qf_plugin_close);
+}
+
+int _qf_registry_owner_begin(qf_registry *r, const char *path, void *handle, void (*close)(void *))
+{
     char *copy;
     if (r->np == r->capp) {
         size_t cap = r->capp ? 2 * r->capp : 4;
@@ -512,6 +518,7 @@ int _qf_registry_plugin_begin(qf_registry *r, const char *path, void *handle)
     strcpy(copy, path);
     r->p[r->np].path = copy;
     r->p[r->np].handle = handle;
+    r->p[r->np].close = close;
     r->p[r->np].live = 1;
     r->loading = (int)r->np;
     r->err[0] = '\0';
@@ -533,7 +540,7 @@ void _qf_registry_plugin_end(qf_registry *r, int pl, int ok)
         }
         r->n = j;
         if (r->p[pl].handle)
-            _qf_plugin_close(r->p[pl].handle);
+            r->p[pl].close(r->p[pl].handle);
         r->p[pl].handle = NULL;
         r->p[pl].live = 0;
     }

@@ -146,6 +146,7 @@ typedef struct qf_suite_input {
 #define QF_POLICY_MIN_SQNR_DB       (1u << 3)
 #define QF_POLICY_BASELINE          (1u << 4) /* baseline and baseline_factor */
 #define QF_POLICY_FALSE_FAILURE     (1u << 5)
+#define QF_POLICY_MAX_ZERO_FRAC     (1u << 6)
 
 typedef struct qf_suite_policy {
     unsigned set;
@@ -155,6 +156,7 @@ typedef struct qf_suite_policy {
     double false_failure;   /* probability budget of probabilistic bounds */
     int baseline_rms;       /* 1: torch._dynamo's RMSE rule instead of max |err| */
     double baseline_tol;    /* additive tolerance of the RMSE rule (default 0) */
+    double max_zero_frac;   /* MISTRUSTED above this fraction of exact zeros in the reference */
 } qf_suite_policy;
 
 typedef struct qf_suite_sampling {

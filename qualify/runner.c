@@ -466,6 +466,10 @@ static qf_policy case_policy(const _qf_case *p)
      * not weak evidence there, so they never make the check doubtful. */
     if (p->cls->flags & _QF_OPC_EXACT_CODES)
         pol.max_zero_frac = 1;
+    /* The suite's own figure comes last: whoever wrote it knows whether
+     * zeros in their data are degenerate (docs/suites.md#policy). */
+    if (sp->set & QF_POLICY_MAX_ZERO_FRAC)
+        pol.max_zero_frac = sp->max_zero_frac;
     return pol;
 }
 

@@ -864,16 +864,16 @@ qf_status _qf_suite_parse_sampling(ctx *c, yaml_node_t *n, const char *field, qf
 
 qf_status _qf_suite_parse_policy(ctx *c, yaml_node_t *n, const char *field, qf_suite_policy *pol)
 {
-    static const char *const keys[] = {"max_ulp",  "max_normwise",    "max_componentwise", "min_sqnr_db",
-                                       "baseline", "baseline_factor", "false_failure",     "baseline_metric",
-                                       "baseline_tol"};
+    static const char *const keys[] = {
+        "max_ulp",         "max_normwise",  "max_componentwise", "min_sqnr_db",  "baseline",
+        "baseline_factor", "false_failure", "baseline_metric",   "baseline_tol", "max_zero_frac"};
     static const char *const metrics[] = {"max_abs", "rms", NULL};
     char p[PATHSZ];
     memset(pol, 0, sizeof *pol);
     pol->baseline_factor = 2;
     if (!n)
         return QF_OK;
-    if (_qf_suite_check_map(c, n, field, keys, 9))
+    if (_qf_suite_check_map(c, n, field, keys, sizeof keys / sizeof keys[0]))
         return c->st;
     static const struct {
         const char *key;
@@ -891,6 +891,7 @@ qf_status _qf_suite_parse_policy(ctx *c, yaml_node_t *n, const char *field, qf_s
         {"baseline_factor", QF_POLICY_BASELINE, {0, 1e6, 1, 0}, offsetof(qf_suite_policy, baseline_factor)},
         {"false_failure", QF_POLICY_FALSE_FAILURE, {0, 1, 1, 1}, offsetof(qf_suite_policy, false_failure)},
         {"baseline_tol", 0, {0, 1e30, 0, 0}, offsetof(qf_suite_policy, baseline_tol)},
+        {"max_zero_frac", QF_POLICY_MAX_ZERO_FRAC, {0, 1, 0, 0}, offsetof(qf_suite_policy, max_zero_frac)},
     };
     for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++) {
         yaml_node_t *v = _qf_suite_map_get(c, n, reals[i].key);

@@ -116,6 +116,32 @@ START_TEST(test_baseline_policy)
 }
 END_TEST
 
+/* max_zero_frac (docs/suites.md#policy): a fraction in [0, 1], both ends
+ * allowed (0 refuses any zero, 1 accepts all-zero references). */
+START_TEST(test_max_zero_frac)
+{
+    const char *ok =
+        "groups:\n"
+        "  - {op: gemm, dtypes: f32, shapes: {M: 1, N: 1, K: 1}, policy: {max_zero_frac: 1}}\n"
+        "  - {name: z, op: gemm, dtypes: f32, shapes: {M: 1, N: 1, K: 1}, policy: {max_zero_frac: 0}}\n"
+        "  - {name: d, op: gemm, dtypes: f32, shapes: {M: 1, N: 1, K: 1}}\n";
+    const char *bad = "op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\npolicy: {max_zero_frac: 1.5}\n";
+    qf_suite *s = NULL;
+    ck_assert_msg(qf_suite_load_mem(ok, strlen(ok), "m.yaml", &s, errbuf, sizeof errbuf) == QF_OK, "%s",
+                  errbuf);
+    ck_assert_uint_eq(s->groups[0].policy.set, QF_POLICY_MAX_ZERO_FRAC);
+    ck_assert(s->groups[0].policy.max_zero_frac == 1);
+    ck_assert_uint_eq(s->groups[1].policy.set, QF_POLICY_MAX_ZERO_FRAC);
+    ck_assert(s->groups[1].policy.max_zero_frac == 0);
+    ck_assert_uint_eq(s->groups[2].policy.set, 0);
+    qf_suite_free(s);
+    s = NULL;
+    ck_assert_int_eq(qf_suite_load_mem(bad, strlen(bad), "m.yaml", &s, errbuf, sizeof errbuf), QF_EPARSE);
+    ck_assert_msg(strstr(errbuf, "m.yaml:4:25: field 'policy.max_zero_frac': 1.5 is out of range [0, 1]"),
+                  "%s", errbuf);
+}
+END_TEST
+
 START_TEST(test_kernel_op_prefix)
 {
     const char *y = "groups:\n"
@@ -621,6 +647,7 @@ int main(void)
     tcase_add_test(tc, test_quick);
     tcase_add_test(tc, test_workloads_file);
     tcase_add_test(tc, test_baseline_policy);
+    tcase_add_test(tc, test_max_zero_frac);
     tcase_add_test(tc, test_kernel_op_prefix);
     tcase_add_test(tc, test_diamond);
     tcase_add_test(tc, test_inputs_texts);

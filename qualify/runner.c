@@ -711,6 +711,8 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
     vi.det_threads_equal = r->det_equal;
     vi.det_checked = !vi.det_threads_checked;
     vi.det_first_diff = r->det_first_diff;
+    if (p->cls->exact_zeros)
+        vi.n_zero_exact = p->cls->exact_zeros(p, &ck);
     if (p->bk) {
         if (run_baseline(p, &ck, &mi, rep, timeout_s, &bmet, &bverdict, bwhy, sizeof bwhy) == 0)
             vi.baseline = &bmet;

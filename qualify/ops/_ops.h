@@ -150,6 +150,12 @@ typedef struct _qf_opclass {
     /* Optional: the largest value the claimed accumulator holds (for the
      * overflow reason). */
     double (*acc_max)(const _qf_case *p);
+    /* Optional: how many decided checked elements of output 0 have a zero
+     * reference that an exact step of the op computes from nonzero inputs
+     * (relu: max(x, 0) = 0 for x < 0).  Such zeros are results the kernel
+     * must get exactly right, not degenerate data, so the max_zero_frac
+     * rule leaves them out (qf_verdict_input.n_zero_exact). */
+    size_t (*exact_zeros)(const _qf_case *p, const _qf_checked *ck);
 } _qf_opclass;
 
 /* The op classes, indexed by qf_suite_op. */

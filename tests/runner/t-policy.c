@@ -104,6 +104,43 @@ START_TEST(zero_frac)
 }
 END_TEST
 
+/* relu's zeros from negative inputs are exact results, not degenerate
+ * data (docs/verdicts.md): relu and GLU relu on zero-mean inputs qualify
+ * the built-in kernel, while all-zero inputs stay MISTRUSTED, for relu as
+ * for gemm. */
+START_TEST(relu_zeros)
+{
+    qf_runner_summary sum;
+    const qf_result *r;
+    run_text("suite: relu\n"
+             "dtypes: [float32]\n"
+             "groups:\n"
+             "  - {name: relu, op: activation, kernels: [activation.cpu.f32], params: {fn: relu},\n"
+             "     shapes: {rows: [16], cols: [64]}}\n"
+             "  - {name: glu, op: glu, kernels: [activation.cpu.f32], params: {fn: relu},\n"
+             "     shapes: {rows: [16], cols: [64]}}\n"
+             "  - {name: zrelu, op: activation, kernels: [activation.cpu.f32], params: {fn: relu},\n"
+             "     shapes: {rows: [16], cols: [64]},\n"
+             "     inputs: [{name: special, rate_nan: 0, rate_inf: 0, rate_zero: 1}]}\n"
+             "  - {name: zgemm, op: gemm, kernels: [gemm.cpu.naive.f32], shapes: {M: [4], N: [4], K: [16]},\n"
+             "     inputs: [{name: special, rate_nan: 0, rate_inf: 0, rate_zero: 1}]}\n",
+             &sum);
+    ck_assert_uint_eq(sum.n, 4);
+    r = find(&sum, "relu:");
+    ck_assert_msg(r->verdict == QF_VERDICT_QUALIFIED, "%s %s", qf_verdict_name(r->verdict), r->reason);
+    ck_assert(r->metrics.frac_zero_ref > 0.3); /* the metrics still count every zero */
+    r = find(&sum, "glu:");
+    ck_assert_msg(r->verdict == QF_VERDICT_QUALIFIED, "%s %s", qf_verdict_name(r->verdict), r->reason);
+    r = find(&sum, "zrelu:");
+    ck_assert_msg(r->verdict == QF_VERDICT_MISTRUSTED && strstr(r->reason, "degenerate"), "%s %s",
+                  qf_verdict_name(r->verdict), r->reason);
+    r = find(&sum, "zgemm:");
+    ck_assert_msg(r->verdict == QF_VERDICT_MISTRUSTED && strstr(r->reason, "degenerate"), "%s %s",
+                  qf_verdict_name(r->verdict), r->reason);
+    qf_runner_summary_free(&sum);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("runner/policy");
@@ -111,6 +148,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, componentwise);
     tcase_add_test(tc, zero_frac);
+    tcase_add_test(tc, relu_zeros);
     suite_add_tcase(s, tc);
     return qf_test_run(s);
 }

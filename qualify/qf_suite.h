@@ -137,6 +137,14 @@ typedef struct qf_suite_input {
     const char *label;  /* "outliers:fraction=0.01,scale=100" */
     const char **texts; /* every value as qf_dist_set() reads it: "0.01", "1", "lognormal" */
     const char *tensor; /* file: the tensor name in a .safetensors, or NULL */
+    /* Per-slot inputs (`{a: {name: file, path: A.npy}, b: normal}`): the
+     * op's input slots the entry names, in the op's slot order, each with
+     * its own distribution (whose nslots is 0).  A slot not named draws
+     * the fields above, which then hold `normal`; label is
+     * "a=LABEL+b=LABEL".  0 for a distribution of every slot. */
+    size_t nslots;
+    const char **slot_names; /* qf_op_slot_name() of the op's kernel op */
+    const struct qf_suite_input *slots;
 } qf_suite_input;
 
 /* Every field optional; `set` says which were given. */

@@ -202,8 +202,31 @@ static int prepare_inputs(_qf_case *p, qf_result *r)
     }
     p->nin = qf_op_slot_count(p->op.op, 0);
     p->nout = qf_op_slot_count(p->op.op, 1);
+    for (size_t i = 0; i < p->c->input->nslots; i++) {
+        const char *slot = p->c->input->slot_names[i];
+        int k = 0;
+        while (k < p->nin && strcmp(qf_op_slot_name(p->op.op, 0, k), slot))
+            k++;
+        if (k == p->nin || case_dist(&p->c->input->slots[i], &p->slot_dist[k], err, sizeof err) != QF_OK) {
+            _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: input %s: %s", slot,
+                    k == p->nin ? "not an input slot of the op" : err);
+            return -1;
+        }
+        p->slot_own |= 1u << k;
+    }
     if (p->cls->inputs(p, r, &d))
         return -1;
+    if (p->slot_own & ~p->slot_drawn) {
+        /* A slot the case names but does not draw (gemm's c when beta is
+         * 0): its distribution would be ignored without a word. */
+        int k = 0;
+        while (!((p->slot_own & ~p->slot_drawn) & (1u << k)))
+            k++;
+        _qf_say(r, QF_VERDICT_UNSUPPORTED,
+                "unsupported: input %s has its own distribution but this case does not draw it",
+                qf_op_slot_name(p->op.op, 0, k));
+        return -1;
+    }
     p->outf = qf_format_get(p->t->out[0]);
     p->out_n = p->rows * p->cols;
     if (!p->outf || p->outf->storage_bits % 8) {

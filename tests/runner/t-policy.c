@@ -11,17 +11,8 @@
 #include "qf_result.h"
 #include "qf_runner.h"
 #include "qf_suite.h"
+#include "qf_runner_test.h"
 #include "qf_test.h"
-
-static const qf_result *find(const qf_runner_summary *s, const char *group)
-{
-    size_t i;
-    for (i = 0; i < s->n; i++)
-        if (!strncmp(s->results[i].case_id, group, strlen(group)))
-            return &s->results[i];
-    ck_abort_msg("no result for group %s", group);
-    return NULL;
-}
 
 /* Runs the suite text on the built-in kernels into sum. */
 static void run_text(const char *text, qf_runner_summary *sum)
@@ -62,12 +53,12 @@ START_TEST(componentwise)
     ck_assert_uint_eq(sum.n, 3);
     /* float32 sequential sums of 64 products: about 2^-24 .. 2^-20 of
      * |A||B|, far above 1e-12, far below 1e-5 */
-    r = find(&sum, "tight:");
+    r = qf_test_find_case(&sum, "tight:");
     ck_assert_msg(r->verdict == QF_VERDICT_MARGINAL && strstr(r->reason, "max_componentwise"), "%s %s",
                   qf_verdict_name(r->verdict), r->reason);
-    r = find(&sum, "loose:");
+    r = qf_test_find_case(&sum, "loose:");
     ck_assert_msg(r->verdict == QF_VERDICT_QUALIFIED, "%s %s", qf_verdict_name(r->verdict), r->reason);
-    r = find(&sum, "sm:");
+    r = qf_test_find_case(&sum, "sm:");
     ck_assert_msg(r->verdict == QF_VERDICT_MARGINAL && strstr(r->reason, "componentwise"), "%s %s",
                   qf_verdict_name(r->verdict), r->reason);
     qf_runner_summary_free(&sum);
@@ -92,13 +83,13 @@ START_TEST(zero_frac)
              "  - {name: all, op: gemm, policy: {max_zero_frac: 1}}\n",
              &sum);
     ck_assert_uint_eq(sum.n, 3);
-    r = find(&sum, "dflt:");
+    r = qf_test_find_case(&sum, "dflt:");
     ck_assert_msg(r->verdict == QF_VERDICT_MISTRUSTED && strstr(r->reason, "zero"), "%s %s",
                   qf_verdict_name(r->verdict), r->reason);
-    r = find(&sum, "half:");
+    r = qf_test_find_case(&sum, "half:");
     ck_assert_msg(r->verdict == QF_VERDICT_MISTRUSTED && strstr(r->reason, "50%"), "%s %s",
                   qf_verdict_name(r->verdict), r->reason);
-    r = find(&sum, "all:");
+    r = qf_test_find_case(&sum, "all:");
     ck_assert_msg(r->verdict == QF_VERDICT_QUALIFIED, "%s %s", qf_verdict_name(r->verdict), r->reason);
     qf_runner_summary_free(&sum);
 }
@@ -126,15 +117,15 @@ START_TEST(relu_zeros)
              "     inputs: [{name: special, rate_nan: 0, rate_inf: 0, rate_zero: 1}]}\n",
              &sum);
     ck_assert_uint_eq(sum.n, 4);
-    r = find(&sum, "relu:");
+    r = qf_test_find_case(&sum, "relu:");
     ck_assert_msg(r->verdict == QF_VERDICT_QUALIFIED, "%s %s", qf_verdict_name(r->verdict), r->reason);
     ck_assert(r->metrics.frac_zero_ref > 0.3); /* the metrics still count every zero */
-    r = find(&sum, "glu:");
+    r = qf_test_find_case(&sum, "glu:");
     ck_assert_msg(r->verdict == QF_VERDICT_QUALIFIED, "%s %s", qf_verdict_name(r->verdict), r->reason);
-    r = find(&sum, "zrelu:");
+    r = qf_test_find_case(&sum, "zrelu:");
     ck_assert_msg(r->verdict == QF_VERDICT_MISTRUSTED && strstr(r->reason, "degenerate"), "%s %s",
                   qf_verdict_name(r->verdict), r->reason);
-    r = find(&sum, "zgemm:");
+    r = qf_test_find_case(&sum, "zgemm:");
     ck_assert_msg(r->verdict == QF_VERDICT_MISTRUSTED && strstr(r->reason, "degenerate"), "%s %s",
                   qf_verdict_name(r->verdict), r->reason);
     qf_runner_summary_free(&sum);

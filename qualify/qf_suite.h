@@ -16,8 +16,8 @@
  * groups in file order (an included file's groups where the include is
  * written, before the including file's own), then per group: dtype tuple,
  * shape (shape sets in order; within one set the cartesian product, last
- * dimension fastest), parameter combination (last parameter fastest), input
- * distribution, seed.  Each case has a stable id, e.g.
+ * dimension fastest), parameter combination (last parameter fastest),
+ * thread count, input distribution, seed.  Each case has a stable id, e.g.
  *     gemm/M=16,N=4096,K=128/bf16.bf16.f32.f32/normal/seed=2
  * that qf_suite_cases_find() selects again.  Kernel globs are not part of a
  * case id: the runner pairs each case with every kernel matching one of its
@@ -47,6 +47,7 @@ extern "C" {
 #define QF_SUITE_MAX_DIMS      8
 #define QF_SUITE_MAX_ROLES     6
 #define QF_SUITE_MAX_PARAMS    8
+#define QF_SUITE_THREADS_MAX   1024 /* one value of `threads` */
 
 /* An op as suites name it: an index into the op table (qualify/ops/), in
  * [0, qf_suite_op_count()).  The named values are the ops of the first
@@ -202,6 +203,8 @@ typedef struct qf_suite_group {
     qf_suite_policy policy;
     size_t narch;
     const char **arch; /* architecture globs; none: every architecture */
+    size_t nthreads;
+    uint32_t *threads; /* kernel thread counts (call.threads); default: [1] */
 } qf_suite_group;
 
 typedef struct qf_suite qf_suite;
@@ -241,6 +244,7 @@ typedef struct qf_suite_case {
     const qf_suite_input *input;
     uint64_t seed;
     const char *id;
+    uint32_t threads; /* the kernel's call.threads (1 unless the group sweeps `threads`) */
 } qf_suite_case;
 
 typedef struct qf_suite_cases {

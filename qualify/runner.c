@@ -290,7 +290,7 @@ static void child_run(_qf_case *p, child_report *rep, int timing, size_t warmup,
     call.out = p->out;
     call.device = &dev;
     call.seed = p->seed;
-    call.threads = 1;
+    call.threads = (int)p->c->threads;
     call.msg = rep->msg;
     call.msg_size = sizeof rep->msg;
     if (p->k->init && (s = p->k->init(p->k, &ctx)) != QF_OK) {
@@ -306,9 +306,10 @@ static void child_run(_qf_case *p, child_report *rep, int timing, size_t warmup,
             else if (p->out1_n)
                 p->out[1].data = p->g1[run].data;
             /* A kernel that claims the same bits whatever the thread
-             * count gets 2 threads the second time, so the comparison of
-             * the two runs checks that claim too. */
-            call.threads = run == 1 && p->t->arith.deterministic_threads ? 2 : 1;
+             * count gets one thread more the second time (the case's
+             * count, then that + 1), so the comparison of the two runs
+             * checks that claim too. */
+            call.threads = (int)p->c->threads + (run == 1 && p->t->arith.deterministic_threads);
             s = dev.state ? _qf_rdev_run(&dev, ctx, &call, NULL) : p->k->run(ctx, &call);
             rep->global_code[run] = p->out[0].scale.global_code;
         }
@@ -726,9 +727,9 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
     vi.metrics = &r->metrics;
     vi.det_claimed = p->t->arith.deterministic;
     vi.det_equal = r->det_equal;
-    /* The two runs used 1 and 2 threads when the kernel claims the same
-     * bits across thread counts (child_run): their comparison is then the
-     * thread-count check. */
+    /* The two runs used the case's thread count and one more when the
+     * kernel claims the same bits across thread counts (child_run): their
+     * comparison is then the thread-count check. */
     vi.det_threads_claimed = p->t->arith.deterministic_threads;
     vi.det_threads_checked = vi.det_threads_claimed;
     vi.det_threads_equal = r->det_equal;

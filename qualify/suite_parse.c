@@ -912,6 +912,40 @@ qf_status _qf_suite_parse_seeds(ctx *c, yaml_node_t *n, const char *field, qf_su
     return QF_OK;
 }
 
+/* Kernel thread counts (docs/suites.md#threads): a count or a list, each
+ * in [1, QF_SUITE_THREADS_MAX], no repeats; default [1]. */
+qf_status _qf_suite_parse_threads(ctx *c, yaml_node_t *n, const char *field, qf_suite_group *g)
+{
+    char p[PATHSZ];
+    yaml_node_t **items;
+    size_t k;
+    if (!n) {
+        if (!(g->threads = arena_alloc(c->A, sizeof *g->threads)))
+            return oom(c);
+        g->threads[0] = 1;
+        g->nthreads = 1;
+        return QF_OK;
+    }
+    if (n->type == YAML_MAPPING_NODE)
+        return fail(c, n, field, "expected a thread count or a list of them, got a mapping");
+    if (_qf_suite_as_list(c, n, field, 64, &items, &k))
+        return c->st;
+    if (!(g->threads = arena_alloc(c->A, k * sizeof *g->threads)))
+        return oom(c);
+    for (size_t i = 0; i < k; i++) {
+        const char *f = n->type == YAML_SEQUENCE_NODE ? pindex(p, sizeof p, field, i) : field;
+        uint64_t v;
+        if (_qf_suite_parse_u64(c, items[i], f, 1, QF_SUITE_THREADS_MAX, &v))
+            return c->st;
+        g->threads[i] = (uint32_t)v;
+        for (size_t j = 0; j < i; j++)
+            if (g->threads[j] == g->threads[i])
+                return fail(c, items[i], f, "thread count %u appears twice", g->threads[i]);
+    }
+    g->nthreads = k;
+    return QF_OK;
+}
+
 qf_status _qf_suite_parse_sampling(ctx *c, yaml_node_t *n, const char *field, qf_suite_sampling *s)
 {
     static const char *const keys[] = {"max_elements", "edges", "tile"};

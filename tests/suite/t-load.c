@@ -430,6 +430,13 @@ static const bad bads[] = {
      "m.yaml:4:10: field 'inputs[0]': distribution 'file' needs 'path'", NULL},
     {"op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\ninputs: [normal, normal]\n",
      "m.yaml:4:18: field 'inputs[1]': input 'normal' appears twice", NULL},
+    /* threads */
+    {"op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\nthreads: [1, 0]\n",
+     "m.yaml:4:14: field 'threads[1]': 0 is out of range [1, 1024]", NULL},
+    {"op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\nthreads: [2, 2]\n",
+     "m.yaml:4:14: field 'threads[1]': thread count 2 appears twice", NULL},
+    {"op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\nthreads: {n: 2}\n",
+     "m.yaml:4:10: field 'threads': expected a thread count or a list of them, got a mapping", NULL},
     /* per-slot inputs */
     {"op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\ninputs: [{a: normal, z: normal}]\n",
      "m.yaml:4:22: field 'inputs[0].z': unknown key 'z' (valid keys: a, b, c)", NULL},

@@ -16,8 +16,8 @@
  * groups in file order (an included file's groups where the include is
  * written, before the including file's own), then per group: dtype tuple,
  * shape (shape sets in order; within one set the cartesian product, last
- * dimension fastest), parameter combination (last parameter fastest), input
- * distribution, seed.  Each case has a stable id, e.g.
+ * dimension fastest), parameter combination (last parameter fastest),
+ * thread count, input distribution, seed.  Each case has a stable id, e.g.
  *     gemm/M=16,N=4096,K=128/bf16.bf16.f32.f32/normal/seed=2
  * that qf_suite_cases_find() selects again.  Kernel globs are not part of a
  * case id: the runner pairs each case with every kernel matching one of its
@@ -47,6 +47,7 @@ extern "C" {
 #define QF_SUITE_MAX_DIMS      8
 #define QF_SUITE_MAX_ROLES     6
 #define QF_SUITE_MAX_PARAMS    8
+#define QF_SUITE_THREADS_MAX   1024 /* one value of `threads` */
 
 /* An op as suites name it: an index into the op table (qualify/ops/), in
  * [0, qf_suite_op_count()).  The named values are the ops of the first
@@ -137,6 +138,14 @@ typedef struct qf_suite_input {
     const char *label;  /* "outliers:fraction=0.01,scale=100" */
     const char **texts; /* every value as qf_dist_set() reads it: "0.01", "1", "lognormal" */
     const char *tensor; /* file: the tensor name in a .safetensors, or NULL */
+    /* Per-slot inputs (`{a: {name: file, path: A.npy}, b: normal}`): the
+     * op's input slots the entry names, in the op's slot order, each with
+     * its own distribution (whose nslots is 0).  A slot not named draws
+     * the fields above, which then hold `normal`; label is
+     * "a=LABEL+b=LABEL".  0 for a distribution of every slot. */
+    size_t nslots;
+    const char **slot_names; /* qf_op_slot_name() of the op's kernel op */
+    const struct qf_suite_input *slots;
 } qf_suite_input;
 
 /* Every field optional; `set` says which were given. */
@@ -146,6 +155,7 @@ typedef struct qf_suite_input {
 #define QF_POLICY_MIN_SQNR_DB       (1u << 3)
 #define QF_POLICY_BASELINE          (1u << 4) /* baseline and baseline_factor */
 #define QF_POLICY_FALSE_FAILURE     (1u << 5)
+#define QF_POLICY_MAX_ZERO_FRAC     (1u << 6)
 
 typedef struct qf_suite_policy {
     unsigned set;
@@ -155,6 +165,7 @@ typedef struct qf_suite_policy {
     double false_failure;   /* probability budget of probabilistic bounds */
     int baseline_rms;       /* 1: torch._dynamo's RMSE rule instead of max |err| */
     double baseline_tol;    /* additive tolerance of the RMSE rule (default 0) */
+    double max_zero_frac;   /* MISTRUSTED above this fraction of exact zeros in the reference */
 } qf_suite_policy;
 
 typedef struct qf_suite_sampling {
@@ -192,6 +203,8 @@ typedef struct qf_suite_group {
     qf_suite_policy policy;
     size_t narch;
     const char **arch; /* architecture globs; none: every architecture */
+    size_t nthreads;
+    uint32_t *threads; /* kernel thread counts (call.threads); default: [1] */
 } qf_suite_group;
 
 typedef struct qf_suite qf_suite;
@@ -231,6 +244,7 @@ typedef struct qf_suite_case {
     const qf_suite_input *input;
     uint64_t seed;
     const char *id;
+    uint32_t threads; /* the kernel's call.threads (1 unless the group sweeps `threads`) */
 } qf_suite_case;
 
 typedef struct qf_suite_cases {

@@ -90,6 +90,10 @@ typedef struct qf_verdict_input {
     int det_claimed, det_checked, det_equal;
     int det_threads_claimed, det_threads_checked, det_threads_equal;
     size_t det_first_diff; /* first differing element when not equal */
+    /* Zeros of the reference that the op computes exactly from nonzero
+     * inputs (relu of a negative): results, not degenerate data, so the
+     * max_zero_frac rule does not count them (docs/verdicts.md). */
+    size_t n_zero_exact;
 } qf_verdict_input;
 
 /* A verdict input with run = OK and everything else zero / NULL. */

@@ -202,8 +202,31 @@ static int prepare_inputs(_qf_case *p, qf_result *r)
     }
     p->nin = qf_op_slot_count(p->op.op, 0);
     p->nout = qf_op_slot_count(p->op.op, 1);
+    for (size_t i = 0; i < p->c->input->nslots; i++) {
+        const char *slot = p->c->input->slot_names[i];
+        int k = 0;
+        while (k < p->nin && strcmp(qf_op_slot_name(p->op.op, 0, k), slot))
+            k++;
+        if (k == p->nin || case_dist(&p->c->input->slots[i], &p->slot_dist[k], err, sizeof err) != QF_OK) {
+            _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: input %s: %s", slot,
+                    k == p->nin ? "not an input slot of the op" : err);
+            return -1;
+        }
+        p->slot_own |= 1u << k;
+    }
     if (p->cls->inputs(p, r, &d))
         return -1;
+    if (p->slot_own & ~p->slot_drawn) {
+        /* A slot the case names but does not draw (gemm's c when beta is
+         * 0): its distribution would be ignored without a word. */
+        int k = 0;
+        while (!((p->slot_own & ~p->slot_drawn) & (1u << k)))
+            k++;
+        _qf_say(r, QF_VERDICT_UNSUPPORTED,
+                "unsupported: input %s has its own distribution but this case does not draw it",
+                qf_op_slot_name(p->op.op, 0, k));
+        return -1;
+    }
     p->outf = qf_format_get(p->t->out[0]);
     p->out_n = p->rows * p->cols;
     if (!p->outf || p->outf->storage_bits % 8) {
@@ -267,7 +290,7 @@ static void child_run(_qf_case *p, child_report *rep, int timing, size_t warmup,
     call.out = p->out;
     call.device = &dev;
     call.seed = p->seed;
-    call.threads = 1;
+    call.threads = (int)p->c->threads;
     call.msg = rep->msg;
     call.msg_size = sizeof rep->msg;
     if (p->k->init && (s = p->k->init(p->k, &ctx)) != QF_OK) {
@@ -283,9 +306,10 @@ static void child_run(_qf_case *p, child_report *rep, int timing, size_t warmup,
             else if (p->out1_n)
                 p->out[1].data = p->g1[run].data;
             /* A kernel that claims the same bits whatever the thread
-             * count gets 2 threads the second time, so the comparison of
-             * the two runs checks that claim too. */
-            call.threads = run == 1 && p->t->arith.deterministic_threads ? 2 : 1;
+             * count gets one thread more the second time (the case's
+             * count, then that + 1), so the comparison of the two runs
+             * checks that claim too. */
+            call.threads = (int)p->c->threads + (run == 1 && p->t->arith.deterministic_threads);
             s = dev.state ? _qf_rdev_run(&dev, ctx, &call, NULL) : p->k->run(ctx, &call);
             rep->global_code[run] = p->out[0].scale.global_code;
         }
@@ -466,6 +490,10 @@ static qf_policy case_policy(const _qf_case *p)
      * not weak evidence there, so they never make the check doubtful. */
     if (p->cls->flags & _QF_OPC_EXACT_CODES)
         pol.max_zero_frac = 1;
+    /* The suite's own figure comes last: whoever wrote it knows whether
+     * zeros in their data are degenerate (docs/suites.md#policy). */
+    if (sp->set & QF_POLICY_MAX_ZERO_FRAC)
+        pol.max_zero_frac = sp->max_zero_frac;
     return pol;
 }
 
@@ -699,14 +727,16 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
     vi.metrics = &r->metrics;
     vi.det_claimed = p->t->arith.deterministic;
     vi.det_equal = r->det_equal;
-    /* The two runs used 1 and 2 threads when the kernel claims the same
-     * bits across thread counts (child_run): their comparison is then the
-     * thread-count check. */
+    /* The two runs used the case's thread count and one more when the
+     * kernel claims the same bits across thread counts (child_run): their
+     * comparison is then the thread-count check. */
     vi.det_threads_claimed = p->t->arith.deterministic_threads;
     vi.det_threads_checked = vi.det_threads_claimed;
     vi.det_threads_equal = r->det_equal;
     vi.det_checked = !vi.det_threads_checked;
     vi.det_first_diff = r->det_first_diff;
+    if (p->cls->exact_zeros)
+        vi.n_zero_exact = p->cls->exact_zeros(p, &ck);
     if (p->bk) {
         if (run_baseline(p, &ck, &mi, rep, timeout_s, &bmet, &bverdict, bwhy, sizeof bwhy) == 0)
             vi.baseline = &bmet;

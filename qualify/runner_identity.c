@@ -89,6 +89,13 @@ void _qf_runner_identity(qf_result *r, const qf_suite *suite, const qf_suite_cas
         default: snprintf(r->params[i].value, sizeof r->params[i].value, "%s", v->s ? v->s : ""); break;
         }
     }
+    /* The thread count is keyed like a parameter (results.json, enablement
+     * tables) when the case sets one other than the default 1. */
+    if (c->threads != 1 && i < QF_RESULT_MAX_PARAMS) {
+        snprintf(r->params[i].key, sizeof r->params[i].key, "threads");
+        snprintf(r->params[i].value, sizeof r->params[i].value, "%u", c->threads);
+        i++;
+    }
     r->nparams = i;
     snprintf(r->input, sizeof r->input, "%s", c->input->label ? c->input->label : c->input->name);
     r->seed = c->seed;

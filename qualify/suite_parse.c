@@ -630,7 +630,67 @@ void _qf_suite_fmt_real(char *buf, size_t size, double v)
     }
 }
 
-static qf_status parse_input(ctx *c, yaml_node_t *n, const char *field, qf_suite_input *in)
+static qf_status parse_input(ctx *c, yaml_node_t *n, const char *field, qf_suite_op op, qf_suite_input *in);
+
+/* The input slot names of op, comma-separated, for messages. */
+static void slot_list(char *buf, size_t size, qf_op kop)
+{
+    const char *names[QF_KERNEL_MAX_IN];
+    size_t k = 0;
+    while (k < QF_KERNEL_MAX_IN && qf_op_slot_name(kop, 0, (int)k)) {
+        names[k] = qf_op_slot_name(kop, 0, (int)k);
+        k++;
+    }
+    list_keys(buf, size, names, k);
+}
+
+/* A mapping of the op's input slot names to distributions: each slot has
+ * its own (file inputs of different shapes, a and b of a non-square
+ * GEMM); the slots not named draw `normal`.  The label lists the named
+ * slots in slot order, "a=file:path=A.npy+b=normal". */
+static qf_status parse_slot_inputs(ctx *c, yaml_node_t *n, const char *field, qf_suite_op op,
+                                   qf_suite_input *in)
+{
+    qf_op kop = qf_suite_op_kernel_op(op);
+    const char *names[QF_KERNEL_MAX_IN];
+    size_t k = 0, used = 0;
+    char p[PATHSZ], label[1024];
+    while (k < QF_KERNEL_MAX_IN && qf_op_slot_name(kop, 0, (int)k)) {
+        names[k] = qf_op_slot_name(kop, 0, (int)k);
+        k++;
+    }
+    if (_qf_suite_check_map(c, n, field, names, k))
+        return c->st;
+    qf_suite_input *slots = arena_alloc(c->A, k * sizeof *slots);
+    in->slot_names = arena_alloc(c->A, k * sizeof *in->slot_names);
+    if (!slots || !in->slot_names)
+        return oom(c);
+    for (size_t i = 0; i < k; i++) {
+        yaml_node_t *v = _qf_suite_map_get(c, n, names[i]);
+        if (!v)
+            continue;
+        pjoin(p, sizeof p, field, names[i]);
+        if (v->type == YAML_MAPPING_NODE && !_qf_suite_map_get(c, v, "name"))
+            return fail(c, v, p, "the input of slot '%s' needs 'name' (a distribution)", names[i]);
+        if (parse_input(c, v, p, op, &slots[in->nslots]))
+            return c->st;
+        in->slot_names[in->nslots] = names[i];
+        if (used < sizeof label)
+            used += (size_t)snprintf(label + used, sizeof label - used, "%s%s=%s", in->nslots ? "+" : "",
+                                     names[i], slots[in->nslots].label);
+        in->nslots++;
+    }
+    if (!in->nslots)
+        return fail(c, n, field, "an input mapping needs 'name' or the op's input slots as keys");
+    if (used >= sizeof label)
+        return fail(c, n, field, "the input's label is longer than %zu characters", sizeof label - 1);
+    in->slots = slots;
+    in->name = "normal"; /* what the slots not named draw */
+    in->label = arena_strdup(c->A, label);
+    return in->label ? QF_OK : oom(c);
+}
+
+static qf_status parse_input(ctx *c, yaml_node_t *n, const char *field, qf_suite_op op, qf_suite_input *in)
 {
     const char *s;
     char p[PATHSZ];
@@ -640,8 +700,22 @@ static qf_status parse_input(ctx *c, yaml_node_t *n, const char *field, qf_suite
         if (_qf_suite_expect(c, n, YAML_MAPPING_NODE, field, "a mapping"))
             return c->st;
         nn = _qf_suite_map_get(c, n, "name");
-        if (!nn)
-            return fail(c, n, field, "an input mapping needs 'name'");
+        if (!nn && _qf_suite_check_map(c, n, field, NULL, 0))
+            return c->st;
+        if (!nn && n->data.mapping.pairs.start < n->data.mapping.pairs.top) {
+            qf_op kop = qf_suite_op_kernel_op(op);
+            const char *k0 = (const char *)get(c, n->data.mapping.pairs.start->key)->data.scalar.value;
+            for (int i = 0; qf_op_slot_name(kop, 0, i); i++)
+                if (!strcmp(k0, qf_op_slot_name(kop, 0, i)))
+                    return parse_slot_inputs(c, n, field, op, in);
+        }
+        if (!nn) {
+            char valid[256];
+            slot_list(valid, sizeof valid, qf_suite_op_kernel_op(op));
+            return fail(c, n, field,
+                        "an input mapping needs 'name' (a distribution) or %s's input slots as keys (%s)",
+                        qf_suite_op_name(op), valid);
+        }
     }
     if (_qf_suite_scalar_text(c, nn, n == nn ? field : pjoin(p, sizeof p, field, "name"), &s))
         return c->st;
@@ -766,7 +840,7 @@ static qf_status parse_input(ctx *c, yaml_node_t *n, const char *field, qf_suite
 
 qf_status _qf_suite_parse_inputs(ctx *c, yaml_node_t *n, const char *field, qf_suite_group *g)
 {
-    static qf_suite_input def = {"normal", 0, NULL, NULL, NULL, "normal", NULL, NULL};
+    static qf_suite_input def = {.name = "normal", .label = "normal"};
     char p[PATHSZ];
     if (!n) {
         g->inputs = &def;
@@ -782,7 +856,7 @@ qf_status _qf_suite_parse_inputs(ctx *c, yaml_node_t *n, const char *field, qf_s
         return oom(c);
     for (size_t i = 0; i < k; i++) {
         const char *f = n->type == YAML_SEQUENCE_NODE ? pindex(p, sizeof p, field, i) : field;
-        if (parse_input(c, items[i], f, &g->inputs[i]))
+        if (parse_input(c, items[i], f, g->op, &g->inputs[i]))
             return c->st;
         for (size_t j = 0; j < i; j++)
             if (!strcmp(g->inputs[j].label, g->inputs[i].label))
@@ -838,6 +912,40 @@ qf_status _qf_suite_parse_seeds(ctx *c, yaml_node_t *n, const char *field, qf_su
     return QF_OK;
 }
 
+/* Kernel thread counts (docs/suites.md#threads): a count or a list, each
+ * in [1, QF_SUITE_THREADS_MAX], no repeats; default [1]. */
+qf_status _qf_suite_parse_threads(ctx *c, yaml_node_t *n, const char *field, qf_suite_group *g)
+{
+    char p[PATHSZ];
+    yaml_node_t **items;
+    size_t k;
+    if (!n) {
+        if (!(g->threads = arena_alloc(c->A, sizeof *g->threads)))
+            return oom(c);
+        g->threads[0] = 1;
+        g->nthreads = 1;
+        return QF_OK;
+    }
+    if (n->type == YAML_MAPPING_NODE)
+        return fail(c, n, field, "expected a thread count or a list of them, got a mapping");
+    if (_qf_suite_as_list(c, n, field, 64, &items, &k))
+        return c->st;
+    if (!(g->threads = arena_alloc(c->A, k * sizeof *g->threads)))
+        return oom(c);
+    for (size_t i = 0; i < k; i++) {
+        const char *f = n->type == YAML_SEQUENCE_NODE ? pindex(p, sizeof p, field, i) : field;
+        uint64_t v;
+        if (_qf_suite_parse_u64(c, items[i], f, 1, QF_SUITE_THREADS_MAX, &v))
+            return c->st;
+        g->threads[i] = (uint32_t)v;
+        for (size_t j = 0; j < i; j++)
+            if (g->threads[j] == g->threads[i])
+                return fail(c, items[i], f, "thread count %u appears twice", g->threads[i]);
+    }
+    g->nthreads = k;
+    return QF_OK;
+}
+
 qf_status _qf_suite_parse_sampling(ctx *c, yaml_node_t *n, const char *field, qf_suite_sampling *s)
 {
     static const char *const keys[] = {"max_elements", "edges", "tile"};
@@ -864,16 +972,16 @@ qf_status _qf_suite_parse_sampling(ctx *c, yaml_node_t *n, const char *field, qf
 
 qf_status _qf_suite_parse_policy(ctx *c, yaml_node_t *n, const char *field, qf_suite_policy *pol)
 {
-    static const char *const keys[] = {"max_ulp",  "max_normwise",    "max_componentwise", "min_sqnr_db",
-                                       "baseline", "baseline_factor", "false_failure",     "baseline_metric",
-                                       "baseline_tol"};
+    static const char *const keys[] = {
+        "max_ulp",         "max_normwise",  "max_componentwise", "min_sqnr_db",  "baseline",
+        "baseline_factor", "false_failure", "baseline_metric",   "baseline_tol", "max_zero_frac"};
     static const char *const metrics[] = {"max_abs", "rms", NULL};
     char p[PATHSZ];
     memset(pol, 0, sizeof *pol);
     pol->baseline_factor = 2;
     if (!n)
         return QF_OK;
-    if (_qf_suite_check_map(c, n, field, keys, 9))
+    if (_qf_suite_check_map(c, n, field, keys, sizeof keys / sizeof keys[0]))
         return c->st;
     static const struct {
         const char *key;
@@ -891,6 +999,7 @@ qf_status _qf_suite_parse_policy(ctx *c, yaml_node_t *n, const char *field, qf_s
         {"baseline_factor", QF_POLICY_BASELINE, {0, 1e6, 1, 0}, offsetof(qf_suite_policy, baseline_factor)},
         {"false_failure", QF_POLICY_FALSE_FAILURE, {0, 1, 1, 1}, offsetof(qf_suite_policy, false_failure)},
         {"baseline_tol", 0, {0, 1e30, 0, 0}, offsetof(qf_suite_policy, baseline_tol)},
+        {"max_zero_frac", QF_POLICY_MAX_ZERO_FRAC, {0, 1, 0, 0}, offsetof(qf_suite_policy, max_zero_frac)},
     };
     for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++) {
         yaml_node_t *v = _qf_suite_map_get(c, n, reals[i].key);

@@ -146,10 +146,20 @@ qf_status qf_verdict_decide(const qf_verdict_input *r, const qf_policy *p, qf_ve
         return say(v, QF_VERDICT_MISTRUSTED, reason, size,
                    "reference undecided for %zu of %zu elements (%.3g%% > %.3g%%)", m->n_undecided, m->n,
                    100.0 * (double)m->n_undecided / (double)m->n, 100 * p->max_undecided_frac);
-    if (m->frac_zero_ref > p->max_zero_frac)
+    if (r->n_zero_exact) {
+        /* Only the zeros no exact step of the op explains are weak evidence. */
+        size_t z = m->n_zero_ref - (r->n_zero_exact < m->n_zero_ref ? r->n_zero_exact : m->n_zero_ref);
+        double frac = (double)z / (double)m->n;
+        if (frac > p->max_zero_frac)
+            return say(v, QF_VERDICT_MISTRUSTED, reason, size,
+                       "degenerate data: %.3g%% of the reference is zero (> %.3g%%), not counting %zu exact "
+                       "zero(s) the op computes from nonzero inputs",
+                       100 * frac, 100 * p->max_zero_frac, r->n_zero_exact);
+    } else if (m->frac_zero_ref > p->max_zero_frac) {
         return say(v, QF_VERDICT_MISTRUSTED, reason, size,
                    "degenerate data: %.3g%% of the reference is zero (> %.3g%%)", 100 * m->frac_zero_ref,
                    100 * p->max_zero_frac);
+    }
     if (m->n_checked == 0)
         return say(v, QF_VERDICT_MISTRUSTED, reason, size, "no element could be checked (%zu undefined)",
                    m->n_undefined);

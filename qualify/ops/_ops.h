@@ -67,6 +67,12 @@ typedef struct _qf_case {
     void *inscale[2];        /* scale codes of a and b beyond per_tensor */
     uint32_t in_scale[2];    /* the float32 scale codes of a and b (value = decode(code) * scale) */
     uint64_t seed;
+    /* Per-slot inputs (qf_suite_input.slots): bit i of slot_own says input
+     * slot i draws slot_dist[i] instead of the case's distribution; bit i
+     * of slot_drawn that an op class drew it through _qf_slot_dist (the
+     * runner refuses a case whose named slot no class drew). */
+    qf_dist slot_dist[QF_KERNEL_MAX_IN];
+    unsigned slot_own, slot_drawn;
     /* The policy's baseline kernel and the tuple it serves the case with
      * (NULL when the policy names none). */
     const qf_kernel *bk;
@@ -150,6 +156,12 @@ typedef struct _qf_opclass {
     /* Optional: the largest value the claimed accumulator holds (for the
      * overflow reason). */
     double (*acc_max)(const _qf_case *p);
+    /* Optional: how many decided checked elements of output 0 have a zero
+     * reference that an exact step of the op computes from nonzero inputs
+     * (relu: max(x, 0) = 0 for x < 0).  Such zeros are results the kernel
+     * must get exactly right, not degenerate data, so the max_zero_frac
+     * rule leaves them out (qf_verdict_input.n_zero_exact). */
+    size_t (*exact_zeros)(const _qf_case *p, const _qf_checked *ck);
 } _qf_opclass;
 
 /* The op classes, indexed by qf_suite_op. */
@@ -167,6 +179,12 @@ int _qf_fmt_eq(const qf_format *f, qf_format_id id);
 double _qf_param_real(const qf_suite_case *c, const char *key, double dflt);
 /* An enum op parameter of the case, NULL when absent. */
 const char *_qf_param_enum(const qf_suite_case *c, const char *key);
+/* The distribution input slot `slot` draws: its own when the case's
+ * input names the slot (per-slot inputs), else d.  A per-slot file must
+ * have the slot's shape (ndim, shape); NULL with UNSUPPORTED said in r
+ * otherwise, naming the file and the dimension. */
+const qf_dist *_qf_slot_dist(_qf_case *p, qf_result *r, int slot, const qf_dist *d, int ndim,
+                             const int64_t *shape);
 /* Draw input slot `slot` as rows x cols of the tuple's format into
  * p->inval / p->incode and describe it as an ndim tensor of shape. */
 int _qf_gen_input(_qf_case *p, qf_result *r, int slot, const qf_dist *d, int ndim, const int64_t *shape,

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "_ops.h"
+#include "qf_npy.h"
+#include "qf_safetensors.h"
 
 /* THE op table: every op class, in qf_suite_op order (qf_suite.h names
  * the first eleven).  A new op family appends its class here. */
@@ -153,6 +155,81 @@ int _qf_tuple_in(const qf_suite_case *c, const qf_dtype_tuple *t)
     return _qf_fmt_eq(_qf_role(c, "in"), t->in[0]);
 }
 
+/* The shape of the tensor a file distribution reads (.npy, or a tensor
+ * of a .safetensors: the named one, or the only one). */
+static qf_status file_shape(const qf_dist *d, int *ndim, size_t *shape, char *err, size_t es)
+{
+    qf_status s;
+    size_t n = strlen(d->path), i;
+    if (d->tensor[0] || (n >= 12 && !strcmp(d->path + n - 12, ".safetensors"))) {
+        qf_safetensors st;
+        size_t idx = 0;
+        if ((s = qf_safetensors_open(d->path, &st, err, es)) != QF_OK)
+            return s;
+        if (d->tensor[0])
+            s = qf_safetensors_find(&st, d->tensor, &idx, err, es);
+        if (s == QF_OK) {
+            *ndim = st.tensors[idx].ndim;
+            for (i = 0; i < (size_t)*ndim; i++)
+                shape[i] = st.tensors[idx].shape[i];
+        }
+        qf_safetensors_close(&st);
+        return s;
+    }
+    qf_npy a;
+    if ((s = qf_npy_read(d->path, &a, err, es)) != QF_OK)
+        return s;
+    *ndim = a.ndim;
+    for (i = 0; i < (size_t)a.ndim; i++)
+        shape[i] = a.shape[i];
+    qf_npy_free(&a);
+    return QF_OK;
+}
+
+const qf_dist *_qf_slot_dist(_qf_case *p, qf_result *r, int slot, const qf_dist *d, int ndim,
+                             const int64_t *shape)
+{
+    const char *name = qf_op_slot_name(p->op.op, 0, slot);
+    const qf_dist *own = &p->slot_dist[slot];
+    size_t fshape[QF_NPY_MAX_DIMS > QF_ST_MAX_DIMS ? QF_NPY_MAX_DIMS : QF_ST_MAX_DIMS];
+    char err[256], have[128], want[128];
+    int fnd = 0, i;
+    if (!(p->slot_own & (1u << slot)))
+        return d;
+    p->slot_drawn |= 1u << slot;
+    if (own->kind != QF_DIST_FILE)
+        return own;
+    /* The whole-case file keeps its element-count rule (docs/inputs.md);
+     * a slot's own file says which tensor it is, so its shape must be the
+     * slot's, dimension by dimension. */
+    if (file_shape(own, &fnd, fshape, err, sizeof err) != QF_OK) {
+        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: input %s: %s", name, err);
+        return NULL;
+    }
+    for (i = 0; i < ndim && i < fnd; i++)
+        if ((int64_t)fshape[i] != shape[i])
+            break;
+    if (i < ndim || fnd != ndim) {
+        size_t want_u[QF_NPY_MAX_DIMS];
+        int k;
+        for (k = 0; k < ndim && k < QF_NPY_MAX_DIMS; k++)
+            want_u[k] = (size_t)shape[k];
+        qf_npy_shape_str(fnd, fshape, have, sizeof have);
+        qf_npy_shape_str(ndim, want_u, want, sizeof want);
+        if (fnd != ndim)
+            _qf_say(r, QF_VERDICT_UNSUPPORTED,
+                    "unsupported: input %s: %s has %d dimension(s) %s, the case's %s is %s (%d dimensions)",
+                    name, own->path, fnd, have, name, want, ndim);
+        else
+            _qf_say(r, QF_VERDICT_UNSUPPORTED,
+                    "unsupported: input %s: %s has shape %s, the case's %s is %s: dimension %d is %zu, not "
+                    "%lld",
+                    name, own->path, have, name, want, i, fshape[i], (long long)shape[i]);
+        return NULL;
+    }
+    return own;
+}
+
 /* Generate input slot `slot` as rows x cols of the tuple's format. */
 int _qf_gen_input(_qf_case *p, qf_result *r, int slot, const qf_dist *d, int ndim, const int64_t *shape,
                   size_t rows, size_t cols)
@@ -161,6 +238,8 @@ int _qf_gen_input(_qf_case *p, qf_result *r, int slot, const qf_dist *d, int ndi
     char err[256];
     size_t n = rows * cols;
     qf_status s;
+    if (!(d = _qf_slot_dist(p, r, slot, d, ndim, shape)))
+        return -1;
     if (!f) {
         _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: input slot %d has no valid format", slot);
         return -1;

@@ -84,6 +84,8 @@ static int gen_scaled(_qf_case *p, qf_result *r, int slot, const qf_dist *d, int
     size_t i, n = rows * cols;
     double amax = 0, S, sinv;
     uint8_t *codes;
+    if (!(d = _qf_slot_dist(p, r, slot, d, ndim, shape)))
+        return -1;
     if (!f || f->bits > 8 || f->kind != QF_KIND_FLOAT) {
         _qf_say(r, QF_VERDICT_UNSUPPORTED,
                 "unsupported: per_tensor scaling needs a float format of at most 8 bits");
@@ -134,6 +136,8 @@ static int gen_recipe(_qf_case *p, qf_result *r, int slot, const qf_dist *d, int
     _qf_rs_operand o = {NULL, NULL, NULL};
     char why[256];
     int mis = 0, rc;
+    if (!(d = _qf_slot_dist(p, r, slot, d, ndim, shape)))
+        return -1;
     rc =
         _qf_rs_gen(p->recipe, p->group, p->t->in[slot], slot, slot ? g->trans_b : g->trans_a, d, p->seed,
                    ndim, shape, g->batch ? g->batch : 1, rows, cols, &p->in[slot], &o, &mis, why, sizeof why);

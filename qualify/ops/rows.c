@@ -314,6 +314,27 @@ static qf_status bound_act(const _qf_case *p, const _qf_rowref *rr, _qf_checked 
 
 static const _qf_rowops act_rows = {ref_act, bound_act};
 
+/* relu's zeros from negative inputs are exact results of its step, not a
+ * sign of degenerate data (docs/verdicts.md "Degenerate data"); a zero
+ * that comes from a zero input (x, or GLU's up) still counts as one.  The
+ * smooth activations are zero only at x = 0 (or by underflow), so they
+ * keep the rule as it is. */
+static size_t exact_zeros_act(const _qf_case *p, const _qf_checked *ck)
+{
+    const qf_op_activation *a = &p->op.u.activation;
+    size_t i, n = 0;
+    if (a->act != QF_REF_ACT_RELU)
+        return 0;
+    for (i = 0; i < ck->n; i++) {
+        size_t at = (size_t)ck->idx[i];
+        if (ck->exact[i] != 0 || ck->status[i] == QF_REF_UNDECIDED || ck->status[i] == QF_REF_UNDEFINED)
+            continue;
+        if (p->inval[0][at] < 0 && (!a->glu || p->inval[1][at] != 0))
+            n++;
+    }
+    return n;
+}
+
 const _qf_opclass _qf_op_activation = {
     .abi_info = &activation_abi,
     .schema = &activation_schema,
@@ -324,6 +345,7 @@ const _qf_opclass _qf_op_activation = {
     .tuple_matches = _qf_tuple_in,
     .inputs = inputs_x,
     .rows = &act_rows,
+    .exact_zeros = exact_zeros_act,
 };
 
 const _qf_opclass _qf_op_glu = {
@@ -335,4 +357,5 @@ const _qf_opclass _qf_op_glu = {
     .tuple_matches = _qf_tuple_in,
     .inputs = inputs_glu,
     .rows = &act_rows,
+    .exact_zeros = exact_zeros_act,
 };

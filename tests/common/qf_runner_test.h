@@ -24,4 +24,16 @@ static inline void qf_test_run_yaml(const char *yaml, const char *name, qf_regis
     qf_suite_free(suite);
 }
 
+/* The first result whose case id starts with prefix ("group:"); fails the
+ * test when there is none. */
+static inline const qf_result *qf_test_find_case(const qf_runner_summary *s, const char *prefix)
+{
+    size_t i;
+    for (i = 0; i < s->n; i++)
+        if (!strncmp(s->results[i].case_id, prefix, strlen(prefix)))
+            return &s->results[i];
+    ck_abort_msg("no result for %s", prefix);
+    return NULL;
+}
+
 #endif

@@ -262,6 +262,32 @@ START_TEST(test_names)
 }
 END_TEST
 
+/* threads (docs/suites.md#threads): a sweep axis after the parameters;
+ * one thread, the default, stays out of ids. */
+START_TEST(test_threads)
+{
+    qf_suite *s = mem("dtypes: f32\n"
+                      "groups:\n"
+                      "  - {op: gemm, shapes: {M: 1, N: 1, K: 1}, threads: [1, 4], seeds: 2}\n"
+                      "  - {name: p, op: gemm, shapes: {M: 1, N: 1, K: 1}, params: {alpha: 2}, threads: 8}\n"
+                      "  - {name: d, op: gemm, shapes: {M: 1, N: 1, K: 1}}\n");
+    qf_suite_cases c;
+    expand_ok(s, &c);
+    ck_assert_uint_eq(c.n, 6);
+    ck_assert_str_eq(c.cases[0].id, "gemm/M=1,N=1,K=1/f32.f32.f32.f32/normal/seed=0");
+    ck_assert_uint_eq(c.cases[0].threads, 1);
+    ck_assert_str_eq(c.cases[1].id, "gemm/M=1,N=1,K=1/f32.f32.f32.f32/normal/seed=1");
+    ck_assert_str_eq(c.cases[2].id, "gemm/M=1,N=1,K=1/f32.f32.f32.f32/threads=4/normal/seed=0");
+    ck_assert_uint_eq(c.cases[2].threads, 4);
+    ck_assert_str_eq(c.cases[4].id, "p:gemm/M=1,N=1,K=1/f32.f32.f32.f32/alpha=2,threads=8/normal/seed=0");
+    ck_assert_str_eq(c.cases[5].id, "d:gemm/M=1,N=1,K=1/f32.f32.f32.f32/normal/seed=0");
+    ck_assert_uint_eq(c.cases[5].threads, 1);
+    ck_assert_ptr_eq(qf_suite_cases_find(&c, c.cases[2].id), &c.cases[2]);
+    qf_suite_cases_free(&c);
+    qf_suite_free(s);
+}
+END_TEST
+
 START_TEST(test_glob)
 {
     ck_assert(qf_suite_glob_match("gemm.cpu.*", "gemm.cpu.naive.f32"));
@@ -287,6 +313,7 @@ int main(void)
     Suite *s = suite_create("suite/expand");
     TCase *tc = tcase_create("expand");
     tcase_add_test(tc, test_order);
+    tcase_add_test(tc, test_threads);
     tcase_add_test(tc, test_quick_roundtrip);
     tcase_add_test(tc, test_defaults_and_follows);
     tcase_add_test(tc, test_workloads);

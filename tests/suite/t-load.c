@@ -116,6 +116,56 @@ START_TEST(test_baseline_policy)
 }
 END_TEST
 
+/* max_zero_frac (docs/suites.md#policy): a fraction in [0, 1], both ends
+ * allowed (0 refuses any zero, 1 accepts all-zero references). */
+START_TEST(test_max_zero_frac)
+{
+    const char *ok =
+        "groups:\n"
+        "  - {op: gemm, dtypes: f32, shapes: {M: 1, N: 1, K: 1}, policy: {max_zero_frac: 1}}\n"
+        "  - {name: z, op: gemm, dtypes: f32, shapes: {M: 1, N: 1, K: 1}, policy: {max_zero_frac: 0}}\n"
+        "  - {name: d, op: gemm, dtypes: f32, shapes: {M: 1, N: 1, K: 1}}\n";
+    const char *bad = "op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\npolicy: {max_zero_frac: 1.5}\n";
+    qf_suite *s = NULL;
+    ck_assert_msg(qf_suite_load_mem(ok, strlen(ok), "m.yaml", &s, errbuf, sizeof errbuf) == QF_OK, "%s",
+                  errbuf);
+    ck_assert_uint_eq(s->groups[0].policy.set, QF_POLICY_MAX_ZERO_FRAC);
+    ck_assert(s->groups[0].policy.max_zero_frac == 1);
+    ck_assert_uint_eq(s->groups[1].policy.set, QF_POLICY_MAX_ZERO_FRAC);
+    ck_assert(s->groups[1].policy.max_zero_frac == 0);
+    ck_assert_uint_eq(s->groups[2].policy.set, 0);
+    qf_suite_free(s);
+    s = NULL;
+    ck_assert_int_eq(qf_suite_load_mem(bad, strlen(bad), "m.yaml", &s, errbuf, sizeof errbuf), QF_EPARSE);
+    ck_assert_msg(strstr(errbuf, "m.yaml:4:25: field 'policy.max_zero_frac': 1.5 is out of range [0, 1]"),
+                  "%s", errbuf);
+}
+END_TEST
+
+/* Per-slot inputs (docs/suites.md#inputs): the op's input slots as keys,
+ * each with its own distribution, in slot order in the label. */
+START_TEST(test_slot_inputs)
+{
+    const char *y = "op: attention\ndtypes: f32\n"
+                    "shapes: {heads: 1, seq_q: 2, seq_k: 3, head_dim: 4}\n"
+                    "inputs: [{v: uniform, q: {name: file, path: q.npy}}, normal]\n";
+    qf_suite *s = NULL;
+    ck_assert_msg(qf_suite_load_mem(y, strlen(y), "dir/m.yaml", &s, errbuf, sizeof errbuf) == QF_OK, "%s",
+                  errbuf);
+    const qf_suite_input *in = &s->groups[0].inputs[0];
+    ck_assert_uint_eq(s->groups[0].ninputs, 2);
+    ck_assert_uint_eq(in->nslots, 2);
+    ck_assert_str_eq(in->slot_names[0], "q");
+    ck_assert_str_eq(in->slot_names[1], "v");
+    ck_assert_str_eq(in->slots[0].path, "dir/q.npy");
+    ck_assert_str_eq(in->slots[1].name, "uniform");
+    ck_assert_str_eq(in->name, "normal");
+    ck_assert_str_eq(in->label, "q=file:path=q.npy+v=uniform");
+    ck_assert_uint_eq(s->groups[0].inputs[1].nslots, 0);
+    qf_suite_free(s);
+}
+END_TEST
+
 START_TEST(test_kernel_op_prefix)
 {
     const char *y = "groups:\n"
@@ -380,6 +430,24 @@ static const bad bads[] = {
      "m.yaml:4:10: field 'inputs[0]': distribution 'file' needs 'path'", NULL},
     {"op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\ninputs: [normal, normal]\n",
      "m.yaml:4:18: field 'inputs[1]': input 'normal' appears twice", NULL},
+    /* threads */
+    {"op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\nthreads: [1, 0]\n",
+     "m.yaml:4:14: field 'threads[1]': 0 is out of range [1, 1024]", NULL},
+    {"op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\nthreads: [2, 2]\n",
+     "m.yaml:4:14: field 'threads[1]': thread count 2 appears twice", NULL},
+    {"op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\nthreads: {n: 2}\n",
+     "m.yaml:4:10: field 'threads': expected a thread count or a list of them, got a mapping", NULL},
+    /* per-slot inputs */
+    {"op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\ninputs: [{a: normal, z: normal}]\n",
+     "m.yaml:4:22: field 'inputs[0].z': unknown key 'z' (valid keys: a, b, c)", NULL},
+    {"op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\ninputs: [{mean: 1}]\n",
+     "m.yaml:4:10: field 'inputs[0]': an input mapping needs 'name' (a distribution) or gemm's input slots as "
+     "keys (a, b, c)",
+     NULL},
+    {"op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\ninputs: [{a: {mean: 1}}]\n",
+     "m.yaml:4:14: field 'inputs[0].a': the input of slot 'a' needs 'name' (a distribution)", NULL},
+    {"op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\ninputs: [{a: {name: normal, std: -1}}]\n",
+     "m.yaml:4:34: field 'inputs[0].a.std': -1 is out of range", NULL},
     /* seeds, sampling, policy, arch */
     {"op: gemm\ndtypes: f32\nshapes: {M: 1, N: 1, K: 1}\nseeds: 0\n",
      "m.yaml:4:8: field 'seeds': 0 is out of range [1, 65536]", NULL},
@@ -621,6 +689,8 @@ int main(void)
     tcase_add_test(tc, test_quick);
     tcase_add_test(tc, test_workloads_file);
     tcase_add_test(tc, test_baseline_policy);
+    tcase_add_test(tc, test_max_zero_frac);
+    tcase_add_test(tc, test_slot_inputs);
     tcase_add_test(tc, test_kernel_op_prefix);
     tcase_add_test(tc, test_diamond);
     tcase_add_test(tc, test_inputs_texts);

@@ -116,6 +116,15 @@ START_TEST(test_mistrusted)
     ck_assert_int_eq(decide(&in, &pm, why), QF_VERDICT_QUALIFIED);
     m.frac_zero_ref = 0.95;
     ck_assert_int_eq(decide(&in, &pm, why), QF_VERDICT_MISTRUSTED);
+    /* zeros the op computes exactly (relu of a negative) are not counted:
+     * 50 zeros, 40 of them exact, leave 10% */
+    m.n_zero_ref = 50, m.frac_zero_ref = 0.5, in.n_zero_exact = 40;
+    ck_assert_int_eq(decide(&in, &p, why), QF_VERDICT_QUALIFIED);
+    in.n_zero_exact = 10; /* 40% left */
+    ck_assert_int_eq(decide(&in, &p, why), QF_VERDICT_MISTRUSTED);
+    ck_assert_msg(strstr(why, "40% of the reference is zero (> 30%), not counting 10 exact zero(s)"), "%s",
+                  why);
+    in.n_zero_exact = 0;
     /* undecided reference above 1% */
     m = clean(), m.n_undecided = 2, m.n_checked = 98;
     ck_assert_int_eq(decide(&in, &p, why), QF_VERDICT_MISTRUSTED);

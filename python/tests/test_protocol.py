@@ -197,3 +197,17 @@ def test_numpy_example_worker(shm_factory):
         assert h.bye() == 0
     finally:
         h.kill()
+
+
+def test_torch_example_without_torch_says_so():
+    """Without PyTorch the torch example exits 1 with a clear message, no traceback."""
+    import subprocess
+    import sys
+
+    from conftest import worker_env
+    code = ("import sys, runpy; sys.modules['torch'] = None; "
+            f"runpy.run_path({str(WORKERS.parent.parent / 'examples' / 'torch_kernels.py')!r}, run_name='__main__')")
+    r = subprocess.run([sys.executable, "-c", code], env=worker_env(), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1
+    assert "PyTorch is not installed" in r.stderr and "Traceback" not in r.stderr
+    assert r.stdout == ""

@@ -1,0 +1,238 @@
+"""The package in-process: dtype tuples, formats, zero-copy views, results, run()."""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from conftest import SRC, gemm_op, worker_env
+
+import qualify
+import qualify.formats as qf
+import qualify.worker as qw
+
+
+@pytest.fixture(autouse=True)
+def fresh_registry():
+    saved = dict(qw._REGISTRY)
+    qw.clear()
+    yield
+    qw.clear()
+    qw._REGISTRY.update(saved)
+
+
+def test_import_without_optional_packages():
+    """numpy alone is enough; ml_dtypes, torch and jax are never imported eagerly."""
+    code = textwrap.dedent("""
+        import sys
+        for m in ("ml_dtypes", "torch", "jax"):
+            sys.modules[m] = None          # makes `import m` raise ImportError
+        import qualify, qualify.worker, qualify.formats
+        assert qualify.formats.numpy_dtype("bf16").name == "uint16"
+        assert qualify.formats.numpy_dtype("e4m3").name == "uint8"
+        assert qualify.formats.numpy_dtype("f32").name == "float32"
+        try:
+            qualify.worker.to_torch(None)
+        except ImportError:
+            print("lazy ok")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], env=worker_env(), capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "lazy ok"
+
+
+def test_formats_names():
+    assert qf.canonical("BF16") == "bfloat16"
+    assert qf.canonical("e4m3") == "float8_e4m3fn"
+    assert qf.short_name("float32") == "f32"
+    assert qf.short_name("bfloat16") == "bf16"
+    assert qf.short_name("float8_e4m3fn") == "e4m3"
+    with pytest.raises(ValueError, match="unknown format"):
+        qf.lookup("float33")
+    for f in qf.FORMATS:  # every view has the width of the codes (zero copy)
+        assert qf.numpy_dtype(f.name).itemsize * 8 == f.storage
+
+
+@pytest.mark.parametrize("op, label, ins, outs, acc", [
+    ("gemm", "f32.f32.f32.f32", ["float32"] * 3, ["float32"], "float32"),
+    ("gemm", "bf16.bf16.f32.bf16", ["bfloat16"] * 3, ["bfloat16"], "float32"),
+    ("gemm", "f16.f16.f32.f32", ["float16", "float16", "float32"], ["float32"], "float32"),
+    ("gemm", "f64", ["float64"] * 3, ["float64"], "float64"),
+    ("gemm", "i8", ["int8"] * 3, ["int8"], "float64"),
+    ("attention", "bf16.bf16.bf16.f32.bf16", ["bfloat16"] * 3, ["bfloat16", "float32"], "float32"),
+    ("softmax", "f32.f32.f32", ["float32"], ["float32"], "float32"),
+    ("rmsnorm", "bf16.f32.f32.bf16", ["bfloat16", "float32", "float32"], ["bfloat16"], "float32"),
+    ("activation", "f32", ["float32", "float32"], ["float32"], "float32"),
+    ("quantize", "f32.e4m3", ["float32"], ["float8_e4m3fn"], None),
+])
+def test_parse_dtype_labels(op, label, ins, outs, acc):
+    t = qw.parse_dtype(op, label)
+    assert t["name"] == label and t["in"] == ins and t["out"] == outs
+    assert t["claim"].get("acc_format") == acc
+
+
+def test_parse_dtype_errors():
+    with pytest.raises(ValueError, match="4 roles"):
+        qw.parse_dtype("gemm", "f32.f32")
+    with pytest.raises(ValueError, match="acc_format"):
+        qw.parse_dtype("gemm", "f32.f32.f32.f32", {"acc_format": "float64"})
+    with pytest.raises(ValueError, match="needs 'out'"):
+        qw.parse_dtype("quantize", "f32")
+    with pytest.raises(ValueError, match="unknown op"):
+        qw.parse_dtype("conv", "f32")
+    with pytest.raises(ValueError, match="unknown format"):
+        qw.parse_dtype("gemm", "f32.f32.f32.f31")
+
+
+def test_parse_dtype_dict_merges_claim():
+    t = qw.parse_dtype("gemm", {"name": "mine", "in": ["e4m3", "e4m3"], "out": ["bf16"],
+                                "claim": {"block_fma": 32}}, {"acc_format": "f32", "sum_order": "any"})
+    assert t == {"name": "mine", "in": ["float8_e4m3fn"] * 2, "out": ["bfloat16"],
+                 "claim": {"acc_format": "float32", "sum_order": "any", "block_fma": 32}}
+
+
+def test_kernel_declaration_errors():
+    with pytest.raises(ValueError, match="must start with its op"):
+        qw.kernel("softmax.x", op="gemm", dtypes=["f32"])
+    with pytest.raises(ValueError, match="kind"):
+        qw.kernel("gemm.x", op="gemm", dtypes=["f32"], kind="fast")
+    with pytest.raises(ValueError, match="twice"):
+        qw.kernel("gemm.x", op="gemm", dtypes=["f32", "f32"])
+    qw.kernel("gemm.x", op="gemm", dtypes=["f32"])(lambda *a, **p: None)
+    with pytest.raises(ValueError, match="declared twice"):
+        qw.kernel("gemm.x", op="gemm", dtypes=["f32"])(lambda *a, **p: None)
+
+
+def test_handle_run_is_zero_copy(shm_factory):
+    """The arrays the kernel gets are views of the shared mapping itself."""
+    seen = {}
+
+    @qw.kernel("gemm.zc.f32", op="gemm", dtypes=["f32"])
+    def k(a, b, d, **p):
+        base = d
+        while isinstance(base, np.ndarray):
+            base = base.base
+        seen["base"] = type(base)
+        seen["owndata"] = d.flags.owndata
+        seen["format"] = (a.format, d.slot)
+        d[...] = a @ b
+
+    shm = shm_factory()
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.ones((3, 2), np.float32)
+    ta, tb = shm.put("a", "float32", a), shm.put("b", "float32", b)
+    td = shm.put("d", "float32", shape=(2, 2), dtype=np.float32)
+    done = qw.handle_run({"run": 9, "kernel": "gemm.zc.f32", "dtype": "f32", "threads": 1, "seed": "0",
+                          "op": gemm_op(2, 2, 3), "shm": shm.name, "shm_bytes": shm.size,
+                          "in": [ta, tb], "out": [td]})
+    assert done == {"done": 9, "status": "ok"}
+    assert seen == {"base": mmap.mmap, "owndata": False, "format": ("float32", "d")}
+    assert np.array_equal(shm.get(td, np.float32), a @ b)
+    assert shm.canaries_intact([ta, tb, td])
+
+
+def test_scale_tensor_attached(shm_factory):
+    got = {}
+
+    @qw.kernel("gemm.sc.e4m3", op="gemm",
+               dtypes=[{"name": "e4m3", "in": ["e4m3", "e4m3"], "out": ["f32"]}])
+    def k(a, b, d, **p):
+        got["kind"] = a.scale_kind
+        got["scale"] = float(a.scale[0])
+        got["dtype"] = a.dtype
+        d[...] = 0
+
+    shm = shm_factory()
+    ta = shm.put("a", "float8_e4m3fn", np.zeros((2, 2), np.uint8))
+    ts = shm.put("a.scale", "float32", np.array([0.5], np.float32))
+    ta["scale"] = {"kind": "tensor", "format": "float32", "offset": ts["offset"], "bytes": 4, "count": 1}
+    tb = shm.put("b", "float8_e4m3fn", np.zeros((2, 2), np.uint8))
+    td = shm.put("d", "float32", shape=(2, 2), dtype=np.float32)
+    done = qw.handle_run({"run": 1, "kernel": "gemm.sc.e4m3", "dtype": "e4m3", "threads": 1, "seed": "0",
+                          "op": gemm_op(2, 2, 2), "shm": shm.name, "shm_bytes": shm.size,
+                          "in": [ta, tb], "out": [td]})
+    assert done["status"] == "ok", done
+    assert got["kind"] == "tensor" and got["scale"] == 0.5
+    assert got["dtype"] == qf.numpy_dtype("e4m3")
+
+
+def test_assign_rounds_bf16_codes():
+    out = np.zeros(4, np.uint16).view(qw.Tensor)
+    out.format = "bfloat16"
+    vals = np.array([1.0, 1.00390625, 1.01171875, -3.0e38], np.float32)  # ties and a large value
+    qw.assign(out, vals)
+    # 1 + 2^-8 is a tie between 1 and 1 + 2^-7: even is 1.0 (0x3F80)
+    # 1 + 3 * 2^-8 is a tie between 1 + 2^-7 and 1 + 2^-6: even is 1 + 2^-6 (0x3F82)
+    assert list(np.asarray(out)) == [0x3F80, 0x3F80, 0x3F82, 0xFF62]
+
+
+def _write_results(path, cases, verdicts=None):
+    doc = {"schema_version": 1, "generator": "qualify test", "provenance": None, "cases": cases,
+           "summary": {"cases": len(cases), "failed": 0, "groups": []}}
+    if verdicts is not None:
+        doc["summary"]["verdicts"] = verdicts
+    path.write_text(json.dumps(doc))
+
+
+CASES = [
+    {"case_id": "gemm/M=1,N=2,K=3/f32.f32.f32.f32/normal/seed=0", "kernel": "gemm.numpy.f32", "op": "gemm",
+     "dtype": "f32.f32.f32.f32", "shape": {"M": 1, "N": 2, "K": 3}, "seed": 0, "verdict": "QUALIFIED",
+     "reason": "", "metrics": {"max_ulp": 0.5, "sqnr_db": "Infinity", "n": 2}, "reproduce": "qualify run"},
+    {"case_id": "c2", "kernel": "gemm.numpy.f32", "verdict": "CRASHED", "reason": "died of signal 11",
+     "metrics": None},
+]
+
+
+def test_load_results(tmp_path):
+    p = tmp_path / "results.json"
+    _write_results(p, CASES)
+    r = qualify.load_results(tmp_path)  # a directory works too
+    assert len(r) == 2
+    a, b = r.pairs
+    assert a.verdict == "QUALIFIED" and a.kernel == "gemm.numpy.f32" and a.shape["K"] == 3
+    assert a.metrics["sqnr_db"] == float("inf") and a.metrics["max_ulp"] == 0.5
+    assert b.metrics == {} and b.reason == "died of signal 11"
+    assert r.summary["QUALIFIED"] == 1 and r.summary["CRASHED"] == 1 and r.summary["FAILED"] == 0
+    assert [x.case_id for x in r.failed] == ["c2"]
+    assert "gemm.numpy.f32" in r.table() and "CRASHED" in r.table()
+    with pytest.raises(ValueError, match="not a qualify results.json"):
+        (tmp_path / "bad.json").write_text("{}")
+        qualify.load_results(tmp_path / "bad.json")
+
+
+def test_run_with_fake_binary(tmp_path, monkeypatch):
+    """qualify.run passes suite, -o and --worker, and reads results.json back."""
+    fake = tmp_path / "qualify"
+    log = tmp_path / "argv.json"
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps(CASES))
+    fake.write_text(textwrap.dedent(f"""\
+        #!{sys.executable}
+        import json, sys, pathlib
+        argv = sys.argv[1:]
+        pathlib.Path({str(log)!r}).write_text(json.dumps(argv))
+        if "bad.yaml" in argv:
+            print("bad.yaml:1:1: no such file", file=sys.stderr); sys.exit(2)
+        out = pathlib.Path(argv[argv.index("-o") + 1]); out.mkdir(parents=True, exist_ok=True)
+        doc = {{"schema_version": 1, "cases": json.loads(pathlib.Path({str(cases)!r}).read_text()),
+               "summary": {{"verdicts": {{"QUALIFIED": 1, "CRASHED": 1}}}}}}
+        (out / "results.json").write_text(json.dumps(doc))
+        sys.exit(1)
+    """))
+    fake.chmod(0o755)
+    monkeypatch.setenv("QUALIFY_BIN", str(fake))
+    r = qualify.run("shapes/quick.yaml", workers=["python3 my_kernels.py"], output=tmp_path / "out",
+                    kernel="gemm.numpy.*", extra_args=["--seed", "3"])
+    argv = json.loads(log.read_text())
+    assert argv == ["run", "shapes/quick.yaml", "-o", str(tmp_path / "out"), "--worker", "python3 my_kernels.py",
+                    "--kernel", "gemm.numpy.*", "-q", "--seed", "3"]
+    assert r.returncode == 1 and r.summary["CRASHED"] == 1 and len(r.pairs) == 2
+    with pytest.raises(qualify.QualifyError, match="no such file"):
+        qualify.run("bad.yaml", output=tmp_path / "o2")

@@ -91,6 +91,34 @@ START_TEST(openblas_qualified)
 }
 END_TEST
 
+/* OpenBLAS at 1 and 2 threads (the adapter sets openblas_set_num_threads
+ * from the case's thread count): shapes large enough for OpenBLAS to split
+ * the work, each QUALIFIED under the same claim. */
+START_TEST(openblas_threads)
+{
+    char path[512], err[512];
+    qf_result *r = NULL;
+    size_t n = 0, i, two = 0;
+    qf_test_write_text(dir, "threads.yaml",
+                       "suite: cblas-threads\ninputs: [normal]\nseeds: 1\n"
+                       "sampling: {max_elements: 4096}\ngroups:\n"
+                       "  - op: gemm\n    kernels: [gemm.cblas.openblas.f32]\n"
+                       "    dtypes: [float32]\n"
+                       "    shapes: {M: [192, 257], N: [256], K: [384]}\n"
+                       "    threads: [1, 2]\n");
+    RUN(0, NULL, "%s/threads.yaml -q -o %s/out-th --adapter 'cblas:%s'", dir, dir, openblas);
+    snprintf(path, sizeof path, "%s/out-th/journal.jsonl", dir);
+    ck_assert_msg(qf_journal_read(path, &r, &n, NULL, NULL, err, sizeof err) == QF_OK, "%s", err);
+    ck_assert_uint_eq(n, 4);
+    for (i = 0; i < n; i++) {
+        ck_assert_msg(r[i].verdict == QF_VERDICT_QUALIFIED, "%s: %s", r[i].case_id, r[i].reason);
+        two += strstr(r[i].case_id, "threads=2") != NULL;
+    }
+    ck_assert_uint_eq(two, 2);
+    free(r);
+}
+END_TEST
+
 START_TEST(wrong_sgemm_failed)
 {
     qf_test_write_text(dir, "wrong.yaml",
@@ -156,7 +184,7 @@ int main(void)
     if (openblas) {
         rc = qf_test_run_in_dir(
             qf_test_suite("kernels/adapter", "adapter", 600, NULL, NULL, 0, NULL,
-                          QF_TESTS(openblas_qualified, wrong_sgemm_failed, sbgemm_qualified, load_errors)),
+                          QF_TESTS(openblas_qualified, openblas_threads, wrong_sgemm_failed, sbgemm_qualified, load_errors)),
             dir);
         return rc;
     }

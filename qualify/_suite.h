@@ -254,6 +254,8 @@ qf_status _qf_suite_parse_u64(ctx *c, const yaml_node_t *n, const char *field, u
 qf_status _qf_suite_parse_name(ctx *c, const yaml_node_t *n, const char *field, const char *extra,
                                const char **out);
 /* Free text of at most maxlen characters (arena copy). */
+/* The top file's `workers:` (a command line or a list of them) into s. */
+qf_status _qf_suite_parse_workers(ctx *c, yaml_node_t *n, qf_suite *s);
 qf_status _qf_suite_parse_text(ctx *c, const yaml_node_t *n, const char *field, size_t maxlen,
                                const char **out);
 /* A name or a list of names (arena). */

@@ -216,7 +216,9 @@ struct qf_suite {
     qf_suite_group *groups;
     size_t nworkloads;
     const char **workloads; /* names of the workload sets defined */
-    void *_arena;           /* private: owns every allocation above */
+    size_t nworkers;
+    const char **workers; /* `workers:` of the top file: command lines (docs/workers.md) */
+    void *_arena;         /* private: owns every allocation above */
 };
 
 /* Loads and validates a suite file and everything it includes.  On error,

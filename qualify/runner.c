@@ -20,6 +20,7 @@
 
 #include "_runner.h"
 #include "_runner_device.h"
+#include "_worker.h"
 #include "ops/_ops.h"
 
 #include "qf_backend.h"
@@ -380,6 +381,11 @@ static int run_child(_qf_case *p, child_report *rep, qf_result *r, double timeou
     if (WIFSIGNALED(st)) {
         r->signal = WTERMSIG(st);
         _qf_say(r, QF_VERDICT_CRASHED, "crashed: signal %d (%s)", r->signal, strsignal(r->signal));
+        return -1;
+    }
+    if (WIFEXITED(st) && WEXITSTATUS(st) == _QF_WORKER_EXIT && rep->msg[0]) {
+        /* A worker kernel whose worker failed (worker.c): its reason. */
+        _qf_say(r, QF_VERDICT_CRASHED, "crashed: %s", rep->msg);
         return -1;
     }
     if (!rep->done || (WIFEXITED(st) && WEXITSTATUS(st) != 0)) {
@@ -1089,6 +1095,8 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
                 if (slots[i].pid)
                     continue;
                 shm[i].done = 0;
+                /* Worker kernels: the slot's worker instance (worker.c). */
+                _qf_worker_before_pair(pairs[pending[next]].k, (int)i);
                 fflush(NULL);
                 pid = fork();
                 if (pid < 0) {
@@ -1133,6 +1141,7 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
                             "crashed: the worker process (runner and reference, not the kernel) died%s%s",
                             r->signal ? ": " : "", r->signal ? strsignal(r->signal) : "");
                 }
+                _qf_worker_after_pair(pairs[it].k, (int)i, r);
                 slots[i].pid = 0;
                 running--;
                 progressed = 1;

@@ -556,7 +556,7 @@ static qf_status do_include(ctx *c, yaml_node_t *n, const char *field)
 
 static qf_status process_root(ctx *c, yaml_node_t *root, qf_suite *s)
 {
-    const char *keys[NGROUP_KEYS + 6];
+    const char *keys[NGROUP_KEYS + 7];
     size_t nk = 0;
     keys[nk++] = "suite";
     keys[nk++] = "description";
@@ -565,6 +565,7 @@ static qf_status process_root(ctx *c, yaml_node_t *root, qf_suite *s)
     keys[nk++] = "groups";
     for (size_t i = 1; i < NGROUP_KEYS; i++) /* "name" is per group; the suite's is 'suite' */
         keys[nk++] = group_keys[i];
+    keys[nk++] = "workers";
     if (_qf_suite_check_map(c, root, "", keys, nk))
         return c->st;
     yaml_node_t *v;
@@ -592,6 +593,8 @@ static qf_status process_root(ctx *c, yaml_node_t *root, qf_suite *s)
                 return c->st;
     }
     if ((v = _qf_suite_map_get(c, root, "workloads")) && parse_workloads(c, v))
+        return c->st;
+    if ((v = _qf_suite_map_get(c, root, "workers")) && _qf_suite_parse_workers(c, v, s))
         return c->st;
     yaml_node_t *groups = _qf_suite_map_get(c, root, "groups");
     if (groups) {

@@ -289,6 +289,33 @@ qf_status _qf_suite_parse_text(ctx *c, const yaml_node_t *n, const char *field, 
     return *out ? QF_OK : oom(c);
 }
 
+/* workers: command lines, resolved by nothing (run with /bin/sh -c in the
+ * current directory, docs/workers.md).  Only the top file may start
+ * processes: an included file naming workers is an error, not a surprise. */
+qf_status _qf_suite_parse_workers(ctx *c, yaml_node_t *n, qf_suite *s)
+{
+    yaml_node_t **items;
+    size_t k;
+    char p[64];
+    if (c->depth > 0)
+        return fail(c, n, "workers", "only the top suite file may name workers");
+    if (n->type == YAML_MAPPING_NODE)
+        return fail(c, n, "workers", "expected a command line or a list of them, got a mapping");
+    if (_qf_suite_as_list(c, n, "workers", 64, &items, &k))
+        return c->st;
+    s->workers = arena_alloc(c->A, k * sizeof *s->workers);
+    if (!s->workers)
+        return oom(c);
+    for (size_t i = 0; i < k; i++) {
+        snprintf(p, sizeof p, "workers[%zu]", i);
+        if (_qf_suite_parse_text(c, items[i], n->type == YAML_SEQUENCE_NODE ? p : "workers", 4096,
+                                 &s->workers[i]))
+            return c->st;
+    }
+    s->nworkers = k;
+    return QF_OK;
+}
+
 /* A scalar or a list of scalars, as a list. */
 qf_status _qf_suite_as_list(ctx *c, yaml_node_t *n, const char *field, size_t max, yaml_node_t ***items,
                             size_t *count)

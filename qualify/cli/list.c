@@ -10,9 +10,11 @@
 #include "qf_suite.h"
 #include "qf_format.h"
 #include "qf_kernel.h"
+#include "qf_worker.h"
 
 static const char *help_text =
-    "usage: qualify list kernels [--json] [--plugin PATH]... [--kind KIND] [--op OP] [GLOB]\n"
+    "usage: qualify list kernels [--json] [--plugin PATH]... [--worker CMD]... [--kind KIND] [--op OP] "
+    "[GLOB]\n"
     "       qualify list ops [--json]\n"
     "       qualify list formats [--json]\n"
     "\n"
@@ -22,13 +24,15 @@ static const char *help_text =
     "  --json          print a JSON array instead of a table\n"
     "  --plugin PATH   load the kernels of a plugin shared object (repeatable;\n"
     "                  a PATH without '/' is taken in the current directory)\n"
+    "  --worker CMD    start the kernel worker CMD (/bin/sh -c) and list its\n"
+    "                  kernels too (repeatable; docs/workers.md)\n"
     "  --kind KIND     only kernels of this kind: reference, optimized, model,\n"
     "                  known-bad\n"
     "  --op OP         only kernels of this op (see 'qualify list ops')\n"
     "  GLOB            only kernels whose name matches (gemm.cpu.*)\n"
     "  -h, --help      this text\n"
     "\n"
-    "Exit codes: 0 success, 2 bad usage, or a plugin that cannot be loaded.\n";
+    "Exit codes: 0 success, 2 bad usage, or a plugin or worker that cannot be loaded.\n";
 
 static json_t *fmt_json(qf_format_id id)
 {
@@ -303,28 +307,35 @@ static int list_formats(int json)
 int qf_cli_list(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},       {"plugin", required_argument, NULL, 'p'},
-        {"kind", required_argument, NULL, 'k'}, {"op", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+        {"json", no_argument, NULL, 'j'},
+        {"plugin", required_argument, NULL, 'p'},
+        {"kind", required_argument, NULL, 'k'},
+        {"op", required_argument, NULL, 'o'},
+        {"worker", required_argument, NULL, 'w'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
-    const char **plugins = NULL;
-    int nplugins = 0, json = 0, have_kind = 0, have_op = 0, c, rc;
+    const char **plugins = NULL, **workers;
+    int nworkers = 0, nplugins = 0, json = 0, have_kind = 0, have_op = 0, c, rc;
     qf_kernel_kind kind = QF_KERNEL_REFERENCE;
     qf_op op = QF_OP_GEMM;
     const char *what, *glob = NULL;
     qf_registry *reg = NULL;
 
-    plugins = calloc((size_t)argc + 1, sizeof *plugins);
+    /* One allocation: plugins in the first half, workers in the second. */
+    plugins = calloc(2 * ((size_t)argc + 1), sizeof *plugins);
     if (!plugins) {
         fprintf(stderr, "qualify list: out of memory\n");
         return QF_EXIT_FAIL;
     }
+    workers = plugins + argc + 1;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
         case 'p': plugins[nplugins++] = optarg; break;
+        case 'w': workers[nworkers++] = optarg; break;
         case 'k':
             if (qf_kernel_kind_lookup(optarg, &kind) != QF_OK) {
                 free(plugins);
@@ -379,9 +390,9 @@ int qf_cli_list(int argc, char **argv)
         }
         glob = argv[optind];
     }
-    if (strcmp(what, "kernels") && (nplugins || have_kind || have_op)) {
+    if (strcmp(what, "kernels") && (nplugins || nworkers || have_kind || have_op)) {
         free(plugins);
-        return qf_cli_usage_error("list", "--plugin, --kind and --op apply to 'list kernels' only");
+        return qf_cli_usage_error("list", "--plugin, --worker, --kind and --op apply to 'list kernels' only");
     }
     if (!strcmp(what, "ops")) {
         free(plugins);
@@ -406,6 +417,15 @@ int qf_cli_list(int argc, char **argv)
             free(plugins);
             return QF_EXIT_USAGE;
         }
+    for (c = 0; c < nworkers; c++) {
+        char err[1024];
+        if (qf_worker_start(reg, workers[c], err, sizeof err) != QF_OK) {
+            fprintf(stderr, "qualify list: %s\n", err);
+            qf_registry_free(reg);
+            free(plugins);
+            return QF_EXIT_USAGE;
+        }
+    }
     rc = list_kernels(reg, json, have_kind, kind, have_op, op, glob);
     qf_registry_free(reg);
     free(plugins);

@@ -23,6 +23,7 @@
 #include "qf_suite.h"
 #include "qf_adapter.h"
 #include "qf_kernel.h"
+#include "qf_worker.h"
 
 static const char *help_text =
     "usage: qualify run [SUITE.yaml] [options]\n"
@@ -38,6 +39,9 @@ static const char *help_text =
     "  --adapter cblas:LIB.so[:SYMBOL]\n"
     "                       register GEMM kernels calling LIB's CBLAS entry\n"
     "                       points (repeatable; docs/third-party.md)\n"
+    "  --worker CMD         start the kernel worker CMD (/bin/sh -c) and register\n"
+    "                       its kernels (repeatable; docs/workers.md); adds to\n"
+    "                       the suite's workers:\n"
     "  -j, --jobs N         cases run in parallel (default 1); results do not\n"
     "                       depend on N\n"
     "  --resume             continue a killed sweep from DIR/journal.jsonl\n"
@@ -63,6 +67,7 @@ static const char *help_text =
 enum {
     OPT_PLUGIN = 256,
     OPT_ADAPTER,
+    OPT_WORKER,
     OPT_RESUME,
     OPT_TIME,
     OPT_TIMEOUT,
@@ -194,6 +199,7 @@ int qf_cli_run(int argc, char **argv)
     static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
                                              {"plugin", required_argument, NULL, OPT_PLUGIN},
                                              {"adapter", required_argument, NULL, OPT_ADAPTER},
+                                             {"worker", required_argument, NULL, OPT_WORKER},
                                              {"jobs", required_argument, NULL, 'j'},
                                              {"resume", no_argument, NULL, OPT_RESUME},
                                              {"time", no_argument, NULL, OPT_TIME},
@@ -210,9 +216,9 @@ int qf_cli_run(int argc, char **argv)
     const char *outdir = "qualify-out", *kernel = NULL, *case_id = NULL;
     const char **plugins = NULL;
     /* A fixed table: no allocation to release on every early return. */
-    const char *adapters[16];
+    const char *adapters[16], *workers[16];
     char repro[8192];
-    size_t nplugins = 0, nadapters = 0, i;
+    size_t nplugins = 0, nadapters = 0, nworkers = 0, i;
     int jobs = 1, resume = 0, timing = 0, list = 0, quiet = 0, have_seed = 0, c, rc = QF_EXIT_OK;
     long reps = 0;
     double timeout = 60;
@@ -256,6 +262,14 @@ int qf_cli_run(int argc, char **argv)
                 return qf_cli_usage_error("run", "at most %zu --adapter options", nadapters);
             }
             adapters[nadapters++] = optarg;
+            break;
+        case OPT_WORKER:
+            if (nworkers == sizeof workers / sizeof workers[0]) {
+                json_decref(av);
+                free(plugins);
+                return qf_cli_usage_error("run", "at most %zu --worker options", nworkers);
+            }
+            workers[nworkers++] = optarg;
             break;
         case 'j':
             errno = 0;
@@ -391,6 +405,15 @@ int qf_cli_run(int argc, char **argv)
             rc = QF_EXIT_USAGE;
             goto out;
         }
+    /* The suite's workers first, then those of the command line. */
+    for (i = 0; i < suite->nworkers + nworkers; i++) {
+        const char *cmd = i < suite->nworkers ? suite->workers[i] : workers[i - suite->nworkers];
+        if (qf_worker_start(reg, cmd, err, sizeof err) != QF_OK) {
+            fprintf(stderr, "qualify run: %s\n", err);
+            rc = QF_EXIT_USAGE;
+            goto out;
+        }
+    }
     if (mkdir_p(outdir)) {
         fprintf(stderr, "qualify run: cannot create the output directory %s: %s\n", outdir, strerror(errno));
         rc = QF_EXIT_USAGE;
@@ -422,6 +445,12 @@ int qf_cli_run(int argc, char **argv)
         if (strlen(repro) + strlen(adapters[i]) + 14 < sizeof repro && !strchr(adapters[i], '\'')) {
             strcat(repro, " --adapter '");
             strcat(repro, adapters[i]);
+            strcat(repro, "'");
+        }
+    for (i = 0; i < nworkers; i++)
+        if (strlen(repro) + strlen(workers[i]) + 14 < sizeof repro && !strchr(workers[i], '\'')) {
+            strcat(repro, " --worker '");
+            strcat(repro, workers[i]);
             strcat(repro, "'");
         }
     if (repro[0])

@@ -1,0 +1,1101 @@
+/* worker.c: kernel workers (qf_worker.h, docs/workers.md).
+ *
+ * Who does what.  The runner's parent process starts every instance of a
+ * worker and is the only one that reaps it.  A pair's kernel child talks
+ * to the instance of its job slot through the inherited pipes: it writes
+ * `run`, reads `done`, and records what went wrong in a slot_state that
+ * lives in shared memory, because the parent cannot see the child's
+ * variables.  After the pair the parent reads that state and kills,
+ * reaps and forgets a faulty instance; the next pair of the slot starts a
+ * new one.  One instance per job slot means a hanging worker delays no
+ * other slot's pairs, whose time limits would otherwise run while they
+ * waited for a shared worker.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "_registry.h"
+#include "_worker.h"
+#include "qf_ref.h"
+#include "qf_worker.h"
+
+#define SLOTS_MAX    1024 /* --jobs is at most 1024 */
+#define RESTARTS_MAX 5
+#define LINE_MAX_B   (1u << 20)
+#define HELLO_MS     30000
+#define PAGE         4096u
+#define FILL_BYTE    0xCD
+
+/* Per job slot, shared between the parent and the kernel children. */
+typedef struct slot_state {
+    volatile int busy;   /* a run was sent and its done not read: a killed child left it so */
+    volatile int broken; /* the child found the worker dead or breaking the protocol */
+    volatile int gone;   /* ... dead: its output was closed */
+    volatile int down;   /* parent: no instance for this pair (reason in why) */
+    volatile uint64_t next_id;
+    char why[256];
+    char shm_name[64]; /* the object of the run in flight (the parent unlinks a leftover) */
+} slot_state;
+
+/* The parent's view of one running instance (copied into its children). */
+typedef struct instance {
+    pid_t pid; /* 0: not running */
+    int to, from;
+    int fails; /* faults in a row */
+} instance;
+
+typedef struct worker worker;
+
+typedef struct wkernel {
+    worker *w;
+    char *name, *desc, *archs;
+    qf_dtype_tuple *dtypes;
+    char **dtype_names;
+    size_t ndtypes;
+} wkernel;
+
+struct worker {
+    char *cmd, *name;
+    instance inst[SLOTS_MAX];
+    slot_state *shared; /* [SLOTS_MAX], MAP_SHARED */
+    wkernel *k;
+    size_t nk;
+};
+
+/* Set by the parent right before it forks a pair: the child inherits it. */
+static int cur_slot;
+
+static void say(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *err, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    if (!err || !size)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, size, fmt, ap);
+    va_end(ap);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void nap_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- Lines -------------------------------------------------------------- */
+
+typedef struct reader {
+    char *buf;
+    size_t len, cap;
+} reader;
+
+/* One line without its '\n' (into *line, valid until the next call): 1, or
+ * 0 on timeout, -1 at end of file or on an error, -2 for a line over
+ * LINE_MAX_B.  timeout_ms < 0 waits for ever (the runner's time limit
+ * kills a kernel child that waits too long). */
+static int read_line(reader *rd, int fd, int timeout_ms, char **line)
+{
+    double t0 = now_s();
+    for (;;) {
+        char *nl = rd->len ? memchr(rd->buf, '\n', rd->len) : NULL;
+        struct pollfd pf;
+        ssize_t n;
+        int wait = timeout_ms;
+        if (nl) {
+            size_t used = (size_t)(nl - rd->buf) + 1;
+            static char *out;
+            static size_t outcap;
+            if (outcap < used) {
+                char *o = realloc(out, used);
+                if (!o)
+                    return -1;
+                out = o;
+                outcap = used;
+            }
+            memcpy(out, rd->buf, used - 1);
+            out[used - 1] = '\0';
+            memmove(rd->buf, rd->buf + used, rd->len - used);
+            rd->len -= used;
+            *line = out;
+            return 1;
+        }
+        if (rd->len > LINE_MAX_B)
+            return -2;
+        if (rd->cap - rd->len < 65536) {
+            size_t nc = rd->cap ? 2 * rd->cap : 65536;
+            char *b = realloc(rd->buf, nc);
+            if (!b)
+                return -1;
+            rd->buf = b;
+            rd->cap = nc;
+        }
+        if (timeout_ms >= 0) {
+            wait = timeout_ms - (int)((now_s() - t0) * 1000);
+            if (wait <= 0)
+                return 0;
+        }
+        pf.fd = fd;
+        pf.events = POLLIN;
+        pf.revents = 0;
+        if (poll(&pf, 1, wait) < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (!pf.revents)
+            continue;
+        n = read(fd, rd->buf + rd->len, rd->cap - rd->len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        rd->len += (size_t)n;
+    }
+}
+
+/* Write all of buf; -1 (errno EPIPE) when the reader is gone.  SIGPIPE is
+ * ignored around the write so that a dead worker is an error, not the
+ * death of the writer. */
+static int write_all(int fd, const char *buf, size_t n)
+{
+    struct sigaction ign, old;
+    int rc = 0;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ign, &old);
+    while (n) {
+        ssize_t w = write(fd, buf, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            rc = -1;
+            break;
+        }
+        buf += w;
+        n -= (size_t)w;
+    }
+    sigaction(SIGPIPE, &old, NULL);
+    return rc;
+}
+
+/* Up to 80 bytes of a line, control characters as '?', for messages. */
+static void quote80(const char *s, char *out, size_t size)
+{
+    size_t i, n = strlen(s);
+    if (size < 2)
+        return;
+    for (i = 0; i < n && i < 80 && i + 1 < size; i++)
+        out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+    out[i] = '\0';
+}
+
+/* ---- Instances ------------------------------------------------------------ */
+
+static void inst_close_fds(instance *in)
+{
+    if (in->to >= 0)
+        close(in->to);
+    if (in->from >= 0)
+        close(in->from);
+    in->to = in->from = -1;
+}
+
+/* Wait up to ms for pid, then kill it; its wait status. */
+static int reap(pid_t pid, long ms)
+{
+    int st = 0;
+    long waited = 0;
+    for (;;) {
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid || (w < 0 && errno != EINTR))
+            return st;
+        if (waited >= ms)
+            break;
+        nap_ms(5);
+        waited += 5;
+    }
+    kill(pid, SIGKILL);
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return st;
+}
+
+static int spawn(const char *cmd, instance *in, char *err, size_t err_size)
+{
+    int tw[2], fr[2];
+    pid_t pid;
+    if (pipe2(tw, O_CLOEXEC))
+        return say(err, err_size, "cannot create a pipe: %s", strerror(errno)), -1;
+    if (pipe2(fr, O_CLOEXEC)) {
+        close(tw[0]);
+        close(tw[1]);
+        return say(err, err_size, "cannot create a pipe: %s", strerror(errno)), -1;
+    }
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        say(err, err_size, "cannot fork: %s", strerror(errno));
+        close(tw[0]);
+        close(tw[1]);
+        close(fr[0]);
+        close(fr[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        /* dup2 clears close-on-exec on 0 and 1; every other descriptor of
+         * ours (other workers' pipes) closes at exec. */
+        if (dup2(tw[0], 0) < 0 || dup2(fr[1], 1) < 0)
+            _exit(127);
+        signal(SIGPIPE, SIG_DFL);
+        setenv("QUALIFY_WORKER_PROTOCOL", "1", 1);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    close(tw[0]);
+    close(fr[1]);
+    in->pid = pid;
+    in->to = tw[1];
+    in->from = fr[0];
+    return 0;
+}
+
+/* Start an instance and read its hello (parsed into *hello when asked, else
+ * only checked).  0, or -1 with the reason in err. */
+static int inst_start(worker *w, instance *in, json_t **hello, char *err, size_t err_size)
+{
+    reader rd = {NULL, 0, 0};
+    char *line = NULL, q[96];
+    json_t *root, *v;
+    json_error_t je;
+    int rc;
+    if (spawn(w->cmd, in, err, err_size))
+        return -1;
+    rc = read_line(&rd, in->from, HELLO_MS, &line);
+    if (rc != 1) {
+        free(rd.buf);
+        if (rc == 0)
+            say(err, err_size, "no hello within %d s", HELLO_MS / 1000);
+        else if (rc == -2)
+            say(err, err_size, "hello longer than %u bytes", LINE_MAX_B);
+        else {
+            int st;
+            inst_close_fds(in);
+            st = reap(in->pid, 1000);
+            in->pid = 0;
+            if (WIFSIGNALED(st))
+                say(err, err_size, "no hello: it died of signal %d (%s)", WTERMSIG(st),
+                    strsignal(WTERMSIG(st)));
+            else
+                say(err, err_size, "no hello: it exited with status %d", WEXITSTATUS(st));
+            return -1;
+        }
+        goto fail;
+    }
+    free(rd.buf);
+    root = json_loads(line, 0, &je);
+    if (!root || !json_is_object(root)) {
+        quote80(line, q, sizeof q);
+        say(err, err_size, "the hello is not a JSON object: '%s'", q);
+        json_decref(root);
+        goto fail;
+    }
+    v = json_object_get(root, "qualify_worker");
+    if (!json_is_integer(v) || json_integer_value(v) != 1) {
+        char ver[32];
+        if (json_is_integer(v))
+            snprintf(ver, sizeof ver, "%lld", (long long)json_integer_value(v));
+        else
+            snprintf(ver, sizeof ver, "%s", v ? "not an integer" : "missing");
+        say(err, err_size, "it speaks protocol version %s; this qualify speaks version 1", ver);
+        json_decref(root);
+        goto fail;
+    }
+    if (hello)
+        *hello = root;
+    else
+        json_decref(root);
+    return 0;
+fail:
+    inst_close_fds(in);
+    reap(in->pid, 0);
+    in->pid = 0;
+    return -1;
+}
+
+/* Send bye to every instance, then give each 5 s to exit. */
+static void worker_stop_all(worker *w)
+{
+    static const char bye[] = "{\"bye\": true}\n";
+    double t0;
+    size_t i;
+    for (i = 0; i < SLOTS_MAX; i++)
+        if (w->inst[i].pid) {
+            write_all(w->inst[i].to, bye, sizeof bye - 1);
+            inst_close_fds(&w->inst[i]);
+        }
+    t0 = now_s();
+    for (i = 0; i < SLOTS_MAX; i++)
+        if (w->inst[i].pid) {
+            long left = 5000 - (long)((now_s() - t0) * 1000);
+            reap(w->inst[i].pid, left > 0 ? left : 0);
+            w->inst[i].pid = 0;
+        }
+}
+
+static void worker_free(worker *w)
+{
+    size_t i, j;
+    if (!w)
+        return;
+    for (i = 0; i < w->nk; i++) {
+        free(w->k[i].name);
+        free(w->k[i].desc);
+        free(w->k[i].archs);
+        for (j = 0; j < w->k[i].ndtypes; j++)
+            free(w->k[i].dtype_names[j]);
+        free(w->k[i].dtype_names);
+        free(w->k[i].dtypes);
+    }
+    free(w->k);
+    if (w->shared) {
+        for (i = 0; i < SLOTS_MAX; i++)
+            if (w->shared[i].shm_name[0])
+                shm_unlink(w->shared[i].shm_name);
+        munmap(w->shared, SLOTS_MAX * sizeof *w->shared);
+    }
+    free(w->cmd);
+    free(w->name);
+    free(w);
+}
+
+/* The registry's close function. */
+static void worker_close(void *h)
+{
+    worker *w = h;
+    if (!w)
+        return;
+    worker_stop_all(w);
+    worker_free(w);
+}
+
+/* ---- The hello's kernel records -------------------------------------------- */
+
+static char *dup_str(json_t *v, const char *dflt)
+{
+    const char *s = json_is_string(v) ? json_string_value(v) : dflt;
+    return s ? strdup(s) : NULL;
+}
+
+static int claim_int(json_t *v, int *out)
+{
+    if (json_is_boolean(v))
+        *out = json_is_true(v);
+    else if (json_is_integer(v))
+        *out = (int)json_integer_value(v);
+    else
+        return -1;
+    return 0;
+}
+
+static int claim_format(json_t *v, qf_format_id *out)
+{
+    const qf_format *f = json_is_string(v) ? qf_format_lookup(json_string_value(v)) : NULL;
+    if (!f)
+        return -1;
+    *out = f->id;
+    return 0;
+}
+
+/* One claim field by its C name; -1 when unknown or of the wrong type. */
+static int claim_field(qf_arith_claim *c, const char *key, json_t *v)
+{
+    const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+    if (!strcmp(key, "acc_format"))
+        return claim_format(v, &c->acc_format);
+    if (!strcmp(key, "promote_format"))
+        return claim_format(v, &c->promote_format);
+    if (!strcmp(key, "attn_p_format"))
+        return claim_format(v, &c->attn_p_format);
+    if (!strcmp(key, "acc_frac_bits"))
+        return claim_int(v, &c->acc_frac_bits);
+    if (!strcmp(key, "block_fma"))
+        return claim_int(v, &c->block_fma);
+    if (!strcmp(key, "align_truncates"))
+        return claim_int(v, &c->align_truncates);
+    if (!strcmp(key, "guard_bits"))
+        return claim_int(v, &c->guard_bits);
+    if (!strcmp(key, "promote_interval"))
+        return claim_int(v, &c->promote_interval);
+    if (!strcmp(key, "split_k"))
+        return claim_int(v, &c->split_k);
+    if (!strcmp(key, "deterministic"))
+        return claim_int(v, &c->deterministic);
+    if (!strcmp(key, "deterministic_threads"))
+        return claim_int(v, &c->deterministic_threads);
+    if (!strcmp(key, "attn_kv_tile"))
+        return claim_int(v, &c->attn_kv_tile);
+    if (!strcmp(key, "flush_subnormals"))
+        return claim_int(v, &c->flush_subnormals);
+    if (!strcmp(key, "acc_round"))
+        return s && qf_round_lookup(s, &c->acc_round) == QF_OK ? 0 : -1;
+    if (!strcmp(key, "out_round"))
+        return s && qf_round_lookup(s, &c->out_round) == QF_OK ? 0 : -1;
+    if (!strcmp(key, "max_ulp") || !strcmp(key, "elem_ulp")) {
+        if (!json_is_number(v))
+            return -1;
+        *(!strcmp(key, "max_ulp") ? &c->max_ulp : &c->elem_ulp) = json_number_value(v);
+        return 0;
+    }
+    if (!strcmp(key, "sum_order")) {
+        /* "any": the sequential chain of K roundings bounds every order. */
+        if (s && (!strcmp(s, "sequential") || !strcmp(s, "any")))
+            c->sum_order = QF_SUM_SEQUENTIAL;
+        else if (s && !strcmp(s, "pairwise"))
+            c->sum_order = QF_SUM_PAIRWISE;
+        else if (s && !strcmp(s, "splitk"))
+            c->sum_order = QF_SUM_SPLITK;
+        else
+            return -1;
+        return 0;
+    }
+    if (!strcmp(key, "var_algo")) {
+        if (s && !strcmp(s, "two_pass"))
+            c->var_algo = QF_VAR_TWO_PASS;
+        else if (s && !strcmp(s, "welford"))
+            c->var_algo = QF_VAR_WELFORD;
+        else
+            return -1;
+        return 0;
+    }
+    return -1;
+}
+
+/* Format names of one direction's slots; an absent or null entry repeats
+ * the previous one (a slot the op does not use keeps whatever value). */
+static int tuple_slots(json_t *arr, int nslots, qf_format_id *out, const char **bad)
+{
+    size_t i;
+    qf_format_id last = QF_FLOAT32;
+    if (!json_is_array(arr) || json_array_size(arr) == 0 || json_array_size(arr) > (size_t)nslots)
+        return *bad = NULL, -1;
+    for (i = 0; i < (size_t)nslots; i++) {
+        json_t *v = json_array_get(arr, i);
+        if (v && !json_is_null(v)) {
+            if (claim_format(v, &last)) {
+                *bad = json_is_string(v) ? json_string_value(v) : NULL;
+                return -1;
+            }
+        }
+        out[i] = last;
+    }
+    return 0;
+}
+
+static qf_status worker_run(void *ctx, const qf_kernel_call *call);
+
+static int parse_kernel(worker *w, json_t *j, wkernel *wk, qf_kernel *k, char *err, size_t err_size)
+{
+    json_t *v, *dts = json_object_get(j, "dtypes"), *lim = json_object_get(j, "limits");
+    const char *kname = json_string_value(json_object_get(j, "name")), *key, *bad = NULL;
+    const char *opname = json_string_value(json_object_get(j, "op"));
+    size_t i;
+    int det = -1;
+    memset(k, 0, sizeof *k);
+    wk->w = w;
+    if (!kname)
+        return say(err, err_size, "a kernel has no \"name\""), -1;
+    if (!opname || qf_op_lookup(opname, &k->op) != QF_OK)
+        return say(err, err_size, "kernel %s: unknown op '%s' (qualify list ops)", kname,
+                   opname ? opname : "?"),
+               -1;
+    if (strncmp(kname, opname, strlen(opname)) || kname[strlen(opname)] != '.')
+        return say(err, err_size, "kernel %s: the name must start with its op, '%s.'", kname, opname), -1;
+    k->kind = QF_KERNEL_OPTIMIZED;
+    if ((v = json_object_get(j, "kind")) &&
+        (!json_is_string(v) || qf_kernel_kind_lookup(json_string_value(v), &k->kind) != QF_OK))
+        return say(err, err_size, "kernel %s: unknown kind (reference, optimized, model, known-bad)", kname),
+               -1;
+    if ((v = json_object_get(j, "deterministic")) && claim_int(v, &det))
+        return say(err, err_size, "kernel %s: \"deterministic\" must be true or false", kname), -1;
+    wk->name = dup_str(json_object_get(j, "name"), NULL);
+    wk->desc = dup_str(json_object_get(j, "description"), "");
+    wk->archs = dup_str(json_object_get(j, "archs"), "cpu");
+    if (!json_is_array(dts) || json_array_size(dts) == 0)
+        return say(err, err_size, "kernel %s: \"dtypes\" must be a non-empty list", kname), -1;
+    wk->ndtypes = json_array_size(dts);
+    wk->dtypes = calloc(wk->ndtypes, sizeof *wk->dtypes);
+    wk->dtype_names = calloc(wk->ndtypes, sizeof *wk->dtype_names);
+    if (!wk->name || !wk->desc || !wk->archs || !wk->dtypes || !wk->dtype_names)
+        return say(err, err_size, "out of memory"), -1;
+    for (i = 0; i < wk->ndtypes; i++) {
+        json_t *d = json_array_get(dts, i), *cl = json_object_get(d, "claim"), *cv;
+        qf_dtype_tuple *t = &wk->dtypes[i];
+        const char *dn = json_string_value(json_object_get(d, "name"));
+        if (!dn)
+            return say(err, err_size, "kernel %s: dtypes[%zu] has no \"name\"", kname, i), -1;
+        wk->dtype_names[i] = strdup(dn);
+        if (!wk->dtype_names[i])
+            return say(err, err_size, "out of memory"), -1;
+        t->name = wk->dtype_names[i];
+        t->arith = qf_arith_claim_default();
+        if (tuple_slots(json_object_get(d, "in"), qf_op_slot_count(k->op, 0), t->in, &bad) ||
+            tuple_slots(json_object_get(d, "out"), qf_op_slot_count(k->op, 1), t->out, &bad))
+            return say(err, err_size,
+                       "kernel %s: dtype %s: \"in\" and \"out\" must list formats of the op's slots%s%s",
+                       kname, dn, bad ? "; unknown format " : "", bad ? bad : ""),
+                   -1;
+        if (cl && !json_is_object(cl))
+            return say(err, err_size, "kernel %s: dtype %s: \"claim\" must be an object", kname, dn), -1;
+        json_object_foreach(cl, key, cv)
+        {
+            if (claim_field(&t->arith, key, cv))
+                return say(err, err_size, "kernel %s: dtype %s: claim field '%s' is unknown or malformed",
+                           kname, dn, key),
+                       -1;
+        }
+        if (det >= 0)
+            t->arith.deterministic = det;
+        if (qf_arith_claim_check(&t->arith) != QF_OK)
+            return say(err, err_size, "kernel %s: dtype %s: the claim is out of its domain (docs/bounds.md)",
+                       kname, dn),
+                   -1;
+    }
+    if (lim && !json_is_object(lim))
+        return say(err, err_size, "kernel %s: \"limits\" must be an object", kname), -1;
+    json_object_foreach(lim, key, v)
+    {
+        int d, nd = qf_op_dim_count(k->op), found = -1;
+        for (d = 0; d < nd; d++)
+            if (!strcasecmp(qf_op_dim_name(k->op, d), key))
+                found = d;
+        if (found < 0 || !json_is_object(v))
+            return say(err, err_size, "kernel %s: limits: '%s' is not a dimension of %s", kname, key, opname),
+                   -1;
+        if (json_is_integer(json_object_get(v, "min")))
+            k->limits.min[found] = json_integer_value(json_object_get(v, "min"));
+        if (json_is_integer(json_object_get(v, "max")))
+            k->limits.max[found] = json_integer_value(json_object_get(v, "max"));
+        if (json_is_integer(json_object_get(v, "align")))
+            k->limits.multiple_of[found] = json_integer_value(json_object_get(v, "align"));
+    }
+    k->abi_version = QF_KERNEL_ABI_VERSION;
+    k->struct_size = (uint32_t)sizeof *k;
+    k->name = wk->name;
+    k->description = wk->desc;
+    k->backend = "cpu";
+    k->archs = wk->archs;
+    k->dtypes = wk->dtypes;
+    k->n_dtypes = wk->ndtypes;
+    k->run = worker_run;
+    k->user = wk;
+    return 0;
+}
+
+int qf_worker_kernel_is(const qf_kernel *k)
+{
+    return k && k->run == worker_run;
+}
+
+qf_status qf_worker_start(qf_registry *r, const char *cmd, char *err, size_t err_size)
+{
+    worker *w;
+    json_t *hello = NULL, *ks, *nm;
+    char why[512];
+    size_t i;
+    int pl;
+    qf_status s = QF_OK;
+    if (!r || !cmd || !*cmd)
+        return say(err, err_size, "no worker command given"), QF_EINVAL;
+    w = calloc(1, sizeof *w);
+    if (!w)
+        return say(err, err_size, "out of memory"), QF_ENOMEM;
+    for (i = 0; i < SLOTS_MAX; i++)
+        w->inst[i].to = w->inst[i].from = -1;
+    w->cmd = strdup(cmd);
+    w->shared =
+        mmap(NULL, SLOTS_MAX * sizeof *w->shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (w->shared == MAP_FAILED)
+        w->shared = NULL;
+    if (!w->cmd || !w->shared) {
+        worker_free(w);
+        return say(err, err_size, "out of memory"), QF_ENOMEM;
+    }
+    if (inst_start(w, &w->inst[0], &hello, why, sizeof why)) {
+        say(err, err_size, "worker '%s': %s", cmd, why);
+        worker_free(w);
+        return strstr(why, "protocol version") || strstr(why, "JSON") ? QF_EPARSE : QF_EIO;
+    }
+    nm = json_object_get(hello, "name");
+    w->name = strdup(json_is_string(nm) ? json_string_value(nm) : cmd);
+    ks = json_object_get(hello, "kernels");
+    if (!w->name || !json_is_array(ks) || json_array_size(ks) == 0) {
+        say(err, err_size, "worker %s: the hello lists no kernels", w->name ? w->name : cmd);
+        json_decref(hello);
+        worker_close(w);
+        return w->name ? QF_EPARSE : QF_ENOMEM;
+    }
+    w->nk = json_array_size(ks);
+    w->k = calloc(w->nk, sizeof *w->k);
+    if (!w->k) {
+        json_decref(hello);
+        worker_close(w);
+        return say(err, err_size, "out of memory"), QF_ENOMEM;
+    }
+    {
+        char origin[600];
+        snprintf(origin, sizeof origin, "worker:%s", cmd);
+        pl = _qf_registry_owner_begin(r, origin, w, worker_close);
+    }
+    if (pl < 0) {
+        json_decref(hello);
+        worker_close(w);
+        return say(err, err_size, "out of memory"), QF_ENOMEM;
+    }
+    for (i = 0; i < w->nk && s == QF_OK; i++) {
+        qf_kernel k;
+        if (parse_kernel(w, json_array_get(ks, i), &w->k[i], &k, why, sizeof why)) {
+            say(err, err_size, "worker %s: %s", w->name, why);
+            s = QF_EINVAL;
+        } else if ((s = qf_registry_add(r, &k)) != QF_OK) {
+            say(err, err_size, "worker %s: kernel %s: %s", w->name, k.name, qf_registry_error(r));
+        }
+    }
+    json_decref(hello);
+    /* On failure this removes the kernels added and closes the worker. */
+    _qf_registry_plugin_end(r, pl, s == QF_OK);
+    return s;
+}
+
+/* ---- The runner's hooks (parent) ----------------------------------------------- */
+
+void _qf_worker_before_pair(const qf_kernel *k, int slot)
+{
+    worker *w;
+    instance *in;
+    slot_state *st;
+    char why[200];
+    cur_slot = slot;
+    if (!qf_worker_kernel_is(k) || slot < 0 || slot >= SLOTS_MAX)
+        return;
+    w = ((wkernel *)k->user)->w;
+    in = &w->inst[slot];
+    st = &w->shared[slot];
+    if (in->pid || st->down)
+        return;
+    if (in->fails > RESTARTS_MAX) {
+        snprintf(st->why, sizeof st->why, "worker %s given up after %d restarts", w->name, RESTARTS_MAX);
+        st->down = 2; /* for good */
+        return;
+    }
+    if (inst_start(w, in, NULL, why, sizeof why)) {
+        snprintf(st->why, sizeof st->why, "worker %s could not be started: %s", w->name, why);
+        st->down = 1;
+        in->fails++;
+    }
+}
+
+void _qf_worker_after_pair(const qf_kernel *k, int slot, qf_result *r)
+{
+    worker *w;
+    instance *in;
+    slot_state *st;
+    int ws = 0, fault, exited = 0;
+    if (!qf_worker_kernel_is(k) || slot < 0 || slot >= SLOTS_MAX)
+        return;
+    w = ((wkernel *)k->user)->w;
+    in = &w->inst[slot];
+    st = &w->shared[slot];
+    if (st->shm_name[0]) { /* a child killed mid-run leaves its object */
+        shm_unlink(st->shm_name);
+        st->shm_name[0] = '\0';
+    }
+    if (st->down == 1)
+        st->down = 0; /* try again on the next pair */
+    if (!in->pid)
+        return;
+    fault = st->busy || st->broken;
+    if (!fault) {
+        pid_t p = waitpid(in->pid, &ws, WNOHANG);
+        exited = p == in->pid;
+        if (!exited) {
+            in->fails = 0;
+            return;
+        }
+    }
+    inst_close_fds(in);
+    if (!exited)
+        /* A worker whose output closed is exiting: a moment to learn its
+         * status.  A hung or babbling one is killed at once. */
+        ws = reap(in->pid, st->gone ? 2000 : 0);
+    in->pid = 0;
+    in->fails++;
+    if (st->gone && r && r->verdict == QF_VERDICT_CRASHED) {
+        if (WIFSIGNALED(ws)) {
+            r->signal = WTERMSIG(ws);
+            snprintf(r->reason, sizeof r->reason, "crashed: worker %s died of signal %d (%s)", w->name,
+                     r->signal, strsignal(r->signal));
+        } else if (WIFEXITED(ws) && WEXITSTATUS(ws) > 128 && WEXITSTATUS(ws) < 128 + 32) {
+            /* /bin/sh -c may run the command as its child, and a shell
+             * reports a child's death by signal N as status 128 + N. */
+            r->exit_code = WEXITSTATUS(ws);
+            snprintf(r->reason, sizeof r->reason,
+                     "crashed: worker %s died of signal %d (%s; shell status %d)", w->name,
+                     r->exit_code - 128, strsignal(r->exit_code - 128), r->exit_code);
+        } else if (WIFEXITED(ws)) {
+            r->exit_code = WEXITSTATUS(ws);
+            snprintf(r->reason, sizeof r->reason, "crashed: worker %s exited with status %d", w->name,
+                     r->exit_code);
+        }
+    }
+    st->busy = st->broken = st->gone = 0;
+}
+
+/* ---- The run function (kernel child) ------------------------------------------------ */
+
+typedef struct region {
+    const void *src; /* the runner's buffer */
+    void *dst;       /* outputs: where the codes go back */
+    size_t off, bytes;
+    int is_out;
+} region;
+
+#define REGIONS_MAX (2 * (QF_KERNEL_MAX_IN + QF_KERNEL_MAX_OUT))
+
+static size_t round_page(size_t n)
+{
+    return (n + PAGE - 1) / PAGE * PAGE;
+}
+
+/* Place a region: a fill page before each one and at least a page after,
+ * so that an output's guard windows lie inside the object. */
+static size_t place(region *rg, size_t *nrg, size_t *cur, const void *src, void *dst, size_t bytes,
+                    int is_out)
+{
+    region *g = &rg[(*nrg)++];
+    g->src = src;
+    g->dst = dst;
+    g->bytes = bytes;
+    g->is_out = is_out;
+    g->off = *cur;
+    *cur = round_page(g->off + bytes) + PAGE;
+    return g->off;
+}
+
+static json_t *tensor_json(const qf_tensor *t, const char *slot, size_t off, size_t bytes, size_t soff,
+                           size_t sbytes)
+{
+    json_t *o = json_object(), *sh = json_array(), *sd = json_array();
+    const qf_format *f = qf_format_get(t->format);
+    int d;
+    for (d = 0; d < t->ndim; d++) {
+        json_array_append_new(sh, json_integer(t->shape[d]));
+        json_array_append_new(sd, json_integer(t->stride[d]));
+    }
+    json_object_set_new(o, "slot", json_string(slot));
+    json_object_set_new(o, "format", json_string(f ? f->name : "?"));
+    if (t->index_bits)
+        json_object_set_new(o, "index_bits", json_integer(t->index_bits));
+    if (t->packed)
+        json_object_set_new(o, "packed", json_true());
+    json_object_set_new(o, "shape", sh);
+    json_object_set_new(o, "strides", sd);
+    json_object_set_new(o, "offset", json_integer((json_int_t)off));
+    json_object_set_new(o, "bytes", json_integer((json_int_t)bytes));
+    if (t->scale.kind != QF_SCALE_NONE && t->scale.data) {
+        const qf_format *sf = qf_format_get(t->scale.format);
+        json_t *s = json_object();
+        json_object_set_new(s, "kind", json_string(qf_scale_kind_name(t->scale.kind)));
+        json_object_set_new(s, "format", json_string(sf ? sf->name : "?"));
+        json_object_set_new(s, "offset", json_integer((json_int_t)soff));
+        json_object_set_new(s, "bytes", json_integer((json_int_t)sbytes));
+        json_object_set_new(s, "count", json_integer((json_int_t)t->scale.count));
+        json_object_set_new(s, "axis", json_integer(t->scale.axis));
+        json_object_set_new(s, "block", json_integer((json_int_t)t->scale.block));
+        json_object_set_new(o, "scale", s);
+    }
+    return o;
+}
+
+/* The problem: dimensions by their ABI names (GEMM's M, N, K, batch,
+ * groups), then the op's fields. */
+static json_t *op_json(const qf_op_desc *op)
+{
+    json_t *o = json_object();
+    int64_t dims[QF_OP_MAX_DIMS];
+    int d, nd = qf_op_dims(op, dims);
+    json_object_set_new(o, "op", json_string(qf_op_name(op->op)));
+    for (d = 0; d < nd; d++)
+        json_object_set_new(o, qf_op_dim_name(op->op, d), json_integer(dims[d]));
+    switch (op->op) {
+    case QF_OP_GEMM:
+        json_object_set_new(o, "trans_a", json_boolean(op->u.gemm.trans_a));
+        json_object_set_new(o, "trans_b", json_boolean(op->u.gemm.trans_b));
+        json_object_set_new(o, "alpha", json_real(op->u.gemm.alpha));
+        json_object_set_new(o, "beta", json_real(op->u.gemm.beta));
+        if (op->u.gemm.groups && op->u.gemm.group_m) {
+            json_t *g = json_array();
+            size_t i;
+            for (i = 0; i < op->u.gemm.groups; i++)
+                json_array_append_new(g, json_integer((json_int_t)op->u.gemm.group_m[i]));
+            json_object_set_new(o, "group_m", g);
+        }
+        break;
+    case QF_OP_ATTENTION:
+        json_object_set_new(o, "scale", json_real(op->u.attention.scale));
+        json_object_set_new(o, "softcap", json_real(op->u.attention.softcap));
+        json_object_set_new(o, "mask", json_string(qf_mask_kind_name(op->u.attention.mask)));
+        json_object_set_new(o, "causal", json_boolean(op->u.attention.causal));
+        json_object_set_new(o, "window_left", json_integer(op->u.attention.window_left));
+        json_object_set_new(o, "window_right", json_integer(op->u.attention.window_right));
+        break;
+    case QF_OP_SOFTMAX:
+        json_object_set_new(o, "scale", json_real(op->u.softmax.scale));
+        json_object_set_new(o, "log", json_boolean(op->u.softmax.log));
+        break;
+    case QF_OP_RMSNORM:
+    case QF_OP_LAYERNORM:
+    case QF_OP_L2NORM:
+        json_object_set_new(o, "eps", json_real(op->u.norm.eps));
+        json_object_set_new(o, "weight_offset", json_real(op->u.norm.weight_offset));
+        break;
+    case QF_OP_ACTIVATION:
+        json_object_set_new(o, "act", json_string(qf_ref_act_name(op->u.activation.act)));
+        json_object_set_new(o, "glu", json_boolean(op->u.activation.glu));
+        break;
+    case QF_OP_ROPE:
+        json_object_set_new(o, "theta", json_real(op->u.rope.theta));
+        json_object_set_new(o, "layout",
+                            json_string(op->u.rope.layout == QF_REF_ROPE_HALF ? "half" : "interleaved"));
+        json_object_set_new(o, "pos_offset", json_integer(op->u.rope.pos_offset));
+        break;
+    case QF_OP_MOE_ROUTER:
+        json_object_set_new(
+            o, "score", json_string(op->u.moe_router.score == QF_REF_ROUTER_SIGMOID ? "sigmoid" : "softmax"));
+        json_object_set_new(o, "renormalize", json_boolean(op->u.moe_router.renormalize));
+        json_object_set_new(o, "route_scale", json_real(op->u.moe_router.route_scale));
+        break;
+    default: break;
+    }
+    return o;
+}
+
+/* The kernel child's way out when the worker failed: the reason goes to
+ * the runner in the message, the state to the parent. */
+static void child_fail(const qf_kernel_call *call, slot_state *st, int broken, int gone, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6), noreturn));
+static void child_fail(const qf_kernel_call *call, slot_state *st, int broken, int gone, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (call->msg && call->msg_size)
+        vsnprintf(call->msg, call->msg_size, fmt, ap);
+    va_end(ap);
+    if (st->shm_name[0]) {
+        shm_unlink(st->shm_name);
+        st->shm_name[0] = '\0';
+    }
+    st->gone = gone;
+    st->broken = broken;
+    _exit(_QF_WORKER_EXIT);
+}
+
+static size_t scale_bytes(const qf_tensor_scale *s)
+{
+    const qf_format *f = qf_format_get(s->format);
+    return f ? qf_format_array_bytes(f, s->count) : 0;
+}
+
+static qf_status worker_run(void *ctx, const qf_kernel_call *call)
+{
+    static reader rd;       /* the child's, kept across the runs of one child */
+    static unsigned serial; /* objects made by this child */
+    wkernel *wk = ctx;
+    worker *w = wk->w;
+    instance *in;
+    slot_state *st;
+    region rg[REGIONS_MAX];
+    size_t nrg = 0, cur = PAGE, i, total;
+    int nin = qf_op_slot_count(call->kernel->op, 0), nout = qf_op_slot_count(call->kernel->op, 1), s;
+    json_t *msg, *ins, *outs, *done = NULL, *v;
+    char *text, *line = NULL, q[96], seed[32];
+    unsigned char *base;
+    uint64_t id;
+    int fd;
+    if (cur_slot < 0 || cur_slot >= SLOTS_MAX)
+        return QF_EINVAL;
+    in = &w->inst[cur_slot];
+    st = &w->shared[cur_slot];
+    if (st->down)
+        child_fail(call, st, 0, 0, "%s", st->why);
+    if (!in->pid)
+        child_fail(call, st, 0, 0, "worker %s is not running in this job slot", w->name);
+    ins = json_array();
+    outs = json_array();
+    for (s = 0; s < nin; s++) {
+        const qf_tensor *t = &call->in[s];
+        size_t off, soff = 0, sb = 0;
+        if (!t->data)
+            continue;
+        if (t->scale.zero_point || t->scale.has_global) {
+            json_decref(ins);
+            json_decref(outs);
+            snprintf(call->msg, call->msg_size, "zero points and global scales are not in worker protocol 1");
+            return QF_EUNSUPPORTED;
+        }
+        off = place(rg, &nrg, &cur, t->data, NULL, t->bytes, 0);
+        if (t->scale.kind != QF_SCALE_NONE && t->scale.data)
+            soff = place(rg, &nrg, &cur, t->scale.data, NULL, sb = scale_bytes(&t->scale), 0);
+        json_array_append_new(
+            ins, tensor_json(t, qf_op_slot_name(call->kernel->op, 0, s), off, t->bytes, soff, sb));
+    }
+    for (s = 0; s < nout; s++) {
+        const qf_tensor *t = &call->out[s];
+        size_t off, soff = 0, sb = 0;
+        if (!t->data)
+            continue;
+        off = place(rg, &nrg, &cur, t->data, t->data, t->bytes, 1);
+        if (t->scale.kind != QF_SCALE_NONE && t->scale.data)
+            soff = place(rg, &nrg, &cur, t->scale.data, t->scale.data, sb = scale_bytes(&t->scale), 1);
+        json_array_append_new(
+            outs, tensor_json(t, qf_op_slot_name(call->kernel->op, 1, s), off, t->bytes, soff, sb));
+    }
+    total = cur;
+    snprintf(st->shm_name, sizeof st->shm_name, "/qf-w-%d-%u", (int)getpid(), serial++);
+    fd = shm_open(st->shm_name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 || ftruncate(fd, (off_t)total) ||
+        (base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        shm_unlink(st->shm_name);
+        st->shm_name[0] = '\0';
+        json_decref(ins);
+        json_decref(outs);
+        snprintf(call->msg, call->msg_size, "cannot make the shared memory: %s", strerror(e));
+        return QF_EIO;
+    }
+    close(fd);
+    /* Outputs carry the runner's poison and its guard windows, so that the
+     * runner's own checks (canary, unwritten) see what the worker did. */
+    memset(base, FILL_BYTE, total);
+    for (i = 0; i < nrg; i++) {
+        memcpy(base + rg[i].off, rg[i].src, rg[i].bytes);
+        if (rg[i].is_out) {
+            memcpy(base + rg[i].off - PAGE, (const unsigned char *)rg[i].src - PAGE, PAGE);
+            memcpy(base + rg[i].off + rg[i].bytes, (const unsigned char *)rg[i].src + rg[i].bytes, PAGE);
+        }
+    }
+    id = ++st->next_id;
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)call->seed);
+    msg = json_object();
+    json_object_set_new(msg, "run", json_integer((json_int_t)id));
+    json_object_set_new(msg, "kernel", json_string(call->kernel->name));
+    json_object_set_new(msg, "dtype", json_string(call->dtype->name));
+    json_object_set_new(msg, "threads", json_integer(call->threads));
+    json_object_set_new(msg, "seed", json_string(seed));
+    json_object_set_new(msg, "op", op_json(call->op));
+    json_object_set_new(msg, "shm", json_string(st->shm_name));
+    json_object_set_new(msg, "shm_bytes", json_integer((json_int_t)total));
+    json_object_set_new(msg, "in", ins);
+    json_object_set_new(msg, "out", outs);
+    text = json_dumps(msg, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    json_decref(msg);
+    if (!text) {
+        munmap(base, total);
+        child_fail(call, st, 0, 0, "out of memory writing the run message");
+    }
+    {
+        /* Anything the worker said unasked is a protocol break. */
+        struct pollfd pf = {in->from, POLLIN, 0};
+        if (rd.len || (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLIN | POLLHUP)))) {
+            int rc = read_line(&rd, in->from, 0, &line);
+            if (rc == -1 && !rd.len)
+                child_fail(call, st, 1, 1, "worker %s exited", w->name);
+            quote80(rc == 1 ? line : rd.buf ? rd.buf : "", q, sizeof q);
+            child_fail(call, st, 1, 0, "worker %s broke the protocol: output before a run: '%s'", w->name, q);
+        }
+    }
+    st->busy = 1;
+    {
+        size_t n = strlen(text);
+        text[n] = '\n'; /* json_dumps's terminator becomes the line's end */
+        if (write_all(in->to, text, n + 1)) {
+            free(text);
+            child_fail(call, st, 1, 1, "worker %s exited", w->name);
+        }
+        free(text);
+    }
+    s = read_line(&rd, in->from, -1, &line);
+    if (s == -1)
+        child_fail(call, st, 1, 1, "worker %s exited", w->name);
+    if (s == -2)
+        child_fail(call, st, 1, 0, "worker %s broke the protocol: a line over %u bytes", w->name, LINE_MAX_B);
+    done = json_loads(line, 0, NULL);
+    v = json_object_get(done, "done");
+    if (!json_is_object(done) || !json_is_integer(v) || (uint64_t)json_integer_value(v) != id ||
+        !json_is_string(json_object_get(done, "status"))) {
+        quote80(line, q, sizeof q);
+        child_fail(call, st, 1, 0,
+                   "worker %s broke the protocol: expected {\"done\": %llu, \"status\": ...}, got '%s'",
+                   w->name, (unsigned long long)id, q);
+    }
+    st->busy = 0;
+    {
+        const char *status = json_string_value(json_object_get(done, "status"));
+        const char *why = json_string_value(json_object_get(done, "msg"));
+        qf_status ret = QF_OK;
+        if (!strcmp(status, "unsupported"))
+            ret = QF_EUNSUPPORTED;
+        else if (!strcmp(status, "error"))
+            ret = QF_EIO;
+        else if (strcmp(status, "ok")) {
+            quote80(line, q, sizeof q);
+            child_fail(call, st, 1, 0, "worker %s broke the protocol: unknown status in '%s'", w->name, q);
+        }
+        if (ret != QF_OK)
+            snprintf(call->msg, call->msg_size, "%s", why ? why : "");
+        json_decref(done);
+        if (ret == QF_OK)
+            for (i = 0; i < nrg; i++) {
+                unsigned char *dst = rg[i].dst, *sh = base + rg[i].off;
+                size_t b;
+                if (!rg[i].is_out)
+                    continue;
+                memcpy(dst, sh, rg[i].bytes);
+                /* A changed guard byte goes back too: the runner's canary
+                 * check reports it like any kernel's overrun. */
+                for (b = 0; b < PAGE; b++) {
+                    if (sh[b - PAGE] != dst[b - PAGE])
+                        dst[b - PAGE] = sh[b - PAGE];
+                    if (sh[rg[i].bytes + b] != dst[rg[i].bytes + b])
+                        dst[rg[i].bytes + b] = sh[rg[i].bytes + b];
+                }
+            }
+        munmap(base, total);
+        shm_unlink(st->shm_name);
+        st->shm_name[0] = '\0';
+        return ret;
+    }
+}

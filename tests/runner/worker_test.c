@@ -1,0 +1,149 @@
+/* worker_test.c: a kernel worker (docs/workers.md) for tests/runner/t-worker
+ * and bench/bench_worker.  It serves float32 GEMM kernels that differ in
+ * what they do on `run`:
+ *
+ *   gemm.w.good      computes d = alpha op(a) op(b) + beta c (binary64 sums,
+ *                    one rounding: within any float32 claim)
+ *   gemm.w.segv      dies of SIGSEGV
+ *   gemm.w.hang      never answers
+ *   gemm.w.exit      exits with status 3 (Python's os._exit(3))
+ *   gemm.w.garbage   writes a line that is not JSON
+ *   gemm.w.overrun   computes d and writes one element past its end
+ *
+ * usage: worker_test [badversion]  (badversion: a hello of version 99)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static const char *const kernels[] = {"good", "segv", "hang", "exit", "garbage", "overrun"};
+
+static void hello(int version)
+{
+    size_t i;
+    printf("{\"qualify_worker\": %d, \"name\": \"testw\", \"kernels\": [", version);
+    for (i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
+        printf(
+            "%s{\"name\": \"gemm.w.%s\", \"op\": \"gemm\", \"kind\": \"optimized\", "
+            "\"description\": \"test worker\", \"archs\": \"cpu\", "
+            "\"dtypes\": [{\"name\": \"f32\", \"in\": [\"f32\", \"f32\", \"f32\"], \"out\": [\"float32\"], "
+            "\"claim\": {\"acc_format\": \"float32\", \"sum_order\": \"any\"}}], "
+            "\"limits\": {\"M\": {\"min\": 1, \"max\": 4096, \"align\": 1}}, \"deterministic\": true}",
+            i ? ", " : "", kernels[i]);
+    printf("]}\n");
+    fflush(stdout);
+}
+
+/* The tensor of slot name in list, or NULL. */
+static json_t *slot(json_t *list, const char *name)
+{
+    size_t i;
+    json_t *t;
+    json_array_foreach(list, i, t)
+    {
+        const char *s = json_string_value(json_object_get(t, "slot"));
+        if (s && !strcmp(s, name))
+            return t;
+    }
+    return NULL;
+}
+
+/* Element (r, c) of a 2-d (or the last two dims of a 3-d) tensor. */
+static float at(const unsigned char *base, json_t *t, size_t r, size_t c)
+{
+    json_t *st = json_object_get(t, "strides");
+    size_t nd = json_array_size(st);
+    long long s0 = json_integer_value(json_array_get(st, nd - 2)),
+              s1 = json_integer_value(json_array_get(st, nd - 1));
+    const float *p = (const float *)(base + json_integer_value(json_object_get(t, "offset")));
+    return p[(long long)r * s0 + (long long)c * s1];
+}
+
+static void gemm(json_t *msg, unsigned char *base, int overrun)
+{
+    json_t *op = json_object_get(msg, "op"), *in = json_object_get(msg, "in"),
+           *out = json_object_get(msg, "out");
+    json_t *a = slot(in, "a"), *b = slot(in, "b"), *c = slot(in, "c"), *d = slot(out, "d");
+    size_t m = (size_t)json_integer_value(json_object_get(op, "M"));
+    size_t n = (size_t)json_integer_value(json_object_get(op, "N"));
+    size_t k = (size_t)json_integer_value(json_object_get(op, "K"));
+    int ta = json_is_true(json_object_get(op, "trans_a")), tb = json_is_true(json_object_get(op, "trans_b"));
+    double alpha = json_number_value(json_object_get(op, "alpha"));
+    double beta = json_number_value(json_object_get(op, "beta"));
+    json_t *ds = json_object_get(d, "strides");
+    long long d0 = json_integer_value(json_array_get(ds, json_array_size(ds) - 2));
+    long long d1 = json_integer_value(json_array_get(ds, json_array_size(ds) - 1));
+    float *dp = (float *)(base + json_integer_value(json_object_get(d, "offset")));
+    size_t i, j, p;
+    for (i = 0; i < m; i++)
+        for (j = 0; j < n; j++) {
+            double s = 0;
+            for (p = 0; p < k; p++)
+                s += (double)(ta ? at(base, a, p, i) : at(base, a, i, p)) *
+                     (double)(tb ? at(base, b, j, p) : at(base, b, p, j));
+            s *= alpha;
+            if (c && beta != 0)
+                s += beta * (double)at(base, c, i, j);
+            dp[(long long)i * d0 + (long long)j * d1] = (float)s;
+        }
+    if (overrun)
+        dp[m * n] = 1.0f;
+}
+
+int main(int argc, char **argv)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    hello(argc > 1 && !strcmp(argv[1], "badversion") ? 99 : 1);
+    while ((len = getline(&line, &cap, stdin)) > 0) {
+        json_t *msg = json_loads(line, 0, NULL);
+        const char *kern = json_string_value(json_object_get(msg, "kernel"));
+        const char *name = json_string_value(json_object_get(msg, "shm"));
+        size_t bytes = (size_t)json_integer_value(json_object_get(msg, "shm_bytes"));
+        long long id = json_integer_value(json_object_get(msg, "run"));
+        unsigned char *base;
+        int fd;
+        if (!msg || json_object_get(msg, "bye") || !kern || !name) {
+            json_decref(msg);
+            break;
+        }
+        kern += strlen("gemm.w.");
+        if (!strcmp(kern, "segv")) {
+            signal(SIGSEGV, SIG_DFL); /* not a sanitizer's handler: the signal itself */
+            raise(SIGSEGV);
+        }
+        if (!strcmp(kern, "hang"))
+            for (;;)
+                pause();
+        if (!strcmp(kern, "exit"))
+            _exit(3);
+        if (!strcmp(kern, "garbage")) {
+            printf("this is not JSON at all\n");
+            fflush(stdout);
+            json_decref(msg);
+            continue;
+        }
+        fd = shm_open(name, O_RDWR, 0);
+        base = fd < 0 ? MAP_FAILED : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (fd >= 0)
+            close(fd);
+        if (base == MAP_FAILED) {
+            printf("{\"done\": %lld, \"status\": \"error\", \"msg\": \"cannot map %s\"}\n", id, name);
+        } else {
+            gemm(msg, base, !strcmp(kern, "overrun"));
+            munmap(base, bytes);
+            printf("{\"done\": %lld, \"status\": \"ok\"}\n", id);
+        }
+        fflush(stdout);
+        json_decref(msg);
+    }
+    free(line);
+    return 0;
+}

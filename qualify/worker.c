@@ -236,6 +236,10 @@ static int reap(pid_t pid, long ms)
         nap_ms(5);
         waited += 5;
     }
+    /* The whole process group: /bin/sh may run the command as its own
+     * child, which would otherwise live on (hung, holding our pipes and the
+     * caller's stderr) after the shell is killed. */
+    kill(-pid, SIGKILL);
     kill(pid, SIGKILL);
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
@@ -268,11 +272,15 @@ static int spawn(const char *cmd, instance *in, char *err, size_t err_size)
          * ours (other workers' pipes) closes at exec. */
         if (dup2(tw[0], 0) < 0 || dup2(fr[1], 1) < 0)
             _exit(127);
+        /* A process group of its own, so that killing the worker kills
+         * everything the shell started (reap). */
+        setpgid(0, 0);
         signal(SIGPIPE, SIG_DFL);
         setenv("QUALIFY_WORKER_PROTOCOL", "1", 1);
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }
+    setpgid(pid, pid); /* also here: whichever of the two runs first */
     close(tw[0]);
     close(fr[1]);
     in->pid = pid;

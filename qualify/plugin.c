@@ -21,6 +21,42 @@ void _qf_plugin_close(void *handle)
         dlclose(handle);
 }
 
+/* The table handed to the entry point.  It is on the loader's stack: the
+ * same object loaded twice shares its statics, so a table owned per load
+ * could be freed under a plugin that kept it.  Plugins copy what they
+ * keep; the function pointers are valid for the life of the process. */
+static void host_fill(qf_plugin_host *h, const char *path)
+{
+    memset(h, 0, sizeof *h);
+    h->abi_version = QF_KERNEL_ABI_VERSION;
+    h->struct_size = (uint32_t)sizeof *h;
+    h->add = qf_registry_add;
+    h->arith_claim_default = qf_arith_claim_default;
+    h->format_get = qf_format_get;
+    h->plugin_path = path;
+    h->format_lookup = qf_format_lookup;
+    h->format_decode = qf_format_decode;
+    h->format_encode = qf_format_encode;
+    h->format_decode_array = qf_format_decode_array;
+    h->format_encode_array = qf_format_encode_array;
+    h->format_array_bytes = qf_format_array_bytes;
+    h->format_pack4 = qf_format_pack4;
+    h->format_unpack4 = qf_format_unpack4;
+    h->encode_opts_default = qf_encode_opts_default;
+    h->rng_u64 = qf_rng_u64;
+    h->block_scale_count = qf_block_scale_count;
+    h->tensor_init = qf_tensor_init;
+    h->tensor_numel = qf_tensor_numel;
+    h->tensor_dense_bytes = qf_tensor_dense_bytes;
+    h->op_name = qf_op_name;
+    h->op_slot_count = qf_op_slot_count;
+    h->op_slot_name = qf_op_slot_name;
+    h->op_dims = qf_op_dims;
+    h->kernel_check = qf_kernel_check;
+    h->kernel_dtype = qf_kernel_dtype;
+    h->status_str = qf_status_str;
+}
+
 qf_status qf_registry_load_plugin(qf_registry *r, const char *path)
 {
     char buf[4096];
@@ -72,13 +108,7 @@ qf_status qf_registry_load_plugin(qf_registry *r, const char *path)
         _qf_registry_set_error(r, "out of memory loading plugin %s", path);
         return QF_ENOMEM;
     }
-    memset(&host, 0, sizeof host);
-    host.abi_version = QF_KERNEL_ABI_VERSION;
-    host.struct_size = (uint32_t)sizeof host;
-    host.add = qf_registry_add;
-    host.arith_claim_default = qf_arith_claim_default;
-    host.format_get = qf_format_get;
-    host.plugin_path = path;
+    host_fill(&host, path);
 
     before = qf_registry_count(r);
     s = fn(r, &host);

@@ -37,6 +37,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "qf_block.h"
 #include "qf_bound.h"
@@ -416,18 +417,71 @@ const char *qf_registry_error(const qf_registry *r);
  *                                                   const qf_plugin_host *host);
  * which registers its kernels with host->add(reg, &kernel).  The plugin
  * reaches the host only through this table, so it needs no link-time
- * dependency on libqualify (the host may have it linked statically) and
- * the host's version is visible to it.  Functions of libqualify a kernel
- * wants at run time (qf_format_decode ...) are available when the plugin
- * links libqualify itself. */
+ * dependency on libqualify (the qualify binary has it linked statically,
+ * so its symbols are not there to resolve against) and builds with
+ * -Wl,-z,defs.  The table holds the helpers of this header and of
+ * qf_format.h / qf_block.h a kernel needs (docs/kernels.md lists them).
+ *
+ * Growth: fields are only ever appended, and struct_size is the size of the
+ * host's table.  A plugin built against an older header reads only the
+ * fields it knows; one built against a newer header checks a field with
+ * QF_PLUGIN_HOST_HAS before calling it, so it can decline (or do without)
+ * on an older host.  Appending here does not change QF_KERNEL_ABI_VERSION.
+ *
+ * Lifetime: the table itself is valid only during the call to the entry
+ * point (plugin_path too).  The functions it points to live as long as the
+ * process, so a plugin that wants them in its run, init or supports
+ * functions copies the table (qf_plugin_host_copy) into its own storage. */
 typedef struct qf_plugin_host {
     uint32_t abi_version; /* QF_KERNEL_ABI_VERSION of the host */
-    uint32_t struct_size; /* sizeof(qf_plugin_host); fields are only ever appended */
+    uint32_t struct_size; /* sizeof(qf_plugin_host) of the host; fields are only ever appended */
     qf_status (*add)(qf_registry *r, const qf_kernel *k);
     qf_arith_claim (*arith_claim_default)(void);
     const qf_format *(*format_get)(qf_format_id id);
     const char *plugin_path; /* the path being loaded */
+    /* Appended after plugin_path: check them with QF_PLUGIN_HOST_HAS. */
+    const qf_format *(*format_lookup)(const char *name);
+    double (*format_decode)(const qf_format *f, uint64_t code);
+    uint64_t (*format_encode)(const qf_format *f, double x, qf_round round, int saturate, int random_bits,
+                              uint64_t rnd_word);
+    qf_status (*format_decode_array)(const qf_format *f, const void *codes, size_t n, double *out);
+    qf_status (*format_encode_array)(const qf_format *f, const double *x, size_t n, void *codes,
+                                     const qf_encode_opts *opts);
+    size_t (*format_array_bytes)(const qf_format *f, size_t n);
+    qf_status (*format_pack4)(const uint8_t *codes, size_t n, uint8_t *packed);
+    qf_status (*format_unpack4)(const uint8_t *packed, size_t n, uint8_t *codes);
+    qf_encode_opts (*encode_opts_default)(void);
+    uint64_t (*rng_u64)(uint64_t seed, uint64_t i);
+    size_t (*block_scale_count)(size_t rows, size_t cols, int axis, size_t block);
+    qf_status (*tensor_init)(qf_tensor *t, qf_format_id format, int ndim, const int64_t *shape);
+    size_t (*tensor_numel)(const qf_tensor *t);
+    size_t (*tensor_dense_bytes)(const qf_tensor *t);
+    const char *(*op_name)(qf_op op);
+    int (*op_slot_count)(qf_op op, int is_output);
+    const char *(*op_slot_name)(qf_op op, int is_output, int slot);
+    int (*op_dims)(const qf_op_desc *d, int64_t *dims);
+    qf_status (*kernel_check)(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
+                              char *why, size_t why_size);
+    const qf_dtype_tuple *(*kernel_dtype)(const qf_kernel *k, const char *name);
+    const char *(*status_str)(qf_status s);
 } qf_plugin_host;
+
+/* Does the host's table have this field?  (Plugins built against a newer
+ * header than the host's.) */
+#define QF_PLUGIN_HOST_HAS(host, field)                                                                      \
+    ((host)->struct_size >= offsetof(qf_plugin_host, field) + sizeof((host)->field))
+
+/* Copy the host's table into *dst (a plugin's static qf_plugin_host): as
+ * much of it as both sides know, the rest zeroed; dst->struct_size says how
+ * much is valid, so QF_PLUGIN_HOST_HAS works on the copy.  Inline, so that
+ * a plugin needs no symbol of libqualify for it. */
+static inline void qf_plugin_host_copy(qf_plugin_host *dst, const qf_plugin_host *host)
+{
+    size_t n = host->struct_size < sizeof *dst ? host->struct_size : sizeof *dst;
+    memset(dst, 0, sizeof *dst);
+    memcpy(dst, host, n);
+    dst->struct_size = (uint32_t)n;
+}
 
 typedef qf_status (*qf_plugin_register_fn)(qf_registry *reg, const qf_plugin_host *host);
 

@@ -12,8 +12,9 @@
  *     cmake -S examples/plugin -B build-plugin && cmake --build build-plugin
  *     qualify list kernels --plugin build-plugin/libqf_example_gemm.so
  *
- * The plugin uses nothing from libqualify at link time: it reaches the host
- * only through the qf_plugin_host table given to qf_plugin_register.
+ * The plugin uses nothing from libqualify at link time (it links with
+ * -z defs): it reaches the host only through the qf_plugin_host table given
+ * to qf_plugin_register, of which it keeps a copy for its run function.
  *
  * Test-only variants (built in-tree with the test suite): with
  * QF_EXAMPLE_NO_ENTRY the entry point is not exported; with
@@ -29,11 +30,17 @@
 #define QF_EXAMPLE_ABI QF_KERNEL_ABI_VERSION
 #endif
 
+/* The host's helpers, copied at registration for the run function (the
+ * table handed to the entry point lives only during that call). */
+static qf_plugin_host host_copy;
+static const qf_plugin_host *host = &host_copy;
+static const qf_format *fmt_f32;
+
+/* A float32 code's value: the host's exact decode, a double that a float
+ * holds exactly. */
 static float f32(uint32_t u)
 {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
+    return (float)host->format_decode(fmt_f32, u);
 }
 
 static uint32_t bits(float f)
@@ -72,9 +79,16 @@ static qf_status acc4_run(void *ctx, const qf_kernel_call *call)
     const qf_op_gemm *g;
     const qf_tensor *A, *B, *D;
     int64_t m, n, k, batch, p, i, j, l;
+    char why[160];
+    qf_status s;
     (void)ctx;
     if (!call->op || call->op->op != QF_OP_GEMM)
         return fail(call, QF_EINVAL, "not a gemm call");
+    /* The engine has checked the claim already; checking again through the
+     * host is cheap insurance against a caller that did not. */
+    s = host->kernel_check(call->kernel, call->op, call->dtype, why, sizeof why);
+    if (s != QF_OK)
+        return fail(call, s, why);
     g = &call->op->u.gemm;
     if (g->groups || g->alpha != 1.0 || g->beta != 0.0)
         return fail(call, QF_EUNSUPPORTED, "only alpha = 1, beta = 0, not grouped");
@@ -88,6 +102,8 @@ static qf_status acc4_run(void *ctx, const qf_kernel_call *call)
     if (!shape_ok(A, g->trans_a ? k : m, g->trans_a ? m : k) ||
         !shape_ok(B, g->trans_b ? n : k, g->trans_b ? k : n) || !shape_ok(D, m, n))
         return fail(call, QF_EINVAL, "tensors do not match the op (float32 [batch][rows][cols] expected)");
+    if (host->tensor_numel(D) < (size_t)(m * n))
+        return fail(call, QF_EINVAL, "output tensor too small");
     for (p = 0; p < batch; p++)
         for (i = 0; i < m; i++)
             for (j = 0; j < n; j++) {
@@ -112,15 +128,19 @@ static qf_dtype_tuple dtypes[1];
 #define qf_plugin_register qf_plugin_registr
 #endif
 
-QF_PLUGIN_EXPORT qf_status qf_plugin_register(qf_registry *reg, const qf_plugin_host *host);
+QF_PLUGIN_EXPORT qf_status qf_plugin_register(qf_registry *reg, const qf_plugin_host *h);
 
-QF_PLUGIN_EXPORT qf_status qf_plugin_register(qf_registry *reg, const qf_plugin_host *host)
+QF_PLUGIN_EXPORT qf_status qf_plugin_register(qf_registry *reg, const qf_plugin_host *h)
 {
     qf_kernel kern;
     /* A host of another ABI may lay the table out differently: check
-     * before touching anything past the first two fields. */
-    if (host->abi_version != QF_KERNEL_ABI_VERSION || host->struct_size < sizeof *host)
+     * before touching anything past the first two fields.  An older host of
+     * this ABI has a shorter table: the last-appended helper used here
+     * (kernel_check) must be in it, and then so are the others. */
+    if (h->abi_version != QF_KERNEL_ABI_VERSION || !QF_PLUGIN_HOST_HAS(h, kernel_check))
         return QF_EUNSUPPORTED;
+    qf_plugin_host_copy(&host_copy, h);
+    fmt_f32 = host->format_get(QF_FLOAT32);
 
     memset(dtypes, 0, sizeof dtypes);
     dtypes[0].name = "f32";

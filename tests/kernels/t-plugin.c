@@ -1,8 +1,9 @@
 /* t-plugin.c: loading kernels from shared objects (qf_registry_load_plugin)
- * with the example plugin of examples/plugin (a user's own GEMM) and its two
- * broken variants, whose paths CTest passes in QF_EXAMPLE_PLUGIN,
- * QF_EXAMPLE_PLUGIN_NOENTRY and QF_EXAMPLE_PLUGIN_BADABI.  Without them the
- * test is skipped (exit 77), never passed.
+ * with the example plugin of examples/plugin (a user's own GEMM, linked
+ * with -z defs, reaching the host's helpers through the qf_plugin_host
+ * table) and its two broken variants, whose paths CTest passes in
+ * QF_EXAMPLE_PLUGIN, QF_EXAMPLE_PLUGIN_NOENTRY and QF_EXAMPLE_PLUGIN_BADABI.
+ * Without them the test is skipped (exit 77), never passed.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -10,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlfcn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "qf_kernel.h"
@@ -162,6 +165,72 @@ START_TEST(test_relative_name)
 }
 END_TEST
 
+/* `qualify run --plugin`: the plugin's kernel, which calls the host's
+ * helpers from its run function in the runner's child process, is
+ * QUALIFIED on every case. */
+START_TEST(test_qualify_run)
+{
+    const char *bin = getenv("QF_QUALIFY_BIN");
+    char dir[4096], cmd[16384];
+    int rc;
+    ck_assert_msg(bin != NULL, "QF_QUALIFY_BIN comes from CTest");
+    qf_test_mkdtemp(dir, sizeof dir, "qf-t-plugin");
+    qf_test_write_text(dir, "suite.yaml",
+                       "suite: plugin\nop: gemm\nkernels: [gemm.user.*]\ndtypes: [float32]\n"
+                       "shapes: {M: [1, 5], N: [8], K: [3, 64]}\n");
+    snprintf(cmd, sizeof cmd, "\"%s\" run \"%s/suite.yaml\" --plugin \"%s\" -q -o \"%s/out\"", bin, dir, good,
+             dir);
+    rc = system(cmd);
+    ck_assert_msg(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "exit %d: %s", rc, cmd);
+    /* Four cases, each QUALIFIED and none anything else. */
+    snprintf(cmd, sizeof cmd,
+             "test $(grep -c '\"verdict\": *\"QUALIFIED\"' \"%s/out/results.json\") -eq 4 && "
+             "! grep '\"verdict\"' \"%s/out/results.json\" | grep -v QUALIFIED",
+             dir, dir);
+    ck_assert_msg(system(cmd) == 0, "not all cases QUALIFIED: %s", cmd);
+    qf_test_rmtree(dir);
+}
+END_TEST
+
+static qf_status short_add(qf_registry *r, const qf_kernel *k)
+{
+    (void)r;
+    (void)k;
+    return QF_OK;
+}
+
+/* A host older than the plugin's header hands a shorter table (struct_size
+ * ends before kernel_check): the plugin must decline instead of calling
+ * past it, and the QF_PLUGIN_HOST_HAS / qf_plugin_host_copy pair says so. */
+START_TEST(test_short_host_table)
+{
+    qf_plugin_host old, copy;
+    qf_plugin_register_fn fn;
+    void *h, *sym;
+    memset(&old, 0, sizeof old);
+    old.abi_version = QF_KERNEL_ABI_VERSION;
+    old.struct_size = (uint32_t)(offsetof(qf_plugin_host, plugin_path) + sizeof old.plugin_path);
+    old.add = short_add;
+    old.arith_claim_default = qf_arith_claim_default;
+    old.format_get = qf_format_get;
+    old.format_decode = qf_format_decode; /* past struct_size: must not count */
+    ck_assert(QF_PLUGIN_HOST_HAS(&old, plugin_path));
+    ck_assert(!QF_PLUGIN_HOST_HAS(&old, format_lookup));
+    qf_plugin_host_copy(&copy, &old);
+    ck_assert_uint_eq(copy.struct_size, old.struct_size);
+    ck_assert_ptr_null(copy.format_decode);
+    ck_assert(copy.add == short_add);
+
+    h = dlopen(good, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(h != NULL, "%s", dlerror());
+    sym = dlsym(h, QF_PLUGIN_ENTRY);
+    ck_assert_ptr_nonnull(sym);
+    memcpy(&fn, &sym, sizeof fn);
+    ck_assert_int_eq(fn(NULL, &old), QF_EUNSUPPORTED);
+    dlclose(h);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s;
@@ -178,6 +247,8 @@ int main(void)
     tcase_add_test(tc, test_load_and_run);
     tcase_add_test(tc, test_bad_plugins);
     tcase_add_test(tc, test_relative_name);
+    tcase_add_test(tc, test_qualify_run);
+    tcase_add_test(tc, test_short_host_table);
     suite_add_tcase(s, tc);
     return qf_test_run(s);
 }

@@ -1,0 +1,132 @@
+/* t-onednn.c: oneDNN's matmul as a plugin (examples/onednn), through
+ * `qualify run --plugin` as a separate process (QF_QUALIFY_BIN) on the
+ * suite examples/onednn/onednn.yaml:
+ *   - gemm.onednn.f32: every case QUALIFIED under its claim (float32
+ *     accumulation, sequential chain: any order), no element outside its
+ *     bound;
+ *   - gemm.onednn.s8 (claimed exact): weights |b| <= 63 and <= 64 with
+ *     full-range src are QUALIFIED on every CPU (no int16 pair sum can
+ *     saturate, even on the vpmaddubsw path); weights up to 127 are FAILED
+ *     with a reason naming the element and the error on an x86 CPU without
+ *     VNNI (/proc/cpuinfo flags avx512_vnni, avx_vnni), where oneDNN's
+ *     int8 path saturates.  With VNNI either verdict is accepted, but it
+ *     must match what was measured: QUALIFIED exactly when the error is 0.
+ * Skipped (77) when the plugin was not built (no oneDNN: QF_ONEDNN_PLUGIN
+ * empty) or without QF_QUALIFY_BIN.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "qf_cli_test.h"
+#include "qf_result.h"
+#include "qf_test.h"
+
+static const char *bin, *plugin, *srcdir;
+static char dir[128];
+static int has_vnni;
+
+/* Does /proc/cpuinfo list a VNNI flag?  oneDNN's int8 kernels use
+ * vpdpbusd (int32 accumulation, no saturation) when one is present. */
+static int cpu_has_vnni(void)
+{
+    char line[8192];
+    int found = 0;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return 0;
+    while (!found && fgets(line, sizeof line, f))
+        if (!strncmp(line, "flags", 5))
+            found = strstr(line, " avx512_vnni") || strstr(line, " avx_vnni");
+    fclose(f);
+    return found;
+}
+
+START_TEST(onednn_verdicts)
+{
+    char path[512], err[512];
+    qf_result *r = NULL;
+    size_t n = 0, i, f32 = 0, small_w = 0, big_w = 0, big_failed = 0;
+    char args[1024];
+    qf_cli_result res;
+    int rc;
+    snprintf(args, sizeof args, "%s/examples/onednn/onednn.yaml -q -o %s/out --plugin '%s'", srcdir, dir,
+             plugin);
+    res = qf_cli_run(bin, "run", args);
+    /* exit 1 when something FAILED, 0 when all QUALIFIED: checked against
+     * the journal below */
+    rc = res.rc;
+    ck_assert_msg(rc == 0 || rc == 1, "qualify run %s: exit %d: %s", args, rc, res.err);
+    qf_cli_result_free(&res);
+
+    snprintf(path, sizeof path, "%s/out/journal.jsonl", dir);
+    ck_assert_msg(qf_journal_read(path, &r, &n, NULL, NULL, err, sizeof err) == QF_OK, "%s", err);
+    for (i = 0; i < n; i++) {
+        const qf_result *c = &r[i];
+        ck_assert_msg(c->has_metrics, "%s %s: %s: %s", c->kernel, c->case_id, qf_verdict_name(c->verdict),
+                      c->reason);
+        ck_assert_ptr_nonnull(strstr(c->reproducer, "--plugin"));
+        if (!strcmp(c->kernel, "gemm.onednn.f32")) {
+            ck_assert_msg(c->verdict == QF_VERDICT_QUALIFIED, "%s: %s: %s", c->case_id,
+                          qf_verdict_name(c->verdict), c->reason);
+            ck_assert_uint_eq(c->metrics.n_violations, 0);
+            ck_assert_msg(c->metrics.max_util <= 1.0, "%s: bound utilization %g", c->case_id,
+                          c->metrics.max_util);
+            f32++;
+            continue;
+        }
+        ck_assert_str_eq(c->kernel, "gemm.onednn.s8");
+        if (strstr(c->input, "b=small_int:int_max=63") || strstr(c->input, "b=small_int:int_max=64")) {
+            /* |b| <= 64: exact on any path. */
+            ck_assert_msg(c->verdict == QF_VERDICT_QUALIFIED && c->metrics.max_abs == 0, "%s: %s: %s",
+                          c->case_id, qf_verdict_name(c->verdict), c->reason);
+            small_w++;
+            continue;
+        }
+        ck_assert_ptr_nonnull(strstr(c->input, "b=small_int:int_max=127"));
+        big_w++;
+        /* Whatever the CPU: the verdict says whether the result was exact. */
+        if (c->metrics.max_abs == 0) {
+            ck_assert_msg(c->verdict == QF_VERDICT_QUALIFIED, "%s: exact but %s: %s", c->case_id,
+                          qf_verdict_name(c->verdict), c->reason);
+            continue;
+        }
+        ck_assert_msg(c->verdict == QF_VERDICT_FAILED, "%s: error %g but %s", c->case_id, c->metrics.max_abs,
+                      qf_verdict_name(c->verdict));
+        ck_assert_uint_gt(c->metrics.n_violations, 0);
+        /* The reason names the element, its error and the bound. */
+        ck_assert_msg(strstr(c->reason, "element (") && strstr(c->reason, "error ") &&
+                          strstr(c->reason, "outside the bound derived from the claim"),
+                      "%s: reason '%s'", c->case_id, c->reason);
+        big_failed++;
+    }
+    /* f32: (24 + 1) shapes x 4 transposes x 2 inputs; s8: (4 + 1) shapes
+     * x 4 transposes per input, 2 inputs each side of |b| = 64. */
+    ck_assert_uint_eq(f32, 200);
+    ck_assert_uint_eq(small_w, 40);
+    ck_assert_uint_eq(big_w, 40);
+    if (!has_vnni)
+        ck_assert_uint_eq(big_failed, big_w);
+    ck_assert_int_eq(rc, big_failed > 0);
+    fprintf(stderr, "t-onednn: VNNI %s; int8 cases with |b| <= 127: %zu of %zu FAILED\n",
+            has_vnni ? "yes" : "no", big_failed, big_w);
+    free(r);
+}
+END_TEST
+
+int main(void)
+{
+    bin = qf_test_require_env("QF_QUALIFY_BIN");
+    srcdir = qf_test_require_env("QF_SOURCE_DIR");
+    plugin = getenv("QF_ONEDNN_PLUGIN");
+    if (!plugin || !*plugin) {
+        fprintf(stderr, "oneDNN plugin not built (scripts/install-deps installs libdnnl-dev): skipped\n");
+        return QF_TEST_SKIP;
+    }
+    has_vnni = cpu_has_vnni();
+    snprintf(dir, sizeof dir, "/tmp/qf-t-onednn-%d", (int)getpid());
+    return qf_test_run_in_dir(
+        qf_test_suite("kernels/onednn", "onednn", 600, NULL, NULL, 0, NULL, QF_TESTS(onednn_verdicts)), dir);
+}

@@ -9,10 +9,14 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#ifdef __linux__
+#include <sys/syscall.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -339,13 +343,62 @@ static void child_run(_qf_case *p, child_report *rep, int timing, size_t warmup,
     _exit(0);
 }
 
+/* A descriptor that becomes readable when the child pid exits, so that a
+ * wait can block in poll() and wake at once instead of napping (each nap
+ * costs a tiny pair up to its length); -1 where there is none (not Linux,
+ * a kernel before 5.3, out of descriptors), and callers then nap. */
+static int child_fd(pid_t pid)
+{
+#if defined(__linux__) && defined(SYS_pidfd_open)
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    (void)pid;
+    return -1;
+#endif
+}
+
+/* Block until one of the n child descriptors (-1 entries skipped) is
+ * readable or timeout_s passes; with no descriptor at all, nap *nap
+ * seconds instead and double it up to cap.  Either way the caller then
+ * polls waitpid(WNOHANG), so a spurious wake-up is harmless. */
+static void wait_children(const int *fds, size_t n, double timeout_s, double *nap, double cap)
+{
+    struct pollfd pf[64];
+    size_t i, m = 0;
+    for (i = 0; i < n; i++)
+        if (fds[i] >= 0) {
+            if (m == sizeof pf / sizeof pf[0]) {
+                m = 0; /* more children than fit: nap, missing none */
+                break;
+            }
+            pf[m].fd = fds[i];
+            pf[m].events = POLLIN;
+            pf[m].revents = 0;
+            m++;
+        }
+    if (m) {
+        /* Round up (waking early would only loop once more); at most a
+         * second, so that a lost wake-up costs no more than that. */
+        double ms = timeout_s * 1000 + 1;
+        poll(pf, (nfds_t)m, ms > 1000 ? 1000 : ms < 0 ? 0 : (int)ms);
+        return;
+    }
+    {
+        double d = *nap < timeout_s ? *nap : timeout_s > 0 ? timeout_s : 0;
+        struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
+        nanosleep(&ts, NULL);
+        if (*nap < cap)
+            *nap *= 2;
+    }
+}
+
 /* Fork the kernel child and wait for it: 0 when it reported, else the
  * verdict is set in r (CRASHED, TIMEOUT) and -1 returned. */
 static int run_child(_qf_case *p, child_report *rep, qf_result *r, double timeout_s, int timing,
                      size_t warmup, size_t reps)
 {
     pid_t pid;
-    int st = 0;
+    int st = 0, fd;
     double t0 = now_s(), nap = 0.0005;
     memset(rep, 0, sizeof *rep);
     fflush(NULL);
@@ -356,28 +409,30 @@ static int run_child(_qf_case *p, child_report *rep, qf_result *r, double timeou
     }
     if (pid == 0)
         child_run(p, rep, timing, warmup, reps);
+    fd = child_fd(pid);
     for (;;) {
         pid_t w = waitpid(pid, &st, WNOHANG);
         if (w == pid)
             break;
         if (w < 0 && errno != EINTR) {
+            if (fd >= 0)
+                close(fd);
             _qf_say(r, QF_VERDICT_MISTRUSTED, "lost the kernel child: %s", strerror(errno));
             return -1;
         }
         if (now_s() - t0 > timeout_s) {
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
+            if (fd >= 0)
+                close(fd);
             _qf_say(r, QF_VERDICT_TIMEOUT, "timed out: the kernel ran past the %.3g s limit and was killed",
                     timeout_s);
             return -1;
         }
-        {
-            struct timespec ts = {0, (long)(nap * 1e9)};
-            nanosleep(&ts, NULL);
-            if (nap < 0.01)
-                nap *= 2;
-        }
+        wait_children(&fd, 1, timeout_s - (now_s() - t0), &nap, 0.01);
     }
+    if (fd >= 0)
+        close(fd);
     if (WIFSIGNALED(st)) {
         r->signal = WTERMSIG(st);
         _qf_say(r, QF_VERDICT_CRASHED, "crashed: signal %d (%s)", r->signal, strsignal(r->signal));
@@ -941,6 +996,7 @@ out:
 typedef struct slot {
     pid_t pid;
     size_t item; /* index into the pending list */
+    int fd;      /* child_fd of pid, or -1 */
 } slot;
 
 typedef struct shared_slot {
@@ -966,6 +1022,7 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
     char **keys = NULL;
     qf_journal *jr = NULL;
     slot *slots = NULL;
+    int *slot_fds = NULL; /* slots[i].fd, contiguous for wait_children */
     shared_slot *shm = NULL;
     qf_status st = QF_OK;
     int jobs, torn = 0;
@@ -1078,16 +1135,19 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
     for (i = 0; i < npending; i++)
         _qf_rdev_prepare(pairs[pending[i]].k);
     slots = calloc((size_t)jobs, sizeof *slots);
+    slot_fds = malloc((size_t)jobs * sizeof *slot_fds);
     shm = shm_alloc((size_t)jobs * sizeof *shm);
-    if (!slots || !shm) {
+    if (!slots || !slot_fds || !shm) {
         st = QF_ENOMEM;
         goto out;
     }
     {
         size_t next = 0, running = 0;
         double nap = 0.0005;
-        for (i = 0; i < (size_t)jobs; i++)
+        for (i = 0; i < (size_t)jobs; i++) {
             slots[i].pid = 0;
+            slots[i].fd = slot_fds[i] = -1;
+        }
         while (next < npending || running) {
             int progressed = 0;
             for (i = 0; i < (size_t)jobs && next < npending; i++) {
@@ -1106,12 +1166,18 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
                 }
                 if (pid == 0) {
                     /* The worker: one pair, result into its shared slot;
-                     * _exit skips the caller's atexit handlers. */
+                     * _exit skips the caller's atexit handlers.  The
+                     * siblings' descriptors are of no use here. */
+                    size_t j;
+                    for (j = 0; j < (size_t)jobs; j++)
+                        if (slots[j].fd >= 0)
+                            close(slots[j].fd);
                     run_pair(suite, &cases, &pairs[pending[next]], reg, &o, &shm[i].r);
                     shm[i].done = 1;
                     _exit(0);
                 }
                 slots[i].pid = pid;
+                slots[i].fd = slot_fds[i] = child_fd(pid);
                 slots[i].item = next++;
                 running++;
             }
@@ -1142,7 +1208,10 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
                             r->signal ? ": " : "", r->signal ? strsignal(r->signal) : "");
                 }
                 _qf_worker_after_pair(pairs[it].k, (int)i, r);
+                if (slots[i].fd >= 0)
+                    close(slots[i].fd);
                 slots[i].pid = 0;
+                slots[i].fd = slot_fds[i] = -1;
                 running--;
                 progressed = 1;
                 done_count++;
@@ -1155,10 +1224,12 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
                     o.progress(o.progress_user, r, done_count, npairs, 0);
             }
             if (!progressed && running) {
-                struct timespec ts = {0, (long)(nap * 1e9)};
-                nanosleep(&ts, NULL);
-                if (nap < 0.005)
-                    nap *= 2;
+                /* A slot without a descriptor (fork raced a full fd table)
+                 * must not wait the whole second: nap as before. */
+                int all = 1;
+                for (i = 0; i < (size_t)jobs; i++)
+                    all &= !slots[i].pid || slots[i].fd >= 0;
+                wait_children(slot_fds, all ? (size_t)jobs : 0, 1.0, &nap, 0.005);
             } else {
                 nap = 0.0005;
             }
@@ -1176,7 +1247,12 @@ out:
     }
     if (shm)
         munmap(shm, (size_t)jobs * sizeof *shm);
+    if (slots)
+        for (i = 0; i < (size_t)jobs; i++)
+            if (slots[i].pid && slots[i].fd >= 0)
+                close(slots[i].fd);
     free(slots);
+    free(slot_fds);
     if (keys)
         for (i = 0; i < nprev; i++)
             free(keys[i]);

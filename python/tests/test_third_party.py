@@ -109,6 +109,7 @@ groups:
     kernels: [attention.torch.*]
     dtypes: [{in: bfloat16, acc: float32}]
     shapes: {batch: [1], heads: [2], kv_heads: [2], seq_q: [5], seq_k: [9], head_dim: [16]}
+    params: {causal: [false, true]}
 """
 
 

@@ -160,6 +160,7 @@ for (k, v), n in sorted(c.items()):
 print("\nGPU in provenance:", r.get("provenance", {}).get("gpu"))
 EOF
 fi
+python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null && say "torch worker on cuda (python/examples/torch.yaml, $OUT/torch): $(QUALIFY_TORCH_DEVICE=cuda PYTHONPATH="$SRC/python/src" "$BUILD/qualify" run "$SRC/python/examples/torch.yaml" --worker "python3 $SRC/python/examples/torch_kernels.py" -o "$OUT/torch" --timeout 120 2>>"$LOG" | grep 'case(s)')"
 say "suite exit status $run_rc; total $(($(date +%s) - t0)) s; reports in $OUT"
 [ $rc -eq 2 ] && say "the GPU that $([ "$vendor" = cuda ] && echo nvidia-smi || echo rocminfo) reports was not usable: its kernels are UNSUPPORTED in the reports"
 exit $rc

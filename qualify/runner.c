@@ -39,8 +39,6 @@
 #include "qf_runner.h"
 #include "qf_verdict.h"
 
-#define CANARY_BYTES 4096
-#define CANARY_BYTE  0xCD
 /* Two runs into two differently poisoned buffers: an element that still
  * holds its run's poison in BOTH runs was never written (a kernel cannot
  * write 0xA5.. in one run and 0x5A.. in the other deterministically; a
@@ -75,56 +73,6 @@ void qf_runner_summary_free(qf_runner_summary *s)
     memset(s, 0, sizeof *s);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* ---- Shared memory ------------------------------------------------------- */
-
-static void *shm_alloc(size_t bytes)
-{
-    void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
-
-static int guarded_alloc(_qf_guarded *g, size_t bytes, unsigned char fill)
-{
-    size_t pg = CANARY_BYTES, body = (bytes + pg - 1) / pg * pg;
-    g->bytes = bytes;
-    g->map_bytes = pg + body + pg;
-    g->map = shm_alloc(g->map_bytes);
-    if (!g->map)
-        return -1;
-    memset(g->map, CANARY_BYTE, g->map_bytes);
-    g->data = g->map + pg;
-    memset(g->data, fill, bytes);
-    return 0;
-}
-
-static void guarded_free(_qf_guarded *g)
-{
-    if (g->map)
-        munmap(g->map, g->map_bytes);
-    g->map = NULL;
-}
-
-/* Offset of the first clobbered canary byte: < 0 before the data, > 0 past
- * its end (1-based), 0 when intact. */
-static long guarded_check(const _qf_guarded *g)
-{
-    size_t i;
-    for (i = 0; i < CANARY_BYTES; i++)
-        if (g->map[i] != CANARY_BYTE)
-            return -(long)(CANARY_BYTES - i);
-    for (i = CANARY_BYTES + g->bytes; i < g->map_bytes; i++)
-        if (g->map[i] != CANARY_BYTE)
-            return (long)(i - CANARY_BYTES - g->bytes) + 1;
-    return 0;
-}
-
 /* What the kernel child reports back. */
 typedef struct child_report {
     volatile int done;
@@ -144,10 +92,10 @@ static void prep_free(_qf_case *p)
     }
     free(p->inscale[0]);
     free(p->inscale[1]);
-    guarded_free(&p->g[0]);
-    guarded_free(&p->g[1]);
-    guarded_free(&p->g1[0]);
-    guarded_free(&p->g1[1]);
+    _qf_rp_guarded_free(&p->g[0]);
+    _qf_rp_guarded_free(&p->g[1]);
+    _qf_rp_guarded_free(&p->g1[0]);
+    _qf_rp_guarded_free(&p->g1[1]);
 }
 
 /* Does tuple t serve the case's dtype roles?  out and acc for every op,
@@ -239,15 +187,15 @@ static int prepare_inputs(_qf_case *p, qf_result *r)
                 "unsupported: packed output formats are not driven by the runner yet");
         return -1;
     }
-    if (guarded_alloc(&p->g[0], qf_format_array_bytes(p->outf, p->out_n), poison[0]) ||
-        guarded_alloc(&p->g[1], qf_format_array_bytes(p->outf, p->out_n), poison[1])) {
+    if (_qf_rp_guarded_alloc(&p->g[0], qf_format_array_bytes(p->outf, p->out_n), poison[0]) ||
+        _qf_rp_guarded_alloc(&p->g[1], qf_format_array_bytes(p->outf, p->out_n), poison[1])) {
         _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot map the output buffers: %s", strerror(errno));
         return -1;
     }
     p->out[0].bytes = p->g[0].bytes;
     if (p->out1_n) {
-        if (guarded_alloc(&p->g1[0], p->out1_n * (size_t)p->out1_eb, poison[0]) ||
-            guarded_alloc(&p->g1[1], p->out1_n * (size_t)p->out1_eb, poison[1])) {
+        if (_qf_rp_guarded_alloc(&p->g1[0], p->out1_n * (size_t)p->out1_eb, poison[0]) ||
+            _qf_rp_guarded_alloc(&p->g1[1], p->out1_n * (size_t)p->out1_eb, poison[1])) {
             _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot map the output buffers: %s", strerror(errno));
             return -1;
         }
@@ -328,9 +276,10 @@ static void child_run(_qf_case *p, child_report *rep, int timing, size_t warmup,
         for (i = 0; i < warmup && s == QF_OK; i++)
             s = dev.state ? _qf_rdev_run(&dev, ctx, &call, NULL) : p->k->run(ctx, &call);
         for (i = 0; i < reps && s == QF_OK && i < sizeof rep->times / sizeof rep->times[0]; i++) {
-            double t0 = now_s(), kt = 0;
+            double t0 = _qf_rp_now_s(), kt = 0;
             s = dev.state ? _qf_rdev_run(&dev, ctx, &call, &kt) : p->k->run(ctx, &call);
-            rep->times[i] = dev.state ? kt : now_s() - t0; /* GPU: device events around the run alone */
+            rep->times[i] =
+                dev.state ? kt : _qf_rp_now_s() - t0; /* GPU: device events around the run alone */
             rep->ntimes = i + 1;
         }
     }
@@ -343,55 +292,6 @@ static void child_run(_qf_case *p, child_report *rep, int timing, size_t warmup,
     _exit(0);
 }
 
-/* A descriptor that becomes readable when the child pid exits, so that a
- * wait can block in poll() and wake at once instead of napping (each nap
- * costs a tiny pair up to its length); -1 where there is none (not Linux,
- * a kernel before 5.3, out of descriptors), and callers then nap. */
-static int child_fd(pid_t pid)
-{
-#if defined(__linux__) && defined(SYS_pidfd_open)
-    return (int)syscall(SYS_pidfd_open, pid, 0);
-#else
-    (void)pid;
-    return -1;
-#endif
-}
-
-/* Block until one of the n child descriptors (-1 entries skipped) is
- * readable or timeout_s passes; with no descriptor at all, nap *nap
- * seconds instead and double it up to cap.  Either way the caller then
- * polls waitpid(WNOHANG), so a spurious wake-up is harmless. */
-static void wait_children(const int *fds, size_t n, double timeout_s, double *nap, double cap)
-{
-    struct pollfd pf[64];
-    size_t i, m = 0;
-    for (i = 0; i < n; i++)
-        if (fds[i] >= 0) {
-            if (m == sizeof pf / sizeof pf[0]) {
-                m = 0; /* more children than fit: nap, missing none */
-                break;
-            }
-            pf[m].fd = fds[i];
-            pf[m].events = POLLIN;
-            pf[m].revents = 0;
-            m++;
-        }
-    if (m) {
-        /* Round up (waking early would only loop once more); at most a
-         * second, so that a lost wake-up costs no more than that. */
-        double ms = timeout_s * 1000 + 1;
-        poll(pf, (nfds_t)m, ms > 1000 ? 1000 : ms < 0 ? 0 : (int)ms);
-        return;
-    }
-    {
-        double d = *nap < timeout_s ? *nap : timeout_s > 0 ? timeout_s : 0;
-        struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
-        nanosleep(&ts, NULL);
-        if (*nap < cap)
-            *nap *= 2;
-    }
-}
-
 /* Fork the kernel child and wait for it: 0 when it reported, else the
  * verdict is set in r (CRASHED, TIMEOUT) and -1 returned. */
 static int run_child(_qf_case *p, child_report *rep, qf_result *r, double timeout_s, int timing,
@@ -399,7 +299,7 @@ static int run_child(_qf_case *p, child_report *rep, qf_result *r, double timeou
 {
     pid_t pid;
     int st = 0, fd;
-    double t0 = now_s(), nap = 0.0005;
+    double t0 = _qf_rp_now_s(), nap = 0.0005;
     memset(rep, 0, sizeof *rep);
     fflush(NULL);
     pid = fork();
@@ -409,7 +309,7 @@ static int run_child(_qf_case *p, child_report *rep, qf_result *r, double timeou
     }
     if (pid == 0)
         child_run(p, rep, timing, warmup, reps);
-    fd = child_fd(pid);
+    fd = _qf_rp_child_fd(pid);
     for (;;) {
         pid_t w = waitpid(pid, &st, WNOHANG);
         if (w == pid)
@@ -420,7 +320,7 @@ static int run_child(_qf_case *p, child_report *rep, qf_result *r, double timeou
             _qf_say(r, QF_VERDICT_MISTRUSTED, "lost the kernel child: %s", strerror(errno));
             return -1;
         }
-        if (now_s() - t0 > timeout_s) {
+        if (_qf_rp_now_s() - t0 > timeout_s) {
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
             if (fd >= 0)
@@ -429,7 +329,7 @@ static int run_child(_qf_case *p, child_report *rep, qf_result *r, double timeou
                     timeout_s);
             return -1;
         }
-        wait_children(&fd, 1, timeout_s - (now_s() - t0), &nap, 0.01);
+        _qf_rp_wait_children(&fd, 1, timeout_s - (_qf_rp_now_s() - t0), &nap, 0.01);
     }
     if (fd >= 0)
         close(fd);
@@ -470,7 +370,7 @@ static int check_slot(_qf_case *p, qf_result *r, int sl, _qf_guarded *g, size_t 
     const char *slot = qf_op_slot_name(p->op.op, 1, sl);
     char at[64];
     for (run = 0; run < 2; run++) {
-        long off = guarded_check(&g[run]);
+        long off = _qf_rp_guarded_check(&g[run]);
         if (off)
             return _qf_say(r, QF_VERDICT_FAILED,
                            "canary: output %s written out of bounds, %ld byte(s) %s the buffer (run %d)",
@@ -608,9 +508,10 @@ static int run_baseline(_qf_case *p, const _qf_checked *ck, const qf_metrics_inp
     memset(b.g1, 0, sizeof b.g1);
     b.k = p->bk;
     b.t = p->bt;
-    if (!tr || guarded_alloc(&b.g[0], bytes, poison[0]) || guarded_alloc(&b.g[1], bytes, poison[1]) ||
-        (p->out1_n && (guarded_alloc(&b.g1[0], p->out1_n * (size_t)p->out1_eb, poison[0]) ||
-                       guarded_alloc(&b.g1[1], p->out1_n * (size_t)p->out1_eb, poison[1])))) {
+    if (!tr || _qf_rp_guarded_alloc(&b.g[0], bytes, poison[0]) ||
+        _qf_rp_guarded_alloc(&b.g[1], bytes, poison[1]) ||
+        (p->out1_n && (_qf_rp_guarded_alloc(&b.g1[0], p->out1_n * (size_t)p->out1_eb, poison[0]) ||
+                       _qf_rp_guarded_alloc(&b.g1[1], p->out1_n * (size_t)p->out1_eb, poison[1])))) {
         errf(why, why_size, "baseline %s: out of memory for its outputs", p->bk->name);
         goto done;
     }
@@ -654,10 +555,10 @@ static int run_baseline(_qf_case *p, const _qf_checked *ck, const qf_metrics_inp
 done:
     free(got);
     free(tr);
-    guarded_free(&b.g[0]);
-    guarded_free(&b.g[1]);
-    guarded_free(&b.g1[0]);
-    guarded_free(&b.g1[1]);
+    _qf_rp_guarded_free(&b.g[0]);
+    _qf_rp_guarded_free(&b.g[1]);
+    _qf_rp_guarded_free(&b.g1[0]);
+    _qf_rp_guarded_free(&b.g1[1]);
     return rc;
 }
 
@@ -701,7 +602,7 @@ static int second_output(_qf_case *p, _qf_checked *ck1, qf_result *r)
 static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, size_t warmup, size_t reps)
 {
     const qf_suite_group *gr = p->c->group;
-    child_report *rep = shm_alloc(sizeof *rep);
+    child_report *rep = _qf_rp_shm_alloc(sizeof *rep);
     _qf_checked ck;
     qf_metrics_input mi;
     qf_verdict_input vi = qf_verdict_input_default();
@@ -815,10 +716,11 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
     if (!r->bound.kind[0] && (r->verdict == QF_VERDICT_QUALIFIED || r->verdict == QF_VERDICT_MARGINAL)) {
         size_t len = strlen(r->reason);
         snprintf(r->reason + len, sizeof r->reason - len,
-                 p->cls->bound ? "; no conformance check: the %s bound does not cover this case and the claim "
-                                 "states no max_ulp (fitness only)"
-                               : "; no conformance check: %s derives no bound and the claim states no max_ulp "
-                                 "(fitness only)",
+                 p->cls->bound
+                     ? "; no conformance check: the %s bound does not cover this case and the claim "
+                       "states no max_ulp (fitness only)"
+                     : "; no conformance check: %s derives no bound and the claim states no max_ulp "
+                       "(fitness only)",
                  p->cls->bound ? p->cls->bound : p->cls->name);
     }
     if (n_ovf && (r->verdict == QF_VERDICT_QUALIFIED || r->verdict == QF_VERDICT_MARGINAL ||
@@ -927,7 +829,7 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
     _qf_case p;
     size_t i;
     char why[256], devarch[64];
-    double t0 = now_s();
+    double t0 = _qf_rp_now_s();
     int ok = 0;
     _qf_runner_identity(r, suite, c, pr->k, pr->kidx, reg, o);
     memset(&p, 0, sizeof p);
@@ -988,7 +890,7 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
              o->reps ? o->reps : 10);
 out:
     prep_free(&p);
-    r->wall_s = now_s() - t0;
+    r->wall_s = _qf_rp_now_s() - t0;
 }
 
 /* ---- The sweep --------------------------------------------------------------- */
@@ -1136,7 +1038,7 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
         _qf_rdev_prepare(pairs[pending[i]].k);
     slots = calloc((size_t)jobs, sizeof *slots);
     slot_fds = malloc((size_t)jobs * sizeof *slot_fds);
-    shm = shm_alloc((size_t)jobs * sizeof *shm);
+    shm = _qf_rp_shm_alloc((size_t)jobs * sizeof *shm);
     if (!slots || !slot_fds || !shm) {
         st = QF_ENOMEM;
         goto out;
@@ -1177,7 +1079,7 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
                     _exit(0);
                 }
                 slots[i].pid = pid;
-                slots[i].fd = slot_fds[i] = child_fd(pid);
+                slots[i].fd = slot_fds[i] = _qf_rp_child_fd(pid);
                 slots[i].item = next++;
                 running++;
             }
@@ -1229,7 +1131,7 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
                 int all = 1;
                 for (i = 0; i < (size_t)jobs; i++)
                     all &= !slots[i].pid || slots[i].fd >= 0;
-                wait_children(slot_fds, all ? (size_t)jobs : 0, 1.0, &nap, 0.005);
+                _qf_rp_wait_children(slot_fds, all ? (size_t)jobs : 0, 1.0, &nap, 0.005);
             } else {
                 nap = 0.0005;
             }

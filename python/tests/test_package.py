@@ -98,6 +98,41 @@ def test_parse_dtype_dict_merges_claim():
                  "claim": {"acc_format": "float32", "sum_order": "any", "block_fma": 32}}
 
 
+def test_256mib_operand_is_not_copied(shm_factory):
+    """A 256 MiB operand reaches the kernel as a view of the shared mapping:
+    the Python side allocates almost nothing while it runs (tracemalloc sees
+    numpy's allocations), however large the tensors."""
+    import tracemalloc
+
+    K = 8192
+    seen = {}
+
+    @qw.kernel("gemm.big.f32", op="gemm", dtypes=["f32"])
+    def k(a, b, d, **p):
+        seen["nbytes"] = a.nbytes
+        seen["owndata"] = a.flags.owndata
+        d[...] = a[:, :1] * b[:1, :1]
+
+    shm = shm_factory(K * K * 4 + (1 << 20))
+    a = np.ones((K, K), np.float32)
+    ta = shm.put("a", "float32", a)
+    del a
+    tb = shm.put("b", "float32", np.full((K, 1), 2, np.float32))
+    td = shm.put("d", "float32", shape=(K, 1), dtype=np.float32)
+    tracemalloc.start()
+    try:
+        done = qw.handle_run({"run": 1, "kernel": "gemm.big.f32", "dtype": "f32", "threads": 1, "seed": "0",
+                              "op": gemm_op(K, 1, K), "shm": shm.name, "shm_bytes": shm.size,
+                              "in": [ta, tb], "out": [td]})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert done == {"done": 1, "status": "ok"}
+    assert seen == {"nbytes": 256 << 20, "owndata": False}
+    assert peak < 4 << 20, f"{peak} bytes allocated while serving a 256 MiB operand"
+    assert np.all(shm.get(td, np.float32) == 2)
+
+
 def test_kernel_declaration_errors():
     with pytest.raises(ValueError, match="must start with its op"):
         qw.kernel("softmax.x", op="gemm", dtypes=["f32"])

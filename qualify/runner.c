@@ -23,6 +23,7 @@
 #include "qf_suite.h"
 
 #include "_runner.h"
+#include "_status.h"
 #include "_runner_device.h"
 #include "_worker.h"
 #include "ops/_ops.h"
@@ -45,16 +46,8 @@
  * nondeterministic one is caught by the bitwise comparison instead). */
 static const unsigned char poison[2] = {0xA5, 0x5A};
 
-static void errf(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void errf(char *err, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || !size)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, size, fmt, ap);
-    va_end(ap);
-}
+/* A message into err[size] (when there is room). */
+#define errf(err, size, ...) ((void)_qf_fail(err, size, QF_OK, NULL, __VA_ARGS__))
 
 qf_runner_opts qf_runner_opts_default(void)
 {

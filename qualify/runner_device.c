@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "_runner.h"
 #include "_runner_device.h"
 #include "qf_provenance.h"
 #include "qf_runner.h"
@@ -74,13 +75,6 @@ typedef struct probe {
 #define MAX_PROBES 4
 static probe probes[MAX_PROBES];
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Open device 0 of be in a child process and report arch and describe. */
 static void run_probe(probe *pr, const char *name)
 {
@@ -127,12 +121,12 @@ static void run_probe(probe *pr, const char *name)
         sh->done = 1;
         _exit(0);
     }
-    t0 = now_s();
+    t0 = _qf_rp_now_s();
     for (;;) {
         pid_t w = waitpid(pid, &st, WNOHANG);
         if (w == pid)
             break;
-        if ((w < 0 && errno != EINTR) || now_s() - t0 > PROBE_LIMIT) {
+        if ((w < 0 && errno != EINTR) || _qf_rp_now_s() - t0 > PROBE_LIMIT) {
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
             snprintf(pr->why, sizeof pr->why, "no %s device (the probe did not answer within %.0f s)",

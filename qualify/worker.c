@@ -30,7 +30,10 @@
 #include <unistd.h>
 
 #include "_registry.h"
+#include "_runner.h"
+#include "_status.h"
 #include "_worker.h"
+#include "ops/_ops.h"
 #include "qf_ref.h"
 #include "qf_worker.h"
 
@@ -80,23 +83,8 @@ struct worker {
 /* Set by the parent right before it forks a pair: the child inherits it. */
 static int cur_slot;
 
-static void say(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *err, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || !size)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, size, fmt, ap);
-    va_end(ap);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+/* A message into err[size] (when there is room). */
+#define say(err, size, ...) ((void)_qf_fail(err, size, QF_OK, NULL, __VA_ARGS__))
 
 static void nap_ms(long ms)
 {
@@ -117,7 +105,7 @@ typedef struct reader {
  * kills a kernel child that waits too long). */
 static int read_line(reader *rd, int fd, int timeout_ms, char **line)
 {
-    double t0 = now_s();
+    double t0 = _qf_rp_now_s();
     for (;;) {
         char *nl = rd->len ? memchr(rd->buf, '\n', rd->len) : NULL;
         struct pollfd pf;
@@ -152,7 +140,7 @@ static int read_line(reader *rd, int fd, int timeout_ms, char **line)
             rd->cap = nc;
         }
         if (timeout_ms >= 0) {
-            wait = timeout_ms - (int)((now_s() - t0) * 1000);
+            wait = timeout_ms - (int)((_qf_rp_now_s() - t0) * 1000);
             if (wait <= 0)
                 return 0;
         }
@@ -363,10 +351,10 @@ static void worker_stop_all(worker *w)
             write_all(w->inst[i].to, bye, sizeof bye - 1);
             inst_close_fds(&w->inst[i]);
         }
-    t0 = now_s();
+    t0 = _qf_rp_now_s();
     for (i = 0; i < SLOTS_MAX; i++)
         if (w->inst[i].pid) {
-            long left = 5000 - (long)((now_s() - t0) * 1000);
+            long left = 5000 - (long)((_qf_rp_now_s() - t0) * 1000);
             reap(w->inst[i].pid, left > 0 ? left : 0);
             w->inst[i].pid = 0;
         }
@@ -846,69 +834,6 @@ static json_t *tensor_json(const qf_tensor *t, const char *slot, size_t off, siz
     return o;
 }
 
-/* The problem: dimensions by their ABI names (GEMM's M, N, K, batch,
- * groups), then the op's fields. */
-static json_t *op_json(const qf_op_desc *op)
-{
-    json_t *o = json_object();
-    int64_t dims[QF_OP_MAX_DIMS];
-    int d, nd = qf_op_dims(op, dims);
-    json_object_set_new(o, "op", json_string(qf_op_name(op->op)));
-    for (d = 0; d < nd; d++)
-        json_object_set_new(o, qf_op_dim_name(op->op, d), json_integer(dims[d]));
-    switch (op->op) {
-    case QF_OP_GEMM:
-        json_object_set_new(o, "trans_a", json_boolean(op->u.gemm.trans_a));
-        json_object_set_new(o, "trans_b", json_boolean(op->u.gemm.trans_b));
-        json_object_set_new(o, "alpha", json_real(op->u.gemm.alpha));
-        json_object_set_new(o, "beta", json_real(op->u.gemm.beta));
-        if (op->u.gemm.groups && op->u.gemm.group_m) {
-            json_t *g = json_array();
-            size_t i;
-            for (i = 0; i < op->u.gemm.groups; i++)
-                json_array_append_new(g, json_integer((json_int_t)op->u.gemm.group_m[i]));
-            json_object_set_new(o, "group_m", g);
-        }
-        break;
-    case QF_OP_ATTENTION:
-        json_object_set_new(o, "scale", json_real(op->u.attention.scale));
-        json_object_set_new(o, "softcap", json_real(op->u.attention.softcap));
-        json_object_set_new(o, "mask", json_string(qf_mask_kind_name(op->u.attention.mask)));
-        json_object_set_new(o, "causal", json_boolean(op->u.attention.causal));
-        json_object_set_new(o, "window_left", json_integer(op->u.attention.window_left));
-        json_object_set_new(o, "window_right", json_integer(op->u.attention.window_right));
-        break;
-    case QF_OP_SOFTMAX:
-        json_object_set_new(o, "scale", json_real(op->u.softmax.scale));
-        json_object_set_new(o, "log", json_boolean(op->u.softmax.log));
-        break;
-    case QF_OP_RMSNORM:
-    case QF_OP_LAYERNORM:
-    case QF_OP_L2NORM:
-        json_object_set_new(o, "eps", json_real(op->u.norm.eps));
-        json_object_set_new(o, "weight_offset", json_real(op->u.norm.weight_offset));
-        break;
-    case QF_OP_ACTIVATION:
-        json_object_set_new(o, "act", json_string(qf_ref_act_name(op->u.activation.act)));
-        json_object_set_new(o, "glu", json_boolean(op->u.activation.glu));
-        break;
-    case QF_OP_ROPE:
-        json_object_set_new(o, "theta", json_real(op->u.rope.theta));
-        json_object_set_new(o, "layout",
-                            json_string(op->u.rope.layout == QF_REF_ROPE_HALF ? "half" : "interleaved"));
-        json_object_set_new(o, "pos_offset", json_integer(op->u.rope.pos_offset));
-        break;
-    case QF_OP_MOE_ROUTER:
-        json_object_set_new(
-            o, "score", json_string(op->u.moe_router.score == QF_REF_ROUTER_SIGMOID ? "sigmoid" : "softmax"));
-        json_object_set_new(o, "renormalize", json_boolean(op->u.moe_router.renormalize));
-        json_object_set_new(o, "route_scale", json_real(op->u.moe_router.route_scale));
-        break;
-    default: break;
-    }
-    return o;
-}
-
 /* The kernel child's way out when the worker failed: the reason goes to
  * the runner in the message, the state to the parent. */
 static void child_fail(const qf_kernel_call *call, slot_state *st, int broken, int gone, const char *fmt, ...)
@@ -1023,7 +948,7 @@ static qf_status worker_run(void *ctx, const qf_kernel_call *call)
     json_object_set_new(msg, "dtype", json_string(call->dtype->name));
     json_object_set_new(msg, "threads", json_integer(call->threads));
     json_object_set_new(msg, "seed", json_string(seed));
-    json_object_set_new(msg, "op", op_json(call->op));
+    json_object_set_new(msg, "op", _qf_op_json(call->op));
     json_object_set_new(msg, "shm", json_string(st->shm_name));
     json_object_set_new(msg, "shm_bytes", json_integer((json_int_t)total));
     json_object_set_new(msg, "in", ins);

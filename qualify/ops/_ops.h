@@ -115,6 +115,10 @@ typedef struct _qf_abi {
     const char *out[QF_KERNEL_MAX_OUT + 1];
     const char *dims[QF_OP_MAX_DIMS + 1];
     void (*dims_of)(const qf_op_desc *d, int64_t *dims);
+    /* The problem's fields beyond its dimensions, by name, into the JSON
+     * object o (the kernel-worker protocol's `op`, docs/workers.md); NULL
+     * when none are sent. */
+    void (*fields_json)(const qf_op_desc *d, struct json_t *o);
 } _qf_abi;
 
 /* One op family, as the suite spells it ("log_softmax" is its own class
@@ -166,6 +170,10 @@ typedef struct _qf_opclass {
 
 /* The op classes, indexed by qf_suite_op. */
 const _qf_opclass *_qf_opclass_get(qf_suite_op op);
+/* The problem as JSON: "op", its ABI dimensions by name, then the op's
+ * fields (the owning class's fields_json); NULL when out of memory or the
+ * op is unknown. */
+struct json_t *_qf_op_json(const qf_op_desc *d);
 /* A dimension of a problem as the ABI counts it (INT64_MAX past it). */
 int64_t _qf_abi_dim(size_t v);
 
@@ -216,6 +224,9 @@ typedef struct _qf_rowops {
      * only a claimed max_ulp bounds the op. */
     qf_status (*bound)(const _qf_case *p, const _qf_rowref *rr, _qf_checked *ck);
 } _qf_rowops;
+
+/* The fields of a qf_op_norm problem (rmsnorm, layernorm, l2norm). */
+void _qf_norm_fields_json(const qf_op_desc *d, struct json_t *o);
 
 int _qf_reference_rows(_qf_case *p, const _qf_rowops *ops, _qf_checked *ck, qf_result *r, uint64_t target,
                        uint64_t tile);

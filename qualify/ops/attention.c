@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "_ops.h"
 #include "qf_bound.h"
 #include "qf_dot.h"
@@ -234,11 +236,23 @@ static void dims_of(const qf_op_desc *d, int64_t *dims)
     dims[6] = _qf_abi_dim(a->head_dim_v ? a->head_dim_v : a->head_dim);
 }
 
+static void fields_json(const qf_op_desc *d, json_t *o)
+{
+    const qf_op_attention *a = &d->u.attention;
+    json_object_set_new(o, "scale", json_real(a->scale));
+    json_object_set_new(o, "softcap", json_real(a->softcap));
+    json_object_set_new(o, "mask", json_string(qf_mask_kind_name(a->mask)));
+    json_object_set_new(o, "causal", json_boolean(a->causal));
+    json_object_set_new(o, "window_left", json_integer(a->window_left));
+    json_object_set_new(o, "window_right", json_integer(a->window_right));
+}
+
 static const _qf_abi abi = {"attention forward: softmax(scale q k^T + mask) v, lse; GQA, soft-cap",
                             {"q", "k", "v", "mask", NULL},
                             {"out", "lse", NULL},
                             {"batch", "heads", "kv_heads", "seq_q", "seq_k", "head_dim", "head_dim_v", NULL},
-                            dims_of};
+                            dims_of,
+                            fields_json};
 
 const _qf_opclass _qf_op_attention = {
     .abi_info = &abi,

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "_ops.h"
 #include "qf_npy.h"
 #include "qf_safetensors.h"
@@ -97,6 +99,23 @@ const char *qf_op_dim_name(qf_op op, int dim)
     if (dim < 0 || dim >= qf_op_dim_count(op))
         return NULL;
     return abi_owner(op)->abi_info->dims[dim];
+}
+
+json_t *_qf_op_json(const qf_op_desc *d)
+{
+    const _qf_opclass *k = d ? abi_owner(d->op) : NULL;
+    int64_t dims[QF_OP_MAX_DIMS];
+    json_t *o;
+    int i, n;
+    if (!k || !(o = json_object()))
+        return NULL;
+    n = qf_op_dims(d, dims);
+    json_object_set_new(o, "op", json_string(k->name));
+    for (i = 0; i < n; i++)
+        json_object_set_new(o, qf_op_dim_name(d->op, i), json_integer(dims[i]));
+    if (k->abi_info->fields_json)
+        k->abi_info->fields_json(d, o);
+    return o;
 }
 
 int64_t _qf_abi_dim(size_t v)

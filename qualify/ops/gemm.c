@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "_gemm_range.h"
 #include "_ops.h"
 #include "qf_block.h"
@@ -416,11 +418,27 @@ static void dims_of(const qf_op_desc *d, int64_t *dims)
     dims[4] = _qf_abi_dim(g->groups);
 }
 
+static void fields_json(const qf_op_desc *d, json_t *o)
+{
+    const qf_op_gemm *g = &d->u.gemm;
+    json_object_set_new(o, "trans_a", json_boolean(g->trans_a));
+    json_object_set_new(o, "trans_b", json_boolean(g->trans_b));
+    json_object_set_new(o, "alpha", json_real(g->alpha));
+    json_object_set_new(o, "beta", json_real(g->beta));
+    if (g->groups && g->group_m) {
+        json_t *a = json_array();
+        for (size_t i = 0; i < g->groups; i++)
+            json_array_append_new(a, json_integer((json_int_t)g->group_m[i]));
+        json_object_set_new(o, "group_m", a);
+    }
+}
+
 static const _qf_abi abi = {"d = alpha op(a) op(b) + beta c; batched, grouped (MoE)",
                             {"a", "b", "c", NULL},
                             {"d", NULL},
                             {"M", "N", "K", "batch", "groups", NULL},
-                            dims_of};
+                            dims_of,
+                            fields_json};
 
 const _qf_opclass _qf_op_gemm = {
     .abi_info = &abi,

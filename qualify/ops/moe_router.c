@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "_ops.h"
 #include "qf_bound.h"
 
@@ -158,11 +160,20 @@ static void dims_of(const qf_op_desc *d, int64_t *dims)
     dims[2] = _qf_abi_dim(d->u.moe_router.top_k);
 }
 
+static void fields_json(const qf_op_desc *d, json_t *o)
+{
+    const qf_op_moe_router *m = &d->u.moe_router;
+    json_object_set_new(o, "score", json_string(m->score == QF_REF_ROUTER_SIGMOID ? "sigmoid" : "softmax"));
+    json_object_set_new(o, "renormalize", json_boolean(m->renormalize));
+    json_object_set_new(o, "route_scale", json_real(m->route_scale));
+}
+
 static const _qf_abi abi = {"top-k expert selection with softmax or sigmoid scores",
                             {"logits", "sel_bias", NULL},
                             {"weights", "indices", NULL},
                             {"tokens", "experts", "top_k", NULL},
-                            dims_of};
+                            dims_of,
+                            fields_json};
 
 const _qf_opclass _qf_op_moe_router = {
     .abi_info = &abi,

@@ -252,7 +252,8 @@ static const _qf_abi abi = {"block-scaled quantization: MX, NVFP4, integer group
                             {"x", NULL},
                             {"q", NULL},
                             {"rows", "cols", NULL},
-                            dims_of};
+                            dims_of,
+                            NULL}; /* block parameters: not sent yet (docs/workers.md) */
 
 const _qf_opclass _qf_op_quantize = {
     .abi_info = &abi,

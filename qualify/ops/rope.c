@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "_ops.h"
 #include "qf_bound.h"
 
@@ -117,11 +119,17 @@ static void dims_of(const qf_op_desc *d, int64_t *dims)
     dims[3] = _qf_abi_dim(r->rotary_dim ? r->rotary_dim : r->head_dim);
 }
 
-static const _qf_abi abi = {"rotary position embedding, interleaved or half layout",
-                            {"x", NULL},
-                            {"y", NULL},
-                            {"tokens", "heads", "head_dim", "rotary_dim", NULL},
-                            dims_of};
+static void fields_json(const qf_op_desc *d, json_t *o)
+{
+    json_object_set_new(o, "theta", json_real(d->u.rope.theta));
+    json_object_set_new(o, "layout",
+                        json_string(d->u.rope.layout == QF_REF_ROPE_HALF ? "half" : "interleaved"));
+    json_object_set_new(o, "pos_offset", json_integer(d->u.rope.pos_offset));
+}
+
+static const _qf_abi abi = {
+    "rotary position embedding, interleaved or half layout", {"x", NULL}, {"y", NULL},
+    {"tokens", "heads", "head_dim", "rotary_dim", NULL},     dims_of,     fields_json};
 
 const _qf_opclass _qf_op_rope = {
     .abi_info = &abi,

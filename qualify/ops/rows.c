@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "_ops.h"
 #include "qf_bound.h"
 
@@ -77,15 +79,34 @@ static void act_dims(const qf_op_desc *d, int64_t *dims)
     dims[0] = _qf_abi_dim(d->u.activation.n);
 }
 
+static void softmax_json(const qf_op_desc *d, json_t *o)
+{
+    json_object_set_new(o, "scale", json_real(d->u.softmax.scale));
+    json_object_set_new(o, "log", json_boolean(d->u.softmax.log));
+}
+
+/* rmsnorm, layernorm and l2norm share qf_op_norm. */
+void _qf_norm_fields_json(const qf_op_desc *d, json_t *o)
+{
+    json_object_set_new(o, "eps", json_real(d->u.norm.eps));
+    json_object_set_new(o, "weight_offset", json_real(d->u.norm.weight_offset));
+}
+
+static void act_json(const qf_op_desc *d, json_t *o)
+{
+    json_object_set_new(o, "act", json_string(qf_ref_act_name(d->u.activation.act)));
+    json_object_set_new(o, "glu", json_boolean(d->u.activation.glu));
+}
+
 /* clang-format off */
 static const _qf_abi softmax_abi = {"row softmax or log-softmax of scale x", {"x", NULL}, {"y", NULL},
-                                    {"rows", "cols", NULL}, softmax_dims};
+                                    {"rows", "cols", NULL}, softmax_dims, softmax_json};
 static const _qf_abi rmsnorm_abi = {"x / sqrt(mean x^2 + eps) (offset + w) + b per row",
-                                    {"x", "weight", "bias", NULL}, {"y", NULL}, {"rows", "cols", NULL}, norm_dims};
+                                    {"x", "weight", "bias", NULL}, {"y", NULL}, {"rows", "cols", NULL}, norm_dims, _qf_norm_fields_json};
 static const _qf_abi layernorm_abi = {"(x - mean) / sqrt(var + eps) (offset + w) + b per row",
-                                      {"x", "weight", "bias", NULL}, {"y", NULL}, {"rows", "cols", NULL}, norm_dims};
+                                      {"x", "weight", "bias", NULL}, {"y", NULL}, {"rows", "cols", NULL}, norm_dims, _qf_norm_fields_json};
 static const _qf_abi activation_abi = {"gelu, gelu_tanh, silu, sigmoid, relu; GLU forms act(x) up",
-                                       {"x", "up", NULL}, {"y", NULL}, {"n", NULL}, act_dims};
+                                       {"x", "up", NULL}, {"y", NULL}, {"n", NULL}, act_dims, act_json};
 /* clang-format on */
 
 /* ---- softmax, log_softmax ------------------------------------------------- */

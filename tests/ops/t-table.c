@@ -3,6 +3,7 @@
  * the runner calls; every kernel ABI op has exactly one owning class whose
  * ABI names stay within the ABI's limits; the public views (qf_suite_op_*,
  * qf_op_*) answer from it. */
+#include <jansson.h>
 #include <string.h>
 
 #include "ops/_ops.h"
@@ -85,6 +86,50 @@ START_TEST(dimension_names_are_the_suites)
 }
 END_TEST
 
+/* The worker protocol's `op` comes from the owning class: the ABI
+ * dimensions by name and the op's fields (docs/workers.md). */
+START_TEST(op_json_from_the_class)
+{
+    qf_op_desc d;
+    json_t *o;
+    memset(&d, 0, sizeof d);
+    d.op = QF_OP_GEMM;
+    d.u.gemm.m = 7;
+    d.u.gemm.n = 9;
+    d.u.gemm.k = 40;
+    d.u.gemm.trans_b = 1;
+    d.u.gemm.alpha = 0.5;
+    o = _qf_op_json(&d);
+    ck_assert_ptr_nonnull(o);
+    ck_assert_str_eq(json_string_value(json_object_get(o, "op")), "gemm");
+    ck_assert_int_eq(json_integer_value(json_object_get(o, "M")), 7);
+    ck_assert_int_eq(json_integer_value(json_object_get(o, "K")), 40);
+    ck_assert_int_eq(json_integer_value(json_object_get(o, "batch")), 1);
+    ck_assert(json_is_true(json_object_get(o, "trans_b")));
+    ck_assert(json_real_value(json_object_get(o, "alpha")) == 0.5);
+    json_decref(o);
+    memset(&d, 0, sizeof d);
+    d.op = QF_OP_L2NORM;
+    d.u.norm.rows = 3;
+    d.u.norm.cols = 5;
+    d.u.norm.eps = 1e-12;
+    o = _qf_op_json(&d);
+    ck_assert_str_eq(json_string_value(json_object_get(o, "op")), "l2norm");
+    ck_assert_int_eq(json_integer_value(json_object_get(o, "cols")), 5);
+    ck_assert(json_real_value(json_object_get(o, "eps")) == 1e-12);
+    json_decref(o);
+    for (int op = 0; op < QF_OP_COUNT; op++) {
+        memset(&d, 0, sizeof d);
+        d.op = (qf_op)op;
+        o = _qf_op_json(&d);
+        ck_assert_msg(o != NULL, "ABI op %d has no JSON form", op);
+        json_decref(o);
+    }
+    d.op = QF_OP_COUNT;
+    ck_assert_ptr_null(_qf_op_json(&d));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ops/table");
@@ -92,6 +137,7 @@ int main(void)
     tcase_add_test(tc, classes_are_whole);
     tcase_add_test(tc, abi_ops_have_one_owner);
     tcase_add_test(tc, dimension_names_are_the_suites);
+    tcase_add_test(tc, op_json_from_the_class);
     suite_add_tcase(s, tc);
     return qf_test_run(s);
 }

@@ -47,6 +47,7 @@ extern "C" {
 #define QF_SUITE_MAX_DIMS      8
 #define QF_SUITE_MAX_ROLES     6
 #define QF_SUITE_MAX_PARAMS    8
+#define QF_SUITE_MAX_WORKERS   64 /* workers: of one suite */
 #define QF_SUITE_THREADS_MAX   1024 /* one value of `threads` */
 
 /* An op as suites name it: an index into the op table (qualify/ops/), in

@@ -301,7 +301,7 @@ qf_status _qf_suite_parse_workers(ctx *c, yaml_node_t *n, qf_suite *s)
         return fail(c, n, "workers", "only the top suite file may name workers");
     if (n->type == YAML_MAPPING_NODE)
         return fail(c, n, "workers", "expected a command line or a list of them, got a mapping");
-    if (_qf_suite_as_list(c, n, "workers", 64, &items, &k))
+    if (_qf_suite_as_list(c, n, "workers", QF_SUITE_MAX_WORKERS, &items, &k))
         return c->st;
     s->workers = arena_alloc(c->A, k * sizeof *s->workers);
     if (!s->workers)

@@ -3,6 +3,7 @@
 #ifndef QF_CLI_H
 #define QF_CLI_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 enum { QF_EXIT_OK = 0, QF_EXIT_FAIL = 1, QF_EXIT_USAGE = 2 };
@@ -18,6 +19,23 @@ int qf_cli_diff(int argc, char **argv);
 int qf_cli_audit(int argc, char **argv);
 int qf_cli_workload(int argc, char **argv);
 int qf_cli_report(int argc, char **argv);
+
+/* Where a subcommand's kernels come from besides the built-in ones. */
+typedef struct qf_cli_sources {
+    const char *const *plugins; /* --plugin LIB.so */
+    size_t nplugins;
+    const char *const *adapters; /* --adapter cblas:LIB.so[:symbol] */
+    size_t nadapters;
+    const char *const *workers; /* --worker CMD (and a suite's workers:) */
+    size_t nworkers;
+} qf_cli_sources;
+
+/* A new registry with the built-in kernels and those of src, in that order
+ * (cli/kernels.c): QF_EXIT_OK with *out, or, with "qualify CMD: ..." on
+ * stderr naming the source, QF_EXIT_USAGE for a source that cannot be
+ * loaded (QF_EXIT_FAIL when the built-ins cannot be registered). */
+struct qf_registry;
+int qf_cli_registry(const char *cmd, const qf_cli_sources *src, struct qf_registry **out);
 
 /* Print "qualify CMD: message" to stderr; returns QF_EXIT_USAGE. */
 int qf_cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -10,11 +10,10 @@
 #include "qf_suite.h"
 #include "qf_format.h"
 #include "qf_kernel.h"
-#include "qf_worker.h"
 
 static const char *help_text =
-    "usage: qualify list kernels [--json] [--plugin PATH]... [--worker CMD]... [--kind KIND] [--op OP] "
-    "[GLOB]\n"
+    "usage: qualify list kernels [--json] [--plugin PATH]... [--adapter SPEC]... [--worker CMD]...\n"
+    "                            [--kind KIND] [--op OP] [GLOB]\n"
     "       qualify list ops [--json]\n"
     "       qualify list formats [--json]\n"
     "\n"
@@ -24,6 +23,8 @@ static const char *help_text =
     "  --json          print a JSON array instead of a table\n"
     "  --plugin PATH   load the kernels of a plugin shared object (repeatable;\n"
     "                  a PATH without '/' is taken in the current directory)\n"
+    "  --adapter SPEC  list the kernels of a standard-signature library too\n"
+    "                  (cblas:LIB.so[:symbol]; repeatable; docs/third-party.md)\n"
     "  --worker CMD    start the kernel worker CMD (/bin/sh -c) and list its\n"
     "                  kernels too (repeatable; docs/workers.md)\n"
     "  --kind KIND     only kernels of this kind: reference, optimized, model,\n"
@@ -32,7 +33,7 @@ static const char *help_text =
     "  GLOB            only kernels whose name matches (gemm.cpu.*)\n"
     "  -h, --help      this text\n"
     "\n"
-    "Exit codes: 0 success, 2 bad usage, or a plugin or worker that cannot be loaded.\n";
+    "Exit codes: 0 success, 2 bad usage, or a plugin, adapter or worker that cannot be loaded.\n";
 
 static json_t *fmt_json(qf_format_id id)
 {
@@ -245,8 +246,8 @@ static void print_suite_ops(void)
         for (d = 0, len = 0; qf_suite_op_param(so, d) && len < sizeof params; d++)
             len += (size_t)snprintf(params + len, sizeof params - len, "%s%s", d ? "," : "",
                                     qf_suite_op_param(so, d));
-        printf("%-12s %-11s %-50s %-48s %s\n", qf_suite_op_name(so), qf_op_name(qf_suite_op_kernel_op(so)), dims,
-               params[0] ? params : "-", b ? b : "none (a claimed max_ulp only)");
+        printf("%-12s %-11s %-50s %-48s %s\n", qf_suite_op_name(so), qf_op_name(qf_suite_op_kernel_op(so)),
+               dims, params[0] ? params : "-", b ? b : "none (a claimed max_ulp only)");
     }
 }
 
@@ -312,30 +313,38 @@ int qf_cli_list(int argc, char **argv)
         {"kind", required_argument, NULL, 'k'},
         {"op", required_argument, NULL, 'o'},
         {"worker", required_argument, NULL, 'w'},
+        {"adapter", required_argument, NULL, 'a'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char **plugins = NULL, **workers;
-    int nworkers = 0, nplugins = 0, json = 0, have_kind = 0, have_op = 0, c, rc;
+    const char **plugins = NULL, **workers, **adapters;
+    int json = 0, have_kind = 0, have_op = 0, c, rc;
+    qf_cli_sources src;
     qf_kernel_kind kind = QF_KERNEL_REFERENCE;
     qf_op op = QF_OP_GEMM;
     const char *what, *glob = NULL;
     qf_registry *reg = NULL;
 
-    /* One allocation: plugins in the first half, workers in the second. */
-    plugins = calloc(2 * ((size_t)argc + 1), sizeof *plugins);
+    /* One allocation: plugins, workers and adapters in thirds. */
+    plugins = calloc(3 * ((size_t)argc + 1), sizeof *plugins);
     if (!plugins) {
         fprintf(stderr, "qualify list: out of memory\n");
         return QF_EXIT_FAIL;
     }
     workers = plugins + argc + 1;
+    adapters = workers + argc + 1;
+    memset(&src, 0, sizeof src);
+    src.plugins = plugins;
+    src.workers = workers;
+    src.adapters = adapters;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
-        case 'p': plugins[nplugins++] = optarg; break;
-        case 'w': workers[nworkers++] = optarg; break;
+        case 'p': plugins[src.nplugins++] = optarg; break;
+        case 'w': workers[src.nworkers++] = optarg; break;
+        case 'a': adapters[src.nadapters++] = optarg; break;
         case 'k':
             if (qf_kernel_kind_lookup(optarg, &kind) != QF_OK) {
                 free(plugins);
@@ -390,9 +399,10 @@ int qf_cli_list(int argc, char **argv)
         }
         glob = argv[optind];
     }
-    if (strcmp(what, "kernels") && (nplugins || nworkers || have_kind || have_op)) {
+    if (strcmp(what, "kernels") && (src.nplugins || src.nworkers || src.nadapters || have_kind || have_op)) {
         free(plugins);
-        return qf_cli_usage_error("list", "--plugin, --worker, --kind and --op apply to 'list kernels' only");
+        return qf_cli_usage_error(
+            "list", "--plugin, --adapter, --worker, --kind and --op apply to 'list kernels' only");
     }
     if (!strcmp(what, "ops")) {
         free(plugins);
@@ -403,28 +413,9 @@ int qf_cli_list(int argc, char **argv)
         return list_formats(json);
     }
 
-    if (qf_registry_create(&reg) != QF_OK || qf_registry_add_builtins(reg) != QF_OK) {
-        fprintf(stderr, "qualify list: cannot register the built-in kernels: %s\n",
-                reg ? qf_registry_error(reg) : "out of memory");
-        qf_registry_free(reg);
+    if ((rc = qf_cli_registry("list", &src, &reg)) != QF_EXIT_OK) {
         free(plugins);
-        return QF_EXIT_FAIL;
-    }
-    for (c = 0; c < nplugins; c++)
-        if (qf_registry_load_plugin(reg, plugins[c]) != QF_OK) {
-            fprintf(stderr, "qualify list: %s\n", qf_registry_error(reg));
-            qf_registry_free(reg);
-            free(plugins);
-            return QF_EXIT_USAGE;
-        }
-    for (c = 0; c < nworkers; c++) {
-        char err[1024];
-        if (qf_worker_start(reg, workers[c], err, sizeof err) != QF_OK) {
-            fprintf(stderr, "qualify list: %s\n", err);
-            qf_registry_free(reg);
-            free(plugins);
-            return QF_EXIT_USAGE;
-        }
+        return rc;
     }
     rc = list_kernels(reg, json, have_kind, kind, have_op, op, glob);
     qf_registry_free(reg);

@@ -21,9 +21,7 @@
 #include "qf_result.h"
 #include "qf_runner.h"
 #include "qf_suite.h"
-#include "qf_adapter.h"
 #include "qf_kernel.h"
-#include "qf_worker.h"
 
 static const char *help_text =
     "usage: qualify run [SUITE.yaml] [options]\n"
@@ -387,32 +385,16 @@ int qf_cli_run(int argc, char **argv)
         goto out;
     }
 
-    if (qf_registry_create(&reg) != QF_OK || qf_registry_add_builtins(reg) != QF_OK) {
-        fprintf(stderr, "qualify run: cannot register the built-in kernels: %s\n",
-                reg ? qf_registry_error(reg) : "out of memory");
-        rc = QF_EXIT_USAGE;
-        goto out;
-    }
-    for (i = 0; i < nplugins; i++)
-        if (qf_registry_load_plugin(reg, plugins[i]) != QF_OK) {
-            fprintf(stderr, "qualify run: --plugin %s: %s\n", plugins[i], qf_registry_error(reg));
-            rc = QF_EXIT_USAGE;
+    {
+        /* The suite's workers first, then those of the command line. */
+        const char *allw[16 + QF_SUITE_MAX_WORKERS];
+        qf_cli_sources src = {plugins, nplugins, adapters, nadapters, allw, 0};
+        for (i = 0; i < suite->nworkers && src.nworkers < sizeof allw / sizeof allw[0]; i++)
+            allw[src.nworkers++] = suite->workers[i];
+        for (i = 0; i < nworkers && src.nworkers < sizeof allw / sizeof allw[0]; i++)
+            allw[src.nworkers++] = workers[i];
+        if ((rc = qf_cli_registry("run", &src, &reg)) != QF_EXIT_OK)
             goto out;
-        }
-    for (i = 0; i < nadapters; i++)
-        if (qf_adapter_load(reg, adapters[i], err, sizeof err) != QF_OK) {
-            fprintf(stderr, "qualify run: --adapter %s: %s\n", adapters[i], err);
-            rc = QF_EXIT_USAGE;
-            goto out;
-        }
-    /* The suite's workers first, then those of the command line. */
-    for (i = 0; i < suite->nworkers + nworkers; i++) {
-        const char *cmd = i < suite->nworkers ? suite->workers[i] : workers[i - suite->nworkers];
-        if (qf_worker_start(reg, cmd, err, sizeof err) != QF_OK) {
-            fprintf(stderr, "qualify run: %s\n", err);
-            rc = QF_EXIT_USAGE;
-            goto out;
-        }
     }
     if (mkdir_p(outdir)) {
         fprintf(stderr, "qualify run: cannot create the output directory %s: %s\n", outdir, strerror(errno));

@@ -175,18 +175,11 @@ int qf_cli_workload(int argc, char **argv)
                                   qf_scale_recipe_name(QF_SCALE_RECIPE_PER_CHANNEL));
     }
     /* The kernels. */
-    if (qf_registry_create(&reg) != QF_OK || qf_registry_add_builtins(reg) != QF_OK) {
-        fprintf(stderr, "qualify workload: cannot build the kernel registry: %s\n", reg ? qf_registry_error(reg) : "");
-        free(plugins);
-        qf_registry_free(reg);
-        return QF_EXIT_FAIL;
-    }
-    for (i = 0; i < nplugins; i++)
-        if (qf_registry_load_plugin(reg, plugins[i]) != QF_OK) {
-            fprintf(stderr, "qualify workload: plugin %s: %s\n", plugins[i], qf_registry_error(reg));
-            rc = QF_EXIT_USAGE;
+    {
+        qf_cli_sources src = {(const char *const *)plugins, nplugins, NULL, 0, NULL, 0};
+        if ((rc = qf_cli_registry("workload", &src, &reg)) != QF_EXIT_OK)
             goto out;
-        }
+    }
     memset(&plan, 0, sizeof plan);
     memset(&ref_plan, 0, sizeof ref_plan);
     ref_plan.exact = 1;

@@ -119,6 +119,21 @@ START_TEST(openblas_threads)
 }
 END_TEST
 
+/* `qualify list kernels` loads adapters as `qualify run` does. */
+START_TEST(list_adapter)
+{
+    qf_cli_result r =
+        qf_cli_expectf(bin, "list", 0, NULL, "kernels --adapter 'cblas:%s' 'gemm.cblas.*'", openblas);
+    ck_assert_msg(strstr(r.out, "gemm.cblas.openblas.f32") && strstr(r.out, "gemm.cblas.openblas.f64"), "%s",
+                  r.out);
+    qf_cli_result_free(&r);
+    r = qf_cli_expectf(bin, "list", 2, "--adapter cblas:/nonexistent/libnone.so",
+                       "kernels --adapter "
+                       "cblas:/nonexistent/libnone.so");
+    qf_cli_result_free(&r);
+}
+END_TEST
+
 START_TEST(wrong_sgemm_failed)
 {
     qf_test_write_text(dir, "wrong.yaml",
@@ -182,10 +197,10 @@ int main(void)
             openblas = candidates[i];
     snprintf(dir, sizeof dir, "/tmp/qf-t-adapter-%d", (int)getpid());
     if (openblas) {
-        rc = qf_test_run_in_dir(
-            qf_test_suite("kernels/adapter", "adapter", 600, NULL, NULL, 0, NULL,
-                          QF_TESTS(openblas_qualified, openblas_threads, wrong_sgemm_failed, sbgemm_qualified, load_errors)),
-            dir);
+        rc = qf_test_run_in_dir(qf_test_suite("kernels/adapter", "adapter", 600, NULL, NULL, 0, NULL,
+                                              QF_TESTS(openblas_qualified, openblas_threads, list_adapter,
+                                                       wrong_sgemm_failed, sbgemm_qualified, load_errors)),
+                                dir);
         return rc;
     }
     fprintf(stderr,

@@ -286,15 +286,21 @@ static qf_status walk(expander *e, const qf_suite *s)
     return QF_OK;
 }
 
+/* A context for reporting against suite s into err[errsize]. */
+static void ctx_for(ctx *c, const qf_suite *s, char *err, size_t errsize)
+{
+    memset(c, 0, sizeof *c);
+    c->err = err;
+    c->errsize = errsize;
+    c->file = s ? s->path : "suite";
+    if (err && errsize)
+        err[0] = 0;
+}
+
 qf_status qf_suite_count(const qf_suite *s, uint64_t *n, char *err, size_t errsize)
 {
     ctx c;
-    memset(&c, 0, sizeof c);
-    c.err = err;
-    c.errsize = errsize;
-    c.file = s ? s->path : "suite";
-    if (err && errsize)
-        err[0] = 0;
+    ctx_for(&c, s, err, errsize);
     if (!s || !n)
         return QF_EINVAL;
     uint64_t t;
@@ -310,12 +316,7 @@ qf_status qf_suite_count(const qf_suite *s, uint64_t *n, char *err, size_t errsi
 qf_status qf_suite_expand(const qf_suite *s, qf_suite_cases *out, char *err, size_t errsize)
 {
     ctx c;
-    memset(&c, 0, sizeof c);
-    c.err = err;
-    c.errsize = errsize;
-    c.file = s ? s->path : "suite";
-    if (err && errsize)
-        err[0] = 0;
+    ctx_for(&c, s, err, errsize);
     if (!s || !out)
         return QF_EINVAL;
     memset(out, 0, sizeof *out);

@@ -146,6 +146,23 @@ static int is_plain(const yaml_node_t *n)
     return n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE || n->data.scalar.style == YAML_ANY_SCALAR_STYLE;
 }
 
+/* The decimal digits at p (the text s after its sign) into *v; an empty
+ * or non-digit text is "expected WHAT", a value past 2^64 - 1 overflows. */
+static qf_status digits(ctx *c, const yaml_node_t *n, const char *field, const char *s, const char *p,
+                        const char *what, uint64_t *v)
+{
+    if (!*p)
+        return fail(c, n, field, "expected an integer, got '%.40s'", s);
+    for (*v = 0; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return fail(c, n, field, "expected %s, got '%.40s'", what, s);
+        if (*v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+            return fail(c, n, field, "integer '%.40s' overflows", s);
+        *v = *v * 10 + (uint64_t)(*p - '0');
+    }
+    return QF_OK;
+}
+
 static qf_status parse_i64(ctx *c, const yaml_node_t *n, const char *field, int64_t lo, int64_t hi,
                            int64_t *out)
 {
@@ -158,16 +175,9 @@ static qf_status parse_i64(ctx *c, const yaml_node_t *n, const char *field, int6
     int neg = 0;
     if (*p == '-' || *p == '+')
         neg = *p++ == '-';
-    if (!*p)
-        return fail(c, n, field, "expected an integer, got '%.40s'", s);
-    uint64_t v = 0;
-    for (; *p; p++) {
-        if (*p < '0' || *p > '9')
-            return fail(c, n, field, "expected an integer, got '%.40s'", s);
-        if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
-            return fail(c, n, field, "integer '%.40s' overflows", s);
-        v = v * 10 + (uint64_t)(*p - '0');
-    }
+    uint64_t v;
+    if (digits(c, n, field, s, p, "an integer", &v))
+        return c->st;
     if ((!neg && v > (uint64_t)hi) || (neg && (lo >= 0 ? v != 0 : v > (uint64_t)(-(lo + 1)) + 1)))
         return fail(c, n, field, "%.40s is out of range [%lld, %lld]", s, (long long)lo, (long long)hi);
     int64_t r = neg ? (v == 0 ? 0 : -(int64_t)(v - 1) - 1) : (int64_t)v;
@@ -188,16 +198,9 @@ qf_status _qf_suite_parse_u64(ctx *c, const yaml_node_t *n, const char *field, u
     const char *p = s;
     if (*p == '+')
         p++;
-    if (!*p)
-        return fail(c, n, field, "expected an integer, got '%.40s'", s);
-    uint64_t v = 0;
-    for (; *p; p++) {
-        if (*p < '0' || *p > '9')
-            return fail(c, n, field, "expected a non-negative integer, got '%.40s'", s);
-        if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
-            return fail(c, n, field, "integer '%.40s' overflows", s);
-        v = v * 10 + (uint64_t)(*p - '0');
-    }
+    uint64_t v;
+    if (digits(c, n, field, s, p, "a non-negative integer", &v))
+        return c->st;
     if (v < lo || v > hi)
         return fail(c, n, field, "%.40s is out of range [%llu, %llu]", s, (unsigned long long)lo,
                     (unsigned long long)hi);

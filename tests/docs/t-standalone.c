@@ -6,12 +6,6 @@
  * primary sources).  The tracked files are those of `git -C $QF_SOURCE_DIR
  * ls-files`; without git or a checkout the test is skipped (exit 77), never
  * passed.
- *
- * tests/docs/standalone-pending.txt lists files still waiting for their
- * citations to be replaced (one path per line, '#' starts a comment).  They
- * are not scanned, but each must still need its entry: a listed file that
- * no longer cites anything outside is a stale entry and fails the test, so
- * the list shrinks to empty.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "qf_test.h"
@@ -28,8 +22,6 @@ static const char *const patterns[] = {
     "/wo" "rk/",      /* an absolute path of the machine the notes lived on */
 };
 #define N_PATTERNS (sizeof patterns / sizeof patterns[0])
-
-#define PENDING "tests/docs/standalone-pending.txt"
 
 static const char *src_dir(void)
 {
@@ -65,15 +57,6 @@ static void strlist_add(strlist *l, const char *s, size_t len)
     memcpy(l->v[l->n], s, len);
     l->v[l->n][len] = 0;
     l->n++;
-}
-
-static int strlist_has(const strlist *l, const char *s)
-{
-    size_t i;
-    for (i = 0; i < l->n; i++)
-        if (strcmp(l->v[i], s) == 0)
-            return 1;
-    return 0;
 }
 
 static void strlist_free(strlist *l)
@@ -116,34 +99,10 @@ static void tracked_files(strlist *out)
     free(buf);
 }
 
-/* The pending list: one path per line, blanks and '#' comments ignored. */
-static void pending_files(strlist *out)
-{
-    char path[4400], *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    FILE *f;
-    snprintf(path, sizeof path, "%s/%s", src_dir(), PENDING);
-    f = fopen(path, "r");
-    if (!f)
-        return; /* no list: nothing is pending */
-    while ((n = getline(&line, &cap, f)) >= 0) {
-        char *s = line, *e = line + n;
-        while (s < e && (*s == ' ' || *s == '\t'))
-            s++;
-        while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
-            e--;
-        if (e > s && *s != '#')
-            strlist_add(out, s, (size_t)(e - s));
-    }
-    free(line);
-    fclose(f);
-}
-
 /* Print path:line: pattern for every hit in one file; the number of hits.
  * Files that cannot be read (a directory of a submodule, a file deleted but
  * still tracked) and binary files (a NUL byte) have none. */
-static size_t scan_file(const char *rel, int print)
+static size_t scan_file(const char *rel)
 {
     char path[4400], *line = NULL;
     size_t cap = 0, lineno = 0, hits = 0;
@@ -170,8 +129,7 @@ static size_t scan_file(const char *rel, int print)
         lineno++;
         if ((m = match(line)) != NULL) {
             hits++;
-            if (print)
-                fprintf(stderr, "%s:%zu: names %s\n", rel, lineno, m);
+            fprintf(stderr, "%s:%zu: names %s\n", rel, lineno, m);
         }
     }
     free(line);
@@ -193,47 +151,18 @@ END_TEST
 
 START_TEST(test_standalone)
 {
-    strlist files = {0}, pending = {0};
-    size_t i, hits = 0, nfiles = 0;
+    strlist files = {0};
+    size_t i, hits = 0;
     tracked_files(&files);
-    pending_files(&pending);
     ck_assert_msg(files.n > 0, "git ls-files listed nothing in %s", src_dir());
-    for (i = 0; i < files.n; i++) {
-        if (strlist_has(&pending, files.v[i]))
-            continue;
-        hits += scan_file(files.v[i], 1);
-        nfiles++;
-    }
-    fprintf(stderr, "scanned %zu tracked files (%zu pending)\n", nfiles, pending.n);
+    for (i = 0; i < files.n; i++)
+        hits += scan_file(files.v[i]);
+    fprintf(stderr, "scanned %zu tracked files\n", files.n);
     ck_assert_msg(hits == 0,
                   "%zu line(s) cite a file outside the repository (listed above); cite the docs/ page "
                   "that holds the fact (docs/numerics.md, docs/verdicts.md, docs/runner.md, docs/style.md)",
                   hits);
     strlist_free(&files);
-    strlist_free(&pending);
-}
-END_TEST
-
-/* Every pending entry is a tracked file that still needs its entry. */
-START_TEST(test_pending_current)
-{
-    strlist files = {0}, pending = {0};
-    size_t i, stale = 0;
-    tracked_files(&files);
-    pending_files(&pending);
-    for (i = 0; i < pending.n; i++) {
-        if (!strlist_has(&files, pending.v[i])) {
-            fprintf(stderr, "%s: %s is not a tracked file\n", PENDING, pending.v[i]);
-            stale++;
-        } else if (scan_file(pending.v[i], 0) == 0) {
-            fprintf(stderr, "%s: %s no longer cites anything outside; remove its entry\n", PENDING,
-                    pending.v[i]);
-            stale++;
-        }
-    }
-    ck_assert_msg(stale == 0, "%zu stale entr(ies) in %s (listed above)", stale, PENDING);
-    strlist_free(&files);
-    strlist_free(&pending);
 }
 END_TEST
 
@@ -243,7 +172,6 @@ static Suite *suite(void)
     TCase *t = tcase_create("standalone");
     tcase_add_test(t, test_match);
     tcase_add_test(t, test_standalone);
-    tcase_add_test(t, test_pending_current);
     suite_add_tcase(s, t);
     return s;
 }

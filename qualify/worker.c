@@ -25,6 +25,7 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +44,7 @@
 #define HELLO_MS     30000
 #define PAGE         4096u
 #define FILL_BYTE    0xCD
+#define LABEL_MAX    128
 
 /* Per job slot, shared between the parent and the kernel children. */
 typedef struct slot_state {
@@ -57,7 +59,8 @@ typedef struct slot_state {
 
 /* The parent's view of one running instance (copied into its children). */
 typedef struct instance {
-    pid_t pid; /* 0: not running */
+    pid_t pid;   /* 0: not running */
+    pid_t relay; /* the process prefixing its standard error, or 0 */
     int to, from;
     int fails; /* faults in a row */
 } instance;
@@ -76,6 +79,7 @@ struct worker {
     char *cmd, *name;
     instance inst[SLOTS_MAX];
     slot_state *shared; /* [SLOTS_MAX], MAP_SHARED */
+    char *label;        /* [LABEL_MAX], MAP_SHARED: the name, for the relays */
     wkernel *k;
     size_t nk;
 };
@@ -210,6 +214,18 @@ static void inst_close_fds(instance *in)
     in->to = in->from = -1;
 }
 
+static int reap(pid_t pid, long ms);
+
+/* The relay ends once the worker (and all it started) closed its standard
+ * error; one that outlives that (a worker's daemonized grandchild holding
+ * the pipe) is killed after a short wait. */
+static void relay_reap(instance *in)
+{
+    if (in->relay > 0)
+        reap(in->relay, 500);
+    in->relay = 0;
+}
+
 /* Wait up to ms for pid, then kill it; its wait status. */
 static int reap(pid_t pid, long ms)
 {
@@ -234,9 +250,97 @@ static int reap(pid_t pid, long ms)
     return st;
 }
 
-static int spawn(const char *cmd, instance *in, char *err, size_t err_size)
+/* The relay: copies the worker's standard error (the pipe on fd 0) to
+ * ours line by line, each line prefixed with "[worker NAME] ", so that a
+ * worker's messages (a Python traceback) are told apart from qualify's and
+ * from other workers'.  NAME is the hello's name, read from shared memory
+ * at each line (the parent learns it after the relay started); until the
+ * hello, the command.  It runs until every writer has closed the pipe, so
+ * the last words of a worker that died are not lost. */
+static void relay_run(const volatile char *label, const char *cmd) __attribute__((noreturn));
+
+static void relay_flush(const volatile char *label, const char *cmd, char *line, size_t len)
 {
-    int tw[2], fr[2];
+    char name[LABEL_MAX], pre[LABEL_MAX + 16];
+    struct iovec iov[2];
+    size_t i;
+    for (i = 0; i + 1 < sizeof name && label[i]; i++)
+        name[i] = label[i];
+    name[i] = '\0';
+    iov[0].iov_base = pre;
+    iov[0].iov_len = (size_t)snprintf(pre, sizeof pre, "[worker %.100s] ", name[0] ? name : cmd);
+    if (iov[0].iov_len >= sizeof pre)
+        iov[0].iov_len = sizeof pre - 1;
+    iov[1].iov_base = line;
+    iov[1].iov_len = len;
+    if (writev(2, iov, 2) < 0 && errno != EINTR)
+        _exit(0);
+}
+
+static void relay_run(const volatile char *label, const char *cmd)
+{
+    char buf[4096], line[4096];
+    size_t len = 0;
+    ssize_t n;
+    signal(SIGPIPE, SIG_IGN);
+    while ((n = read(0, buf, sizeof buf)) != 0) {
+        ssize_t i;
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        for (i = 0; i < n; i++) {
+            line[len++] = buf[i];
+            if (buf[i] == '\n' || len == sizeof line - 1) {
+                if (buf[i] != '\n')
+                    line[len++] = '\n';
+                relay_flush(label, cmd, line, len);
+                len = 0;
+            }
+        }
+    }
+    if (len) {
+        line[len++] = '\n';
+        relay_flush(label, cmd, line, len);
+    }
+    _exit(0);
+}
+
+/* Start the relay of a worker; its pid and its pipe's write end in *wr,
+ * or -1 (the worker then writes to our standard error directly). */
+static pid_t relay_start(const volatile char *label, const char *cmd, int *wr)
+{
+    int ep[2];
+    pid_t pid;
+    *wr = -1;
+    if (pipe2(ep, O_CLOEXEC))
+        return -1;
+    pid = fork();
+    if (pid == 0) {
+        /* Nothing of ours but the pipe and stderr: an inherited end of a
+         * worker's stdin would keep that worker from seeing EOF. */
+        if (dup2(ep[0], 0) < 0)
+            _exit(0);
+        {
+            long fd, max = sysconf(_SC_OPEN_MAX);
+            for (fd = 3; fd < (max > 0 ? max : 1024); fd++)
+                close((int)fd);
+        }
+        relay_run(label, cmd);
+    }
+    close(ep[0]);
+    if (pid < 0) {
+        close(ep[1]);
+        return -1;
+    }
+    *wr = ep[1];
+    return pid;
+}
+
+static int spawn(const char *cmd, const volatile char *label, instance *in, char *err, size_t err_size)
+{
+    int tw[2], fr[2], ew;
     pid_t pid;
     if (pipe2(tw, O_CLOEXEC))
         return say(err, err_size, "cannot create a pipe: %s", strerror(errno)), -1;
@@ -246,9 +350,15 @@ static int spawn(const char *cmd, instance *in, char *err, size_t err_size)
         return say(err, err_size, "cannot create a pipe: %s", strerror(errno)), -1;
     }
     fflush(NULL);
+    in->relay = relay_start(label, cmd, &ew);
+    if (in->relay < 0)
+        in->relay = 0;
     pid = fork();
     if (pid < 0) {
         say(err, err_size, "cannot fork: %s", strerror(errno));
+        if (ew >= 0)
+            close(ew);
+        relay_reap(in);
         close(tw[0]);
         close(tw[1]);
         close(fr[0]);
@@ -258,7 +368,7 @@ static int spawn(const char *cmd, instance *in, char *err, size_t err_size)
     if (pid == 0) {
         /* dup2 clears close-on-exec on 0 and 1; every other descriptor of
          * ours (other workers' pipes) closes at exec. */
-        if (dup2(tw[0], 0) < 0 || dup2(fr[1], 1) < 0)
+        if (dup2(tw[0], 0) < 0 || dup2(fr[1], 1) < 0 || (ew >= 0 && dup2(ew, 2) < 0))
             _exit(127);
         /* A process group of its own, so that killing the worker kills
          * everything the shell started (reap). */
@@ -269,6 +379,8 @@ static int spawn(const char *cmd, instance *in, char *err, size_t err_size)
         _exit(127);
     }
     setpgid(pid, pid); /* also here: whichever of the two runs first */
+    if (ew >= 0)
+        close(ew);
     close(tw[0]);
     close(fr[1]);
     in->pid = pid;
@@ -286,7 +398,7 @@ static int inst_start(worker *w, instance *in, json_t **hello, char *err, size_t
     json_t *root, *v;
     json_error_t je;
     int rc;
-    if (spawn(w->cmd, in, err, err_size))
+    if (spawn(w->cmd, w->label, in, err, err_size))
         return -1;
     rc = read_line(&rd, in->from, HELLO_MS, &line);
     if (rc != 1) {
@@ -300,6 +412,7 @@ static int inst_start(worker *w, instance *in, json_t **hello, char *err, size_t
             inst_close_fds(in);
             st = reap(in->pid, 1000);
             in->pid = 0;
+            relay_reap(in);
             if (WIFSIGNALED(st))
                 say(err, err_size, "no hello: it died of signal %d (%s)", WTERMSIG(st),
                     strsignal(WTERMSIG(st)));
@@ -337,6 +450,7 @@ fail:
     inst_close_fds(in);
     reap(in->pid, 0);
     in->pid = 0;
+    relay_reap(in);
     return -1;
 }
 
@@ -357,6 +471,7 @@ static void worker_stop_all(worker *w)
             long left = 5000 - (long)((_qf_rp_now_s() - t0) * 1000);
             reap(w->inst[i].pid, left > 0 ? left : 0);
             w->inst[i].pid = 0;
+            relay_reap(&w->inst[i]);
         }
 }
 
@@ -381,6 +496,8 @@ static void worker_free(worker *w)
                 shm_unlink(w->shared[i].shm_name);
         munmap(w->shared, SLOTS_MAX * sizeof *w->shared);
     }
+    if (w->label)
+        munmap(w->label, LABEL_MAX);
     free(w->cmd);
     free(w->name);
     free(w);
@@ -634,7 +751,10 @@ qf_status qf_worker_start(qf_registry *r, const char *cmd, char *err, size_t err
         mmap(NULL, SLOTS_MAX * sizeof *w->shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (w->shared == MAP_FAILED)
         w->shared = NULL;
-    if (!w->cmd || !w->shared) {
+    w->label = mmap(NULL, LABEL_MAX, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (w->label == MAP_FAILED)
+        w->label = NULL;
+    if (!w->cmd || !w->shared || !w->label) {
         worker_free(w);
         return say(err, err_size, "out of memory"), QF_ENOMEM;
     }
@@ -645,12 +765,15 @@ qf_status qf_worker_start(qf_registry *r, const char *cmd, char *err, size_t err
     }
     nm = json_object_get(hello, "name");
     w->name = strdup(json_is_string(nm) ? json_string_value(nm) : cmd);
+    if (w->name)
+        snprintf(w->label, LABEL_MAX, "%s", w->name);
     ks = json_object_get(hello, "kernels");
     if (!w->name || !json_is_array(ks) || json_array_size(ks) == 0) {
+        qf_status bad = w->name ? QF_EPARSE : QF_ENOMEM;
         say(err, err_size, "worker %s: the hello lists no kernels", w->name ? w->name : cmd);
         json_decref(hello);
         worker_close(w);
-        return w->name ? QF_EPARSE : QF_ENOMEM;
+        return bad;
     }
     w->nk = json_array_size(ks);
     w->k = calloc(w->nk, sizeof *w->k);
@@ -746,6 +869,7 @@ void _qf_worker_after_pair(const qf_kernel *k, int slot, qf_result *r)
          * status.  A hung or babbling one is killed at once. */
         ws = reap(in->pid, st->gone ? 2000 : 0);
     in->pid = 0;
+    relay_reap(in);
     in->fails++;
     if (st->gone && r && r->verdict == QF_VERDICT_CRASHED) {
         if (WIFSIGNALED(ws)) {
@@ -777,7 +901,7 @@ typedef struct region {
     int is_out;
 } region;
 
-#define REGIONS_MAX (2 * (QF_KERNEL_MAX_IN + QF_KERNEL_MAX_OUT))
+#define REGIONS_MAX (3 * (QF_KERNEL_MAX_IN + QF_KERNEL_MAX_OUT)) /* data, scales, zero points */
 
 static size_t round_page(size_t n)
 {
@@ -799,8 +923,12 @@ static size_t place(region *rg, size_t *nrg, size_t *cur, const void *src, void 
     return g->off;
 }
 
-static json_t *tensor_json(const qf_tensor *t, const char *slot, size_t off, size_t bytes, size_t soff,
-                           size_t sbytes)
+/* Where a tensor's parts lie in the run's shared memory. */
+typedef struct placed {
+    size_t off, soff, sbytes, zoff, zbytes;
+} placed;
+
+static json_t *tensor_json(const qf_tensor *t, const char *slot, int is_out, const placed *pl)
 {
     json_t *o = json_object(), *sh = json_array(), *sd = json_array();
     const qf_format *f = qf_format_get(t->format);
@@ -817,18 +945,30 @@ static json_t *tensor_json(const qf_tensor *t, const char *slot, size_t off, siz
         json_object_set_new(o, "packed", json_true());
     json_object_set_new(o, "shape", sh);
     json_object_set_new(o, "strides", sd);
-    json_object_set_new(o, "offset", json_integer((json_int_t)off));
-    json_object_set_new(o, "bytes", json_integer((json_int_t)bytes));
+    json_object_set_new(o, "offset", json_integer((json_int_t)pl->off));
+    json_object_set_new(o, "bytes", json_integer((json_int_t)t->bytes));
     if (t->scale.kind != QF_SCALE_NONE && t->scale.data) {
         const qf_format *sf = qf_format_get(t->scale.format);
         json_t *s = json_object();
         json_object_set_new(s, "kind", json_string(qf_scale_kind_name(t->scale.kind)));
         json_object_set_new(s, "format", json_string(sf ? sf->name : "?"));
-        json_object_set_new(s, "offset", json_integer((json_int_t)soff));
-        json_object_set_new(s, "bytes", json_integer((json_int_t)sbytes));
+        json_object_set_new(s, "offset", json_integer((json_int_t)pl->soff));
+        json_object_set_new(s, "bytes", json_integer((json_int_t)pl->sbytes));
         json_object_set_new(s, "count", json_integer((json_int_t)t->scale.count));
         json_object_set_new(s, "axis", json_integer(t->scale.axis));
         json_object_set_new(s, "block", json_integer((json_int_t)t->scale.block));
+        if (pl->zbytes) {
+            json_t *z = json_object();
+            json_object_set_new(z, "offset", json_integer((json_int_t)pl->zoff));
+            json_object_set_new(z, "bytes", json_integer((json_int_t)pl->zbytes));
+            json_object_set_new(s, "zero_point", z);
+        }
+        /* NVFP4's second level: an input's tensor scale is given; an
+         * output's is the kernel's to set (done's "global_codes"). */
+        if (t->scale.has_global && !is_out)
+            json_object_set_new(s, "global_code", json_integer((json_int_t)t->scale.global_code));
+        else if (t->scale.has_global)
+            json_object_set_new(s, "global", json_true());
         json_object_set_new(o, "scale", s);
     }
     return o;
@@ -886,33 +1026,31 @@ static qf_status worker_run(void *ctx, const qf_kernel_call *call)
         child_fail(call, st, 0, 0, "worker %s is not running in this job slot", w->name);
     ins = json_array();
     outs = json_array();
-    for (s = 0; s < nin; s++) {
-        const qf_tensor *t = &call->in[s];
-        size_t off, soff = 0, sb = 0;
+    for (s = 0; s < nin + nout; s++) {
+        int is_out = s >= nin, sl = is_out ? s - nin : s;
+        const qf_tensor *t = is_out ? &call->out[sl] : &call->in[sl];
+        placed pl = {0, 0, 0, 0, 0};
         if (!t->data)
             continue;
-        if (t->scale.zero_point || t->scale.has_global) {
-            json_decref(ins);
-            json_decref(outs);
-            snprintf(call->msg, call->msg_size, "zero points and global scales are not in worker protocol 1");
-            return QF_EUNSUPPORTED;
+        pl.off = place(rg, &nrg, &cur, t->data, is_out ? t->data : NULL, t->bytes, is_out);
+        if (t->scale.kind != QF_SCALE_NONE && t->scale.data) {
+            pl.sbytes = scale_bytes(&t->scale);
+            pl.soff = place(rg, &nrg, &cur, t->scale.data, is_out ? t->scale.data : NULL, pl.sbytes, is_out);
+            if (t->scale.zero_point && is_out) {
+                /* No op writes zero points yet; the copy back would need
+                 * them in a guarded buffer like the codes. */
+                json_decref(ins);
+                json_decref(outs);
+                snprintf(call->msg, call->msg_size, "output zero points are not in worker protocol 1");
+                return QF_EUNSUPPORTED;
+            }
+            if (t->scale.zero_point) {
+                pl.zbytes = t->scale.count * sizeof(int16_t);
+                pl.zoff = place(rg, &nrg, &cur, t->scale.zero_point, NULL, pl.zbytes, 0);
+            }
         }
-        off = place(rg, &nrg, &cur, t->data, NULL, t->bytes, 0);
-        if (t->scale.kind != QF_SCALE_NONE && t->scale.data)
-            soff = place(rg, &nrg, &cur, t->scale.data, NULL, sb = scale_bytes(&t->scale), 0);
-        json_array_append_new(
-            ins, tensor_json(t, qf_op_slot_name(call->kernel->op, 0, s), off, t->bytes, soff, sb));
-    }
-    for (s = 0; s < nout; s++) {
-        const qf_tensor *t = &call->out[s];
-        size_t off, soff = 0, sb = 0;
-        if (!t->data)
-            continue;
-        off = place(rg, &nrg, &cur, t->data, t->data, t->bytes, 1);
-        if (t->scale.kind != QF_SCALE_NONE && t->scale.data)
-            soff = place(rg, &nrg, &cur, t->scale.data, t->scale.data, sb = scale_bytes(&t->scale), 1);
-        json_array_append_new(
-            outs, tensor_json(t, qf_op_slot_name(call->kernel->op, 1, s), off, t->bytes, soff, sb));
+        json_array_append_new(is_out ? outs : ins,
+                              tensor_json(t, qf_op_slot_name(call->kernel->op, is_out, sl), is_out, &pl));
     }
     total = cur;
     snprintf(st->shm_name, sizeof st->shm_name, "/qf-w-%d-%u", (int)getpid(), serial++);
@@ -1009,6 +1147,22 @@ static qf_status worker_run(void *ctx, const qf_kernel_call *call)
         }
         if (ret != QF_OK)
             snprintf(call->msg, call->msg_size, "%s", why ? why : "");
+        for (s = 0; s < nout && ret == QF_OK; s++) {
+            /* Outputs with a second-level scale: the kernel's choice. */
+            qf_tensor *t = &call->out[s];
+            json_t *g = json_object_get(json_object_get(done, "global_codes"), qf_op_slot_name(call->kernel->op, 1, s));
+            if (!t->data || !t->scale.has_global)
+                continue;
+            if (!json_is_integer(g) || json_integer_value(g) < 0 || json_integer_value(g) > 0xFFFFFFFFll) {
+                /* The kernel's omission, not a protocol break. */
+                snprintf(call->msg, call->msg_size,
+                         "the run gave no global scale for output %s (done's \"global_codes\": {\"%s\": float32 bits})",
+                         qf_op_slot_name(call->kernel->op, 1, s), qf_op_slot_name(call->kernel->op, 1, s));
+                ret = QF_EIO;
+                break;
+            }
+            t->scale.global_code = (uint32_t)json_integer_value(g);
+        }
         json_decref(done);
         if (ret == QF_OK)
             for (i = 0; i < nrg; i++) {

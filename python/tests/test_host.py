@@ -74,3 +74,43 @@ def test_hostile_workers(tmp_path: Path) -> None:
     assert "signal 11" in reasons["gemm.py.segv"]
     assert "status 3" in reasons["gemm.py.exit"]
     assert "canary" in reasons["gemm.py.overrun"]
+
+
+def test_quantize_worker(tmp_path: Path) -> None:
+    """Quantize through a worker: the block parameters arrive (an FP8
+    quantizer in numpy qualifies bit for bit; the MX case is declined
+    with the parameters it got), and an NVFP4 output's tensor scale is
+    the kernel's to send back."""
+    suite = tmp_path / "q.yaml"
+    suite.write_text(
+        "suite: quantize\n"
+        "inputs: [normal, {name: outliers, fraction: 0.01, scale: 100}]\n"
+        "seeds: 2\n"
+        "groups:\n"
+        "  - op: quantize\n"
+        "    kernels: [quantize.py.fp8]\n"
+        "    dtypes: [{in: float32, out: float8_e4m3fn}]\n"
+        "    shapes: {rows: [1, 5], cols: [64, 100]}\n"
+        "    params: {family: [fp8, mx], block: 32, scale_rule: ceil}\n"
+        "  - op: quantize\n"
+        "    kernels: [quantize.py.nvfp4_noglobal]\n"
+        "    dtypes: [{in: float32, out: float4_e2m1fn}]\n"
+        "    shapes: {rows: [2], cols: [64]}\n"
+        "    params: {family: nvfp4}\n"
+    )
+    res = qualify.run(suite, workers=[worker(HERE / "workers" / "quantize.py")], output=tmp_path / "out")
+    fp8 = [p for p in res if p.kernel == "quantize.py.fp8"]
+    by_family = {}
+    for p in fp8:
+        by_family.setdefault("fp8" if "only fp8" not in (p.reason or "") else "mx", []).append(p)
+    assert len(fp8) == 2 * 2 * 2 * 2 * 2, res.table()
+    assert {p.verdict for p in by_family["fp8"]} == {"QUALIFIED"}, res.table()
+    assert len(by_family["mx"]) == len(fp8) // 2
+    for p in by_family["mx"]:
+        assert p.verdict == "UNSUPPORTED", p.reason
+        for part in ('"family": "mx"', '"block": 32', '"axis": 1', '"scale_rule": "ceil"',
+                     '"elem": "float8_e4m3fn"', '"round": "rne"'):
+            assert part in p.reason, (part, p.reason)
+    nv = [p for p in res if p.kernel == "quantize.py.nvfp4_noglobal"]
+    assert nv and all(p.verdict == "FAILED" and "no global scale for output q" in p.reason for p in nv), \
+        [(p.verdict, p.reason) for p in nv]

@@ -3,6 +3,7 @@
  * expectation is exact: the block module's codes and scale codes
  * (precision/qf_block.h), so any difference is FAILED. */
 #define _GNU_SOURCE
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,12 +249,77 @@ static void dims_of(const qf_op_desc *d, int64_t *dims)
     dims[1] = _qf_abi_dim(d->u.quantize.cols);
 }
 
+/* The family and every parameter of it a kernel needs to reproduce the
+ * reference's codes (docs/workers.md "quantize"): a worker cannot see the
+ * suite, so nothing here may be left to a default it would have to guess. */
+static void fields_json(const qf_op_desc *d, json_t *o)
+{
+    const qf_ref_block_params *bp = &d->u.quantize.block;
+    const qf_format *f;
+    int axis = 1;
+    size_t block = 0;
+    qf_round rnd = QF_ROUND_RNE;
+    json_object_set_new(o, "family", json_string(families[bp->family]));
+    switch (bp->family) {
+    case QF_REF_BLOCK_MX:
+        f = qf_format_get(bp->mx.elem);
+        json_object_set_new(o, "elem", json_string(f ? f->name : "?"));
+        json_object_set_new(o, "scale_rule", json_string(qf_block_mx_rule_name(bp->mx.rule)));
+        axis = bp->mx.axis;
+        block = bp->mx.block;
+        rnd = bp->mx.round;
+        break;
+    case QF_REF_BLOCK_NVFP4:
+        f = qf_format_get(QF_FLOAT4_E2M1FN);
+        json_object_set_new(o, "elem", json_string(f ? f->name : "?"));
+        json_object_set_new(o, "tensor_scale", json_boolean(bp->nvfp4.tensor_scale));
+        json_object_set_new(o, "tensor_amax", json_real(bp->nvfp4.tensor_amax));
+        json_object_set_new(o, "scale_round", json_string(qf_round_name(bp->nvfp4.scale_round)));
+        json_object_set_new(o, "scale_min", json_real(bp->nvfp4.scale_min));
+        axis = bp->nvfp4.axis;
+        block = bp->nvfp4.block;
+        rnd = bp->nvfp4.round;
+        break;
+    case QF_REF_BLOCK_GROUP:
+        f = qf_format_get(bp->group.elem);
+        json_object_set_new(o, "elem", json_string(f ? f->name : "?"));
+        json_object_set_new(o, "symmetric", json_boolean(bp->group.symmetric));
+        json_object_set_new(o, "include_zero", json_boolean(bp->group.include_zero));
+        f = qf_format_get(bp->group.scale_format);
+        json_object_set_new(o, "scale_format", json_string(f ? f->name : "?"));
+        json_object_set_new(o, "scale_min", json_real(bp->group.scale_min));
+        axis = bp->group.axis;
+        block = bp->group.group;
+        rnd = bp->group.round;
+        break;
+    case QF_REF_BLOCK_FP8: {
+        static const char *const gran[] = {"tensor", "row", "col"};
+        f = qf_format_get(bp->fp8.elem);
+        json_object_set_new(o, "elem", json_string(f ? f->name : "?"));
+        json_object_set_new(o, "granularity", json_string(gran[bp->fp8.granularity]));
+        json_object_set_new(o, "margin", json_integer(bp->fp8.margin));
+        json_object_set_new(o, "amax_epsilon", json_real(bp->fp8.amax_epsilon));
+        json_object_set_new(o, "pow2", json_boolean(bp->fp8.pow2));
+        json_object_set_new(o, "saturate", json_boolean(bp->fp8.saturate));
+        json_object_set_new(o, "fp32_product", json_boolean(bp->fp8.fp32_product));
+        json_object_set_new(o, "dequant", json_string(bp->fp8.dequant == QF_BLOCK_FP8_DIV ? "div" : "scale_inv"));
+        rnd = bp->fp8.round;
+        break;
+    }
+    }
+    if (block) {
+        json_object_set_new(o, "block", json_integer((json_int_t)block));
+        json_object_set_new(o, "axis", json_integer(axis));
+    }
+    json_object_set_new(o, "round", json_string(qf_round_name(rnd)));
+}
+
 static const _qf_abi abi = {"block-scaled quantization: MX, NVFP4, integer groups, FP8 scaling",
                             {"x", NULL},
                             {"q", NULL},
                             {"rows", "cols", NULL},
                             dims_of,
-                            NULL}; /* block parameters: not sent yet (docs/workers.md) */
+                            fields_json};
 
 const _qf_opclass _qf_op_quantize = {
     .abi_info = &abi,

@@ -219,6 +219,9 @@ START_TEST(given_up)
     }
     ck_assert_uint_eq(crashed_exit, 6);
     ck_assert_uint_eq(given, 2);
+    /* The worker's standard error reaches ours line by line with its
+     * name in front, even a last line without a newline. */
+    log_has("[worker testw] testw: giving up, status 3\n");
     json_decref(root);
     cleanup();
 }

@@ -113,7 +113,11 @@ class Tensor(np.ndarray):
     Attributes: ``slot`` (``"a"``, ``"d"`` ...), ``format`` (the qualify
     format name; useful when the dtype is the raw code type because
     ml_dtypes is missing), ``scale`` (a Tensor of the block scales, or
-    None) with ``scale_kind``, ``scale_axis``, ``scale_block``.  It is an
+    None) with ``scale_kind``, ``scale_axis``, ``scale_block``,
+    ``zero_point`` (int16 per scale for asymmetric integer groups, or
+    None) and ``global_code`` (NVFP4's second-level tensor scale as
+    float32 bits: given on inputs; on an output whose ``has_global`` is
+    true the kernel sets it, and the worker sends it back).  It is an
     ndarray subclass only so these ride along; ``np.asarray(t)`` gives the
     plain array (still zero copy).
     """
@@ -124,9 +128,13 @@ class Tensor(np.ndarray):
     scale_kind: str | None
     scale_axis: int | None
     scale_block: int | None
+    zero_point: "Tensor | None"
+    global_code: int | None
+    has_global: bool | None
 
     def __array_finalize__(self, obj: Any) -> None:
-        for a in ("slot", "format", "scale", "scale_kind", "scale_axis", "scale_block"):
+        for a in ("slot", "format", "scale", "scale_kind", "scale_axis", "scale_block", "zero_point",
+                  "global_code", "has_global"):
             setattr(self, a, getattr(obj, a, None))
 
 
@@ -382,6 +390,19 @@ def _view(mm: mmap.mmap, size: int, spec: dict[str, Any], what: str, kind: str) 
         t.scale_kind = sc.get("kind")
         t.scale_axis = sc.get("axis")
         t.scale_block = sc.get("block")
+        zp = sc.get("zero_point")
+        if zp is not None:
+            try:
+                zoff, zbytes, count = int(zp["offset"]), int(zp["bytes"]), int(sc["count"])
+            except (KeyError, TypeError, ValueError) as e:
+                raise ProtocolError(f"{what} zero points: missing or bad field {e}") from None
+            if zoff < 0 or zbytes != 2 * count or zoff + zbytes > size:
+                raise ProtocolError(f"{what} zero points: [{zoff}, {zoff + zbytes}) for {count} scales "
+                                    f"in a {size}-byte object")
+            t.zero_point = np.ndarray((count,), dtype=np.int16, buffer=mm, offset=zoff).view(Tensor)
+        if "global_code" in sc:
+            t.global_code = int(sc["global_code"])
+        t.has_global = bool(sc.get("global") or "global_code" in sc)
     return t
 
 
@@ -458,7 +479,12 @@ def _run_mapped(spec: KernelSpec, msg: dict[str, Any], params: dict[str, Any], p
         if not outs:
             raise ProtocolError("run has no output tensor")
         _call(spec, ins, outs, params)
-        return {"done": rid, "status": "ok"}
+        done: dict[str, Any] = {"done": rid, "status": "ok"}
+        globals_ = {o.slot: int(o.global_code) for o in outs
+                    if o.has_global and o.global_code is not None}
+        if globals_:
+            done["global_codes"] = globals_
+        return done
     finally:
         # The arrays borrow the mapping; drop ours so it can close.  If the
         # kernel kept a reference, leave the mapping to the garbage collector.

@@ -6,9 +6,10 @@
  * run by qf_runner_run twice per repeat, interleaved: once with the worker
  * kernel gemm.w.good of tests/runner/worker_test.c (a process per job slot,
  * the tensors in POSIX shared memory, a line of JSON each way per run), once
- * with the built-in gemm.cpu.naive.f32.  Every pair costs the runner's own
- * isolation either way (a process per pair and a kernel child), so the
- * ratio is what the worker adds.  Each figure is the fastest of the
+ * with the built-in gemm.cpu.naive.f32.  Every pair costs a process either
+ * way; the built-in kernel also a kernel child, the worker kernel the
+ * exchanges with its worker instead (it has no kernel child), so the ratio
+ * compares those two costs.  Each figure is the fastest of the
  * repeats (preemption only ever adds time).  Target (issue 13): >= 500
  * tiny pairs/s on 2 cores with --jobs 2.
  *

@@ -1,10 +1,10 @@
 /* _worker.h: what the runner needs of worker.c (private).
  *
  * The runner's parent process owns each worker instance; the pair's
- * process and its kernel child inherit the pipes.  The parent calls
- * _qf_worker_before_pair right before forking a pair's process (it starts
- * the slot's instance when needed and tells the kernel child which slot it
- * runs in) and _qf_worker_after_pair once that process is reaped, before
+ * process inherits the pipes and calls the kernel itself (no kernel
+ * child).  The parent calls _qf_worker_before_pair right before forking a
+ * pair's process (it starts the slot's instance when needed and tells the
+ * pair's process which slot it runs in) and _qf_worker_after_pair once that process is reaped, before
  * the result is journaled (it reaps and restarts a faulty instance and
  * words the CRASHED reason with the worker's exit status). */
 #ifndef QF__WORKER_H
@@ -18,6 +18,15 @@
 #define _QF_WORKER_EXIT 117
 
 void _qf_worker_before_pair(const qf_kernel *k, int slot);
+
+/* A worker kernel is called in the pair's own process, between these two
+ * (no kernel child: the worker is the isolated process).  deadline: the
+ * _qf_rp_now_s() time by which each done must have come.  _end returns 0,
+ * 1 when the worker failed (died, broke the protocol, given up: the reason
+ * is in the call's msg; CRASHED) or 2 when it timed out (TIMEOUT); in both
+ * cases _qf_worker_after_pair replaces the instance. */
+void _qf_worker_inline_begin(double deadline);
+int _qf_worker_inline_end(void);
 void _qf_worker_after_pair(const qf_kernel *k, int slot, qf_result *r);
 
 #endif

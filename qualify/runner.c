@@ -26,6 +26,7 @@
 #include "_status.h"
 #include "_runner_device.h"
 #include "_worker.h"
+#include "qf_worker.h"
 #include "ops/_ops.h"
 
 #include "qf_backend.h"
@@ -210,6 +211,8 @@ static void child_reset_signals(void)
         signal(sigs[i], SIG_DFL);
 }
 
+/* The kernel's calls (init, the runs, fini) into rep: in the kernel child,
+ * or for a worker kernel in the pair's process (run_child). */
 static void child_run(_qf_case *p, child_report *rep, int timing, size_t warmup, size_t reps)
 {
     qf_kernel_call call;
@@ -217,7 +220,6 @@ static void child_run(_qf_case *p, child_report *rep, int timing, size_t warmup,
     void *ctx = p->k->user;
     qf_status s = QF_OK;
     int run;
-    child_reset_signals();
     memset(&call, 0, sizeof call);
     memset(&dev, 0, sizeof dev);
     dev.backend = qf_backend_cpu();
@@ -226,7 +228,7 @@ static void child_run(_qf_case *p, child_report *rep, int timing, size_t warmup,
     if (_qf_rdev_is_device(p->k) && (s = _qf_rdev_open(p->k, &dev, rep->msg, sizeof rep->msg)) != QF_OK) {
         rep->status = s;
         rep->done = 1;
-        _exit(0);
+        return;
     }
     call.abi_version = QF_KERNEL_ABI_VERSION;
     call.kernel = p->k;
@@ -242,7 +244,7 @@ static void child_run(_qf_case *p, child_report *rep, int timing, size_t warmup,
     if (p->k->init && (s = p->k->init(p->k, &ctx)) != QF_OK) {
         rep->status = s;
         rep->done = 1;
-        _exit(0);
+        return;
     }
     if (!timing) {
         for (run = 0; run < 2 && s == QF_OK; run++) {
@@ -282,7 +284,25 @@ static void child_run(_qf_case *p, child_report *rep, int timing, size_t warmup,
         qf_device_close(&dev);
     rep->status = s;
     rep->done = 1;
-    _exit(0);
+}
+
+/* A worker kernel: its worker is a process of its own (worker.c), so the
+ * calls are made here, without a kernel child; same verdicts. */
+static int run_inline(_qf_case *p, child_report *rep, qf_result *r, double timeout_s, int timing, size_t warmup,
+                      size_t reps)
+{
+    _qf_worker_inline_begin(_qf_rp_now_s() + timeout_s);
+    child_run(p, rep, timing, warmup, reps);
+    switch (_qf_worker_inline_end()) {
+    case 2:
+        _qf_say(r, QF_VERDICT_TIMEOUT, "timed out: the kernel ran past the %.3g s limit and was killed",
+                timeout_s);
+        return -1;
+    case 1:
+        _qf_say(r, QF_VERDICT_CRASHED, "crashed: %s", rep->msg);
+        return -1;
+    }
+    return 0;
 }
 
 /* Fork the kernel child and wait for it: 0 when it reported, else the
@@ -294,14 +314,19 @@ static int run_child(_qf_case *p, child_report *rep, qf_result *r, double timeou
     int st = 0, fd;
     double t0 = _qf_rp_now_s(), nap = 0.0005;
     memset(rep, 0, sizeof *rep);
+    if (qf_worker_kernel_is(p->k))
+        return run_inline(p, rep, r, timeout_s, timing, warmup, reps);
     fflush(NULL);
     pid = fork();
     if (pid < 0) {
         _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot fork the kernel child: %s", strerror(errno));
         return -1;
     }
-    if (pid == 0)
+    if (pid == 0) {
+        child_reset_signals();
         child_run(p, rep, timing, warmup, reps);
+        _exit(0);
+    }
     fd = _qf_rp_child_fd(pid);
     for (;;) {
         pid_t w = waitpid(pid, &st, WNOHANG);

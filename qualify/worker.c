@@ -1,11 +1,12 @@
 /* worker.c: kernel workers (qf_worker.h, docs/workers.md).
  *
  * Who does what.  The runner's parent process starts every instance of a
- * worker and is the only one that reaps it.  A pair's kernel child talks
- * to the instance of its job slot through the inherited pipes: it writes
- * `run`, reads `done`, and records what went wrong in a slot_state that
- * lives in shared memory, because the parent cannot see the child's
- * variables.  After the pair the parent reads that state and kills,
+ * worker and is the only one that reaps it.  A pair's process (the runner
+ * calls a worker kernel without a kernel child: _qf_worker_inline_begin)
+ * talks to the instance of its job slot through the inherited pipes: it
+ * writes `run`, reads `done`, and records what went wrong in a slot_state
+ * that lives in shared memory, because the parent cannot see the pair
+ * process's variables.  After the pair the parent reads that state and kills,
  * reaps and forgets a faulty instance; the next pair of the slot starts a
  * new one.  One instance per job slot means a hanging worker delays no
  * other slot's pairs, whose time limits would otherwise run while they
@@ -86,6 +87,30 @@ struct worker {
 
 /* Set by the parent right before it forks a pair: the child inherits it. */
 static int cur_slot;
+
+/* In-process calls (_qf_worker_inline_begin): the pair's process itself
+ * talks to the worker, which is a process of its own, so the kernel child
+ * would only add a fork per pair.  A failure then returns (failed, with
+ * the reason in call->msg) instead of ending a child, and the wait for
+ * done has the pair's deadline (timed_out). */
+static struct {
+    int on, failed, timed_out;
+    double deadline; /* _qf_rp_now_s() clock */
+} inl;
+
+void _qf_worker_inline_begin(double deadline)
+{
+    inl.on = 1;
+    inl.failed = inl.timed_out = 0;
+    inl.deadline = deadline;
+}
+
+int _qf_worker_inline_end(void)
+{
+    int r = inl.timed_out ? 2 : inl.failed ? 1 : 0;
+    inl.on = 0;
+    return r;
+}
 
 /* A message into err[size] (when there is room). */
 #define say(err, size, ...) ((void)_qf_fail(err, size, QF_OK, NULL, __VA_ARGS__))
@@ -976,9 +1001,10 @@ static json_t *tensor_json(const qf_tensor *t, const char *slot, int is_out, con
 
 /* The kernel child's way out when the worker failed: the reason goes to
  * the runner in the message, the state to the parent. */
-static void child_fail(const qf_kernel_call *call, slot_state *st, int broken, int gone, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6), noreturn));
-static void child_fail(const qf_kernel_call *call, slot_state *st, int broken, int gone, const char *fmt, ...)
+static qf_status child_fail(const qf_kernel_call *call, slot_state *st, int broken, int gone, const char *fmt,
+                            ...) __attribute__((format(printf, 5, 6)));
+static qf_status child_fail(const qf_kernel_call *call, slot_state *st, int broken, int gone, const char *fmt,
+                            ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -991,7 +1017,10 @@ static void child_fail(const qf_kernel_call *call, slot_state *st, int broken, i
     }
     st->gone = gone;
     st->broken = broken;
-    _exit(_QF_WORKER_EXIT);
+    if (!inl.on)
+        _exit(_QF_WORKER_EXIT);
+    inl.failed = 1;
+    return QF_EIO;
 }
 
 static size_t scale_bytes(const qf_tensor_scale *s)
@@ -1021,9 +1050,9 @@ static qf_status worker_run(void *ctx, const qf_kernel_call *call)
     in = &w->inst[cur_slot];
     st = &w->shared[cur_slot];
     if (st->down)
-        child_fail(call, st, 0, 0, "%s", st->why);
+        return child_fail(call, st, 0, 0, "%s", st->why);
     if (!in->pid)
-        child_fail(call, st, 0, 0, "worker %s is not running in this job slot", w->name);
+        return child_fail(call, st, 0, 0, "worker %s is not running in this job slot", w->name);
     ins = json_array();
     outs = json_array();
     for (s = 0; s < nin + nout; s++) {
@@ -1095,7 +1124,7 @@ static qf_status worker_run(void *ctx, const qf_kernel_call *call)
     json_decref(msg);
     if (!text) {
         munmap(base, total);
-        child_fail(call, st, 0, 0, "out of memory writing the run message");
+        return child_fail(call, st, 0, 0, "out of memory writing the run message");
     }
     {
         /* Anything the worker said unasked is a protocol break. */
@@ -1103,9 +1132,9 @@ static qf_status worker_run(void *ctx, const qf_kernel_call *call)
         if (rd.len || (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLIN | POLLHUP)))) {
             int rc = read_line(&rd, in->from, 0, &line);
             if (rc == -1 && !rd.len)
-                child_fail(call, st, 1, 1, "worker %s exited", w->name);
+                return child_fail(call, st, 1, 1, "worker %s exited", w->name);
             quote80(rc == 1 ? line : rd.buf ? rd.buf : "", q, sizeof q);
-            child_fail(call, st, 1, 0, "worker %s broke the protocol: output before a run: '%s'", w->name, q);
+            return child_fail(call, st, 1, 0, "worker %s broke the protocol: output before a run: '%s'", w->name, q);
         }
     }
     st->busy = 1;
@@ -1114,21 +1143,28 @@ static qf_status worker_run(void *ctx, const qf_kernel_call *call)
         text[n] = '\n'; /* json_dumps's terminator becomes the line's end */
         if (write_all(in->to, text, n + 1)) {
             free(text);
-            child_fail(call, st, 1, 1, "worker %s exited", w->name);
+            return child_fail(call, st, 1, 1, "worker %s exited", w->name);
         }
         free(text);
     }
-    s = read_line(&rd, in->from, -1, &line);
+    s = read_line(&rd, in->from, inl.on ? (int)((inl.deadline - _qf_rp_now_s()) * 1000) + 1 : -1, &line);
+    if (s == 0) {
+        /* In-process only (a kernel child is killed at the limit): busy
+         * stays set, so the parent kills and restarts the worker. */
+        inl.timed_out = 1;
+        snprintf(call->msg, call->msg_size, "timed out");
+        return QF_EIO;
+    }
     if (s == -1)
-        child_fail(call, st, 1, 1, "worker %s exited", w->name);
+        return child_fail(call, st, 1, 1, "worker %s exited", w->name);
     if (s == -2)
-        child_fail(call, st, 1, 0, "worker %s broke the protocol: a line over %u bytes", w->name, LINE_MAX_B);
+        return child_fail(call, st, 1, 0, "worker %s broke the protocol: a line over %u bytes", w->name, LINE_MAX_B);
     done = json_loads(line, 0, NULL);
     v = json_object_get(done, "done");
     if (!json_is_object(done) || !json_is_integer(v) || (uint64_t)json_integer_value(v) != id ||
         !json_is_string(json_object_get(done, "status"))) {
         quote80(line, q, sizeof q);
-        child_fail(call, st, 1, 0,
+        return child_fail(call, st, 1, 0,
                    "worker %s broke the protocol: expected {\"done\": %llu, \"status\": ...}, got '%s'",
                    w->name, (unsigned long long)id, q);
     }
@@ -1143,7 +1179,7 @@ static qf_status worker_run(void *ctx, const qf_kernel_call *call)
             ret = QF_EIO;
         else if (strcmp(status, "ok")) {
             quote80(line, q, sizeof q);
-            child_fail(call, st, 1, 0, "worker %s broke the protocol: unknown status in '%s'", w->name, q);
+            return child_fail(call, st, 1, 0, "worker %s broke the protocol: unknown status in '%s'", w->name, q);
         }
         if (ret != QF_OK)
             snprintf(call->msg, call->msg_size, "%s", why ? why : "");

@@ -45,6 +45,21 @@ qf_arith_claim qf_arith_claim_default(void)
     c.attn_p_format = QF_FLOAT64;
     c.var_algo = QF_VAR_TWO_PASS;
     c.flush_subnormals = 0;
+    /* ABI 3: fused, no blocked or varying order, exact products, float
+     * accumulator, the op's activation formula, elem_ulp for the math
+     * library, determinism from the two ints above. */
+    c.fma = QF_FMA_FUSED;
+    c.sum_block = 1;
+    c.sum_inner = QF_SUM_SEQUENTIAL;
+    c.n_varies = 0;
+    c.product_frac_bits = 0;
+    c.align_round = QF_ALIGN_TRUNCATE;
+    c.acc_kind = QF_ACC_FLOAT;
+    c.acc_overflow = QF_OVERFLOW_WRAP;
+    c.act_formula = QF_ACT_FORMULA_OP;
+    c.math_abs_err = 0;
+    c.math_rel_err = 0;
+    c.determinism = QF_DET_FROM_FLAGS;
     return c;
 }
 
@@ -55,6 +70,42 @@ static int float_format_ok(qf_format_id id)
         return 0;
     f = qf_format_get(id);
     return f && f->kind == QF_KIND_FLOAT;
+}
+
+/* One order with its parameters: split(S >= 1), blocked(B >= 1, inner
+ * sequential or pairwise), or a plain order; never varies (no nesting). */
+static int spec_ok(qf_sum_order o, int param, qf_sum_order inner)
+{
+    switch (o) {
+    case QF_SUM_SEQUENTIAL:
+    case QF_SUM_PAIRWISE:
+    case QF_SUM_ANY: return 1;
+    case QF_SUM_SPLITK: return param >= 1;
+    case QF_SUM_BLOCKED: return param >= 1 && (inner == QF_SUM_SEQUENTIAL || inner == QF_SUM_PAIRWISE);
+    default: return 0;
+    }
+}
+
+qf_determinism qf_arith_claim_determinism(const qf_arith_claim *c)
+{
+    if (!c)
+        return QF_DET_NONE;
+    if (c->determinism != QF_DET_FROM_FLAGS)
+        return c->determinism;
+    if (!c->deterministic)
+        return QF_DET_NONE;
+    return c->deterministic_threads ? QF_DET_THREAD_INVARIANT : QF_DET_RUN_TO_RUN;
+}
+
+void qf_arith_claim_set_determinism(qf_arith_claim *c, qf_determinism d)
+{
+    if (!c)
+        return;
+    c->determinism = d;
+    if (d == QF_DET_FROM_FLAGS)
+        return;
+    c->deterministic = d != QF_DET_NONE;
+    c->deterministic_threads = d == QF_DET_THREAD_INVARIANT;
 }
 
 qf_status qf_arith_claim_check(const qf_arith_claim *c)
@@ -72,10 +123,32 @@ qf_status qf_arith_claim_check(const qf_arith_claim *c)
     if ((int)c->acc_round < 0 || c->acc_round > QF_ROUND_STOCHASTIC || (int)c->out_round < 0 ||
         c->out_round > QF_ROUND_STOCHASTIC)
         return QF_EINVAL;
-    if ((int)c->sum_order < 0 || c->sum_order > QF_SUM_SPLITK)
+    if ((int)c->sum_order < 0 || c->sum_order > QF_SUM_ANY)
         return QF_EINVAL;
     if (c->sum_order == QF_SUM_SPLITK && c->split_k < 1)
         return QF_EINVAL;
+    if (c->sum_order == QF_SUM_BLOCKED && !spec_ok(QF_SUM_BLOCKED, c->sum_block, c->sum_inner))
+        return QF_EINVAL;
+    if (c->sum_order == QF_SUM_VARIES) {
+        int i;
+        if (c->n_varies < 1 || c->n_varies > QF_SUM_VARIES_MAX)
+            return QF_EINVAL;
+        for (i = 0; i < c->n_varies; i++)
+            if (!spec_ok(c->sum_varies[i].order, c->sum_varies[i].param, c->sum_varies[i].inner))
+                return QF_EINVAL;
+    }
+    if ((unsigned)c->fma > QF_FMA_UNFUSED || (unsigned)c->align_round > QF_ALIGN_NEAREST ||
+        (unsigned)c->acc_kind > QF_ACC_INT64 || (unsigned)c->acc_overflow > QF_OVERFLOW_SATURATE ||
+        (unsigned)c->act_formula >= QF_ACT_FORMULA_COUNT || (unsigned)c->determinism > QF_DET_THREAD_INVARIANT ||
+        c->product_frac_bits < 0 || c->product_frac_bits > 52 || !(c->math_abs_err >= 0) ||
+        !(c->math_abs_err < INFINITY) || !(c->math_rel_err >= 0) || !(c->math_rel_err < 1))
+        return QF_EINVAL;
+    if (c->determinism != QF_DET_FROM_FLAGS) {
+        qf_arith_claim d = *c;
+        qf_arith_claim_set_determinism(&d, c->determinism);
+        if (d.deterministic != c->deterministic || d.deterministic_threads != c->deterministic_threads)
+            return QF_EINVAL;
+    }
     if (!float_format_ok(c->attn_p_format))
         return QF_EFORMAT;
     if (c->attn_kv_tile < 0 || ((int)c->var_algo != QF_VAR_TWO_PASS && (int)c->var_algo != QF_VAR_WELFORD) ||
@@ -151,17 +224,132 @@ static double cdiv(double a, double b)
     return ceil(a / b);
 }
 
+/* The longest chain of roundings of a sum of k terms in order o, with
+ * block-FMA steps of b terms whose rounding errs by eta and additions of
+ * partial sums by ue: *lg = log prod (1 + eta_i) over it, *chain its
+ * length (docs/bounds.md "Orders").  k >= 1. */
+static void order_chain(const qf_sum_spec *o, double k, double b, double eta, double ue, double *lg,
+                        double *chain)
+{
+    double nb = cdiv(k, b);
+    switch (o->order) {
+    case QF_SUM_PAIRWISE: {
+        /* One block step, then a balanced tree over the nb block sums. */
+        double depth = nb > 1 ? ceil(log2(nb)) : 0;
+        *lg = log1p(eta) + depth * log1p(ue);
+        *chain = 1 + depth;
+        break;
+    }
+    case QF_SUM_SPLITK: {
+        double s = (double)o->param, per = cdiv(cdiv(k, s), b);
+        *lg = per * log1p(eta) + (s - 1) * log1p(ue);
+        *chain = per + s - 1;
+        break;
+    }
+    case QF_SUM_BLOCKED: {
+        /* A partial of min(B, k) terms in the inner order, then the first
+         * partial goes through the ceil(k / B) - 1 sequential additions of
+         * the others (the outer sum starts from it, exactly). */
+        double bl = (double)o->param, kb = k < bl ? k : bl, nin = cdiv(kb, b), outer = cdiv(k, bl) - 1;
+        if (o->inner == QF_SUM_PAIRWISE) {
+            double depth = nin > 1 ? ceil(log2(nin)) : 0;
+            *lg = log1p(eta) + depth * log1p(ue);
+            *chain = 1 + depth;
+        } else {
+            *lg = nin * log1p(eta);
+            *chain = nin;
+        }
+        *lg += outer * log1p(ue);
+        *chain += outer;
+        break;
+    }
+    default:
+        /* Sequential, and any order: in every summation tree over the nb
+         * block steps a term passes at most nb roundings (Higham 2002,
+         * sec. 4.2), each within eta (ue <= eta). */
+        *lg = nb * log1p(eta);
+        *chain = nb;
+        break;
+    }
+}
+
+/* Integer accumulator: the products of integer inputs and their sums are
+ * exact (no rounding on any chain) as long as the sum stays in range;
+ * overflow is not a rounding error and is judged against the expected
+ * result (qf_bound_int_acc_expected).  What remains is the epilogue in
+ * float32 and the output conversion. */
+static qf_status int_acc_coef(const qf_arith_claim *claim, int epilogue, const qf_format *out,
+                              qf_bound_coef *coef)
+{
+    const qf_format *f32 = qf_format_get(QF_FLOAT32);
+    int bits = claim->acc_kind == QF_ACC_INT64 ? 63 : 31;
+    double u_o = 0, abs_o = 0, ue = ldexp(1.0, -(f32->man_bits + 1)), rel;
+    if (epilogue > 0) {
+        /* Scales applied in float32 to the integer sum. */
+        rel = expm1(epilogue * log1p(ue));
+        out_rounding(claim, f32->man_bits, f32->emin, f32->emax, out, &u_o, &abs_o);
+    } else {
+        rel = 0;
+        /* An integer output at least as wide holds every accumulator
+         * value; otherwise the conversion rounds (int outputs: half a
+         * unit; float outputs: relative, as from an accumulator of `bits`
+         * significant bits and a range that fits any float of 8 exponent
+         * bits). */
+        if (out && !(out->kind == QF_KIND_INT && out->storage_bits > bits))
+            out_rounding(claim, bits - 1, -1, bits, out, &u_o, &abs_o);
+    }
+    coef->rel_abs = rel * (1 + u_o) * QF_BOUND_SAFETY;
+    coef->rel_out = u_o * QF_BOUND_SAFETY;
+    coef->abs_min = (abs_o + (epilogue > 0 ? 2 * epilogue * sub_step(f32->emin, f32->man_bits) : 0)) *
+                    QF_BOUND_SAFETY;
+    coef->chain = epilogue;
+    coef->eta = epilogue > 0 ? ue : 0;
+    coef->prob = NAN;
+    return QF_OK;
+}
+
+int qf_bound_int_acc_expected(const qf_arith_claim *c, double exact, double abs_sum, double *expected)
+{
+    double lim, m;
+    if (!c || !expected || c->acc_kind == QF_ACC_FLOAT || !isfinite(exact) || !(fabs(abs_sum) < 0x1p53))
+        return 0;
+    lim = c->acc_kind == QF_ACC_INT64 ? 0x1p63 : 0x1p31; /* range [-lim, lim - 1] */
+    if (exact >= -lim && exact <= lim - 1) {
+        if (c->acc_overflow == QF_OVERFLOW_WRAP || fabs(abs_sum) <= lim - 1 || fabs(exact) == fabs(abs_sum)) {
+            *expected = exact;
+            return 1;
+        }
+        return 0;
+    }
+    if (c->acc_overflow == QF_OVERFLOW_SATURATE) {
+        if (fabs(exact) != fabs(abs_sum))
+            return 0;
+        *expected = exact > 0 ? lim - 1 : -lim;
+        return 1;
+    }
+    /* Wrap: exact is an integer below 2^53 here, so fmod is exact. */
+    m = fmod(exact, 2 * lim);
+    if (m >= lim)
+        m -= 2 * lim;
+    else if (m < -lim)
+        m += 2 * lim;
+    *expected = m;
+    return 1;
+}
+
 qf_status qf_bound_gemm_coef(const qf_arith_claim *claim, size_t k, int epilogue, const qf_format *out,
                              double lambda, qf_bound_coef *coef)
 {
     const qf_format *af, *pf;
     int frac, emin;
-    double u, ue, b, eta, steps_in, steps_out = 0, chain, lg, u_o, abs_o, up = 0, rel;
+    double u, ue, b, eta, steps_in, steps_out = 0, chain, lg, u_o, abs_o, up = 0, rel, up_prod, psub = 0;
     qf_status st = qf_arith_claim_check(claim);
     if (st != QF_OK)
         return st;
     if (!coef || epilogue < 0)
         return QF_EINVAL;
+    if (claim->acc_kind != QF_ACC_FLOAT)
+        return int_acc_coef(claim, epilogue, out, coef);
     af = qf_format_get(claim->acc_format);
     frac = acc_frac(claim);
     emin = af->emin;
@@ -176,7 +364,20 @@ qf_status qf_bound_gemm_coef(const qf_arith_claim *claim, size_t k, int epilogue
      * (docs/bounds.md "Block FMA"). */
     eta = ue;
     if (claim->block_fma > 1 && claim->align_truncates)
-        eta = ue + (b + 1) * ldexp(1.0, -(frac + claim->guard_bits)) * (1 + ue);
+        eta = ue + (b + 1) * (claim->align_round == QF_ALIGN_NEAREST ? 0.5 : 1.0) *
+                       ldexp(1.0, -(frac + claim->guard_bits)) * (1 + ue);
+    /* Rounded products: unfused (to the accumulator, in its rounding
+     * mode), or product_frac_bits (to nearest); both when both are said. */
+    up_prod = 0;
+    if (claim->fma == QF_FMA_UNFUSED)
+        up_prod = ue;
+    if (claim->product_frac_bits > 0) {
+        double upf = ldexp(1.0, -(claim->product_frac_bits + 1));
+        up_prod = up_prod > 0 ? (1 + up_prod) * (1 + upf) - 1 : upf;
+        psub = sub_step(emin, claim->product_frac_bits);
+    }
+    if (claim->fma == QF_FMA_UNFUSED)
+        psub += sub_step(emin, frac);
 
     /* Longest chain of roundings. */
     lg = 0; /* log of the product of (1 + eta_i) */
@@ -190,36 +391,42 @@ qf_status qf_bound_gemm_coef(const qf_arith_claim *claim, size_t k, int epilogue
         /* The epilogue runs in the promoted format. */
         lg += epilogue * log1p(up);
     } else {
-        double nb = cdiv((double)(k ? k : 1), b);
-        switch (claim->sum_order) {
-        case QF_SUM_PAIRWISE: {
-            double depth = nb > 1 ? ceil(log2(nb)) : 0;
-            lg = log1p(eta) + depth * log1p(ue);
-            chain = 1 + depth;
-            break;
-        }
-        case QF_SUM_SPLITK: {
-            double s = (double)claim->split_k;
-            double per = cdiv(cdiv((double)(k ? k : 1), s), b);
-            lg = per * log1p(eta) + (s - 1) * log1p(ue);
-            chain = per + s - 1;
-            break;
-        }
-        default:
-            lg = nb * log1p(eta);
-            chain = nb;
-            break;
+        double kk = (double)(k ? k : 1);
+        if (claim->sum_order == QF_SUM_VARIES) {
+            /* Each element (or tile) uses one order of the set: the largest
+             * chain factor bounds them all. */
+            int i;
+            lg = -1;
+            chain = 0;
+            for (i = 0; i < claim->n_varies; i++) {
+                double l, ch;
+                order_chain(&claim->sum_varies[i], kk, b, eta, ue, &l, &ch);
+                lg = l > lg ? l : lg;
+                chain = ch > chain ? ch : chain;
+            }
+        } else {
+            qf_sum_spec o;
+            o.order = claim->sum_order;
+            o.param = claim->sum_order == QF_SUM_SPLITK ? claim->split_k : claim->sum_block;
+            o.inner = claim->sum_inner;
+            order_chain(&o, kk, b, eta, ue, &lg, &chain);
         }
         lg += epilogue * log1p(ue);
     }
     chain += epilogue;
+    /* Products rounded before they are summed (unfused multiply-add, or a
+     * matrix unit's product_frac_bits): every term carries one more factor
+     * (1 + u_p), off the chain of additions (docs/bounds.md "Rounded
+     * products"). */
+    if (up_prod > 0)
+        lg += log1p(up_prod);
     rel = expm1(lg);
     out_rounding(claim, frac, emin, af->emax, out, &u_o, &abs_o);
     coef->rel_abs = rel * (1 + u_o) * QF_BOUND_SAFETY;
     coef->rel_out = u_o * QF_BOUND_SAFETY;
     /* Underflow in the accumulator: at most one subnormal step per rounding
      * on the chain, counted twice for the growth of later steps. */
-    coef->abs_min = (abs_o + 2 * chain * sub_step(emin, frac)) * QF_BOUND_SAFETY;
+    coef->abs_min = (abs_o + 2 * chain * sub_step(emin, frac) + (double)k * psub) * QF_BOUND_SAFETY;
     coef->chain = chain;
     coef->eta = eta;
     if (lambda > 0 && (claim->acc_round == QF_ROUND_RNE || claim->acc_round == QF_ROUND_RNA) &&
@@ -263,6 +470,7 @@ typedef struct nl_ctx {
     double rho;        /* relative error of exp / rsqrt / reciprocal */
     double sub;        /* compute format's subnormal step */
     double u_o, abs_o; /* output rounding */
+    double abs_m;      /* absolute error of exp / erfc (math_abs_err; activations) */
 } nl_ctx;
 
 static void nl_setup(const qf_arith_claim *c, const qf_format *out, nl_ctx *x)
@@ -275,6 +483,7 @@ static void nl_setup(const qf_arith_claim *c, const qf_format *out, nl_ctx *x)
     /* k ulps at y are at most k * 2u |y| for normal y (ulp(y) <= 2u|y|). */
     x->rho = eu * 2 * x->u;
     x->sub = sub_step(af->emin, frac);
+    x->abs_m = 0;
     out_rounding(c, frac, af->emin, af->emax, out, &x->u_o, &x->abs_o);
 }
 
@@ -767,7 +976,34 @@ static double sigmoid_err(const nl_ctx *c, double eu, double a, double da)
 {
     double s = 1 / (1 + exp(-a)), dd = (1 + c->rho) * (1 + c->u) - 1;
     double k = (1 + c->rho) * (1 + c->rho) * (1 + c->u) * (1 + dd) / ((1 - c->rho) * (1 - c->u)) - 1;
-    return s * (exp(da) * (1 + k) - 1) + (eu + 1) * c->sub;
+    /* An absolute error of expf moves 1 / (1 + e) by at most as much (the
+     * derivative is below 1), then the sum and division enlarge it (< 2). */
+    return s * (exp(da) * (1 + k) - 1) + (eu + 1) * c->sub + 2 * c->abs_m;
+}
+
+/* The activation a formula evaluates, or -1 when the formula does not
+ * compute (an approximation of) the op's function act. */
+static int formula_act(qf_act_formula f, int act)
+{
+    switch (f) {
+    case QF_ACT_FORMULA_OP: return act;
+    case QF_ACT_FORMULA_GELU_ERF:
+    case QF_ACT_FORMULA_GELU_TANH:
+        if (act != QF_REF_ACT_GELU_ERF && act != QF_REF_ACT_GELU_TANH)
+            return -1;
+        return f == QF_ACT_FORMULA_GELU_ERF ? QF_REF_ACT_GELU_ERF : QF_REF_ACT_GELU_TANH;
+    case QF_ACT_FORMULA_SILU_EXP:
+    case QF_ACT_FORMULA_SILU_SIGMOID: return act == QF_REF_ACT_SILU ? act : -1;
+    default: return -1;
+    }
+}
+
+/* The exact value of a gelu form at x (binary64, within a few ulps). */
+static double gelu_value(int act, double x)
+{
+    if (act == QF_REF_ACT_GELU_ERF)
+        return 0.5 * x * erfc(-x * 0.70710678118654752440);
+    return x / (1 + exp(-2 * 0.79788456080286535588 * (x + 0.044715 * x * x * x)));
 }
 
 qf_status qf_bound_activation(const qf_arith_claim *claim, const qf_format *out, int act, int glu, size_t n,
@@ -776,7 +1012,11 @@ qf_status qf_bound_activation(const qf_arith_claim *claim, const qf_format *out,
     nl_ctx c;
     size_t i;
     double eu, u2, k_isq2, k_c1, k_c2;
+    int op_act = act;
     if (bad_args(claim, n, x, exact, bound) || (glu && !up) || act < 0 || act >= (int)QF_REF_ACT_COUNT)
+        return QF_EINVAL;
+    /* The formula evaluated (docs/bounds.md "Activation formulas"). */
+    if ((act = formula_act(claim->act_formula, op_act)) < 0)
         return QF_EINVAL;
     if (claim->max_ulp > 0) {
         qf_bound_ulp(out, claim->max_ulp, n, exact, bound);
@@ -784,6 +1024,11 @@ qf_status qf_bound_activation(const qf_arith_claim *claim, const qf_format *out,
     }
     nl_setup(claim, out, &c);
     eu = claim->elem_ulp > 0 ? claim->elem_ulp : 2.0;
+    if (claim->math_rel_err > 0 || claim->math_abs_err > 0) {
+        /* The math library's stated accuracy replaces elem_ulp's. */
+        c.rho = claim->math_rel_err;
+        c.abs_m = claim->math_abs_err;
+    }
     u2 = (1 + c.u) * (1 + c.u) - 1;
     /* The kernel's constants, rounded to float32. */
     k_isq2 = const_u(&c, 0.70710678118654752440);
@@ -805,8 +1050,23 @@ qf_status qf_bound_activation(const qf_arith_claim *claim, const qf_format *out,
             e = sigmoid_err(&c, eu, xi, 0);
             break;
         case QF_REF_ACT_SILU: {
-            double s = 1 / (1 + exp(-xi)), es = sigmoid_err(&c, eu, xi, 0);
+            double s = 1 / (1 + exp(-xi)), es;
             v = xi * s;
+            if (claim->act_formula == QF_ACT_FORMULA_SILU_EXP) {
+                /* y = fl(x / fl(1 + expf(-x))): the denominator is within
+                 * (1 +- rho)(1 +- u) relatively (e rho / (1 + e) <= rho),
+                 * plus expf's absolute error over 1 + e >= 1; then the
+                 * division.  expf underflowing (x large) errs by elem_ulp
+                 * + 1 subnormal steps, the quotient by one more. */
+                double kq = (1 + c.u) / ((1 - c.rho) * (1 - c.u)) - 1;
+                e = fabs(v) * (kq + 2 * c.abs_m) + ax * (eu + 1) * c.sub + c.sub;
+                /* expf(-x) near or past the compute format's overflow:
+                 * the quotient lies between 0 and y. */
+                if (-xi * 1.4426950408889634 >= qf_format_get(claim->acc_format)->emax - 1)
+                    e = fabs(v) * (1 + kq) + c.sub;
+                break;
+            }
+            es = sigmoid_err(&c, eu, xi, 0);
             e = ax * es + c.u * (fabs(v) + ax * es) + c.sub;
             break;
         }
@@ -816,7 +1076,7 @@ qf_status qf_bound_activation(const qf_arith_claim *claim, const qf_format *out,
             double t = -xi * 0.70710678118654752440, dt = fabs(t) * ((1 + k_isq2) * (1 + c.u) - 1);
             double s0 = fabs(t) > dt ? fabs(t) - dt : 0, ec, r = erfc(t), h = 0.5 * ax;
             ec = dt * 1.1283791670955126 * exp(-s0 * s0); /* |erfc'| = 2/sqrt(pi) exp(-s^2) */
-            ec = ec + c.rho * (r + ec) + eu * c.sub;
+            ec = ec + c.rho * (r + ec) + eu * c.sub + c.abs_m;
             v = 0.5 * xi * r;
             e = h * ec + c.u * (fabs(v) + h * ec) + 2 * c.sub; /* + h's own underflow */
             break;
@@ -837,6 +1097,14 @@ qf_status qf_bound_activation(const qf_arith_claim *claim, const qf_format *out,
             break;
         }
         default: return QF_EINVAL;
+        }
+        if (act != op_act) {
+            /* Another formula than the op's function: their exact
+             * difference, both evaluated in binary64 (a few ulps each,
+             * covered by 2^-48 of their magnitudes). */
+            double w = gelu_value(op_act, xi);
+            e += fabs(v - w) + 0x1p-48 * (fabs(v) + fabs(w));
+            v = w;
         }
         if (glu) {
             double au = fabs(up[i]);

@@ -44,8 +44,66 @@ extern "C" {
 typedef enum qf_sum_order {
     QF_SUM_SEQUENTIAL = 0, /* one running sum over K (per block step) */
     QF_SUM_PAIRWISE,       /* balanced tree over the block steps */
-    QF_SUM_SPLITK          /* split_k sequential partials, then summed sequentially */
+    QF_SUM_SPLITK,         /* split_k sequential partials, then summed sequentially */
+    /* Appended in ABI 3 (docs/claims.md "order"): */
+    QF_SUM_BLOCKED, /* partials of sum_block consecutive elements, each in sum_inner order, then the
+                     * ceil(K / sum_block) partials added sequentially */
+    QF_SUM_VARIES,  /* one of sum_varies[0 .. n_varies) per output element or tile: the bound is the max */
+    QF_SUM_ANY      /* no order promised: the bound holds for every order (the sequential chain) */
 } qf_sum_order;
+
+/* One order of a `varies` set: order with its parameter (S of split(S), B
+ * of blocked(B, inner)) and, for blocked, the inner order (sequential or
+ * pairwise).  varies and any cannot be members. */
+typedef struct qf_sum_spec {
+    qf_sum_order order;
+    int param;
+    qf_sum_order inner;
+} qf_sum_spec;
+
+#define QF_SUM_VARIES_MAX 4
+
+/* Multiply-add: fused (the product enters the addition exact), or unfused
+ * (each product rounded to the accumulator format first, a separate
+ * multiply then add).  0 is fused: the meaning of every claim before ABI 3. */
+typedef enum qf_fma_kind { QF_FMA_FUSED = 0, QF_FMA_UNFUSED } qf_fma_kind;
+
+/* How the terms of a block are cut at alignment when align_truncates = 1:
+ * toward zero (NVIDIA tensor cores), toward -inf (two's-complement shift:
+ * MI300's "alignment rounds down"), or to nearest. */
+typedef enum qf_align_round { QF_ALIGN_TRUNCATE = 0, QF_ALIGN_FLOOR, QF_ALIGN_NEAREST } qf_align_round;
+
+/* The accumulator's kind: a floating-point acc_format (0, every claim before
+ * ABI 3), or a two's-complement integer (s8 x s8 -> s32 GEMM). */
+typedef enum qf_acc_kind { QF_ACC_FLOAT = 0, QF_ACC_INT32, QF_ACC_INT64 } qf_acc_kind;
+
+/* What an integer accumulator does beyond its range (docs/claims.md): wrap
+ * modulo 2^bits, or saturate at its ends. */
+typedef enum qf_overflow { QF_OVERFLOW_WRAP = 0, QF_OVERFLOW_SATURATE } qf_overflow;
+
+/* The formula an activation kernel evaluates, when it differs from the
+ * op's own function or its default evaluation: the bound adds the exact
+ * difference of the two functions (gelu through tanh where the op asks for
+ * erf) and the formula's own rounding errors. */
+typedef enum qf_act_formula {
+    QF_ACT_FORMULA_OP = 0, /* the op's function, evaluated as docs/bounds.md "Activations" models */
+    QF_ACT_FORMULA_GELU_ERF,     /* 0.5 x erfc(-x / sqrt 2) */
+    QF_ACT_FORMULA_GELU_TANH,    /* x sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)) (the tanh form) */
+    QF_ACT_FORMULA_SILU_EXP,     /* x / (1 + exp(-x)) */
+    QF_ACT_FORMULA_SILU_SIGMOID, /* x * sigmoid(x), sigmoid from exp(-|x|) */
+    QF_ACT_FORMULA_COUNT
+} qf_act_formula;
+
+/* Determinism scope.  0 derives it from the deterministic and
+ * deterministic_threads ints (every claim before ABI 3); a nonzero scope
+ * and those ints must agree (qf_arith_claim_set_determinism sets all
+ * three). */
+typedef enum qf_determinism {
+    QF_DET_FROM_FLAGS = 0,
+    QF_DET_NONE,            /* deterministic 0, deterministic_threads 0 */
+    QF_DET_RUN_TO_RUN,      /* deterministic 1, deterministic_threads 0 */
+    QF_DET_THREAD_INVARIANT /* deterministic 1, deterministic_threads 1 */
+} qf_determinism;
 
 /* How a LayerNorm computes its variance: the bound depends on it (two-pass
  * and Welford's update propagate the mean's error differently;
@@ -141,6 +199,32 @@ typedef struct qf_arith_claim {
      * The bound adds what flushing can lose (docs/bounds.md
      * "Flushed subnormals"); 0: gradual underflow, as IEEE 754. */
     int flush_subnormals;
+
+    /* Appended in ABI 3 (a zeroed tail is the ABI 2 meaning; every key in
+     * docs/claims.md).  fma: fused or unfused multiply-add. */
+    qf_fma_kind fma;
+    /* sum_order QF_SUM_BLOCKED: B and the inner order (QF_SUM_SEQUENTIAL
+     * or QF_SUM_PAIRWISE); QF_SUM_VARIES: the n_varies orders of the set. */
+    int sum_block;
+    qf_sum_order sum_inner;
+    int n_varies;
+    qf_sum_spec sum_varies[QF_SUM_VARIES_MAX];
+    /* Matrix units: each product rounded to nearest with product_frac_bits
+     * fraction bits before the block sum (0: exact products), and how
+     * truncating alignment cuts (align_truncates = 1). */
+    int product_frac_bits;
+    qf_align_round align_round;
+    /* Integer accumulator (acc_format and the float accumulator fields are
+     * then not used by the GEMM bound) and its overflow behaviour. */
+    qf_acc_kind acc_kind;
+    qf_overflow acc_overflow;
+    /* Activations: the formula evaluated, and the math library's accuracy
+     * as |f^ - f| <= math_abs_err + math_rel_err |f| (both 0: elem_ulp). */
+    qf_act_formula act_formula;
+    double math_abs_err;
+    double math_rel_err;
+    /* Determinism scope (see qf_determinism). */
+    qf_determinism determinism;
 } qf_arith_claim;
 
 /* float32 accumulator, block 1, RNE, exact alignment, no promotion,
@@ -152,8 +236,31 @@ qf_arith_claim qf_arith_claim_default(void);
 /* QF_EINVAL / QF_EFORMAT when a field is out of its domain (block_fma < 1,
  * unknown format, acc_frac_bits > 52, split_k < 1 with QF_SUM_SPLITK,
  * negative max_ulp, attn_kv_tile < 0, attn_p_format not a float format,
- * unknown var_algo ...). */
+ * unknown var_algo; ABI 3: an unknown fma, align_round, acc_kind,
+ * acc_overflow, act_formula or determinism, sum_block < 1 or an inner
+ * order other than sequential / pairwise with QF_SUM_BLOCKED, n_varies
+ * outside 1 .. QF_SUM_VARIES_MAX or a member that is varies, any or out of
+ * its domain with QF_SUM_VARIES, product_frac_bits outside 0 .. 52,
+ * negative or non-finite math errors, a determinism scope that
+ * contradicts deterministic / deterministic_threads). */
 qf_status qf_arith_claim_check(const qf_arith_claim *c);
+
+/* The determinism scope a claim states: its determinism field, or, when
+ * that is QF_DET_FROM_FLAGS, the one deterministic and
+ * deterministic_threads say (threads without runs counts as none). */
+qf_determinism qf_arith_claim_determinism(const qf_arith_claim *c);
+/* Set the scope and the two ints that carry it to older readers. */
+void qf_arith_claim_set_determinism(qf_arith_claim *c, qf_determinism d);
+
+/* An integer accumulator's expected result (docs/claims.md "Integer
+ * accumulators"): exact is the exact sum (binary64, exact while abs_sum <
+ * 2^53), abs_sum = sum |a_l b_l|.  Wrap: exact reduced modulo 2^bits into
+ * the signed range (the same in every order).  Saturate: exact when
+ * abs_sum is inside the range (no partial sum can leave it), the clamped
+ * exact sum when every product has one sign (partial sums are monotone);
+ * otherwise the order decides and 0 is returned (undecided).  Returns 1
+ * with *expected set when decided; 0 for a float accumulator too. */
+int qf_bound_int_acc_expected(const qf_arith_claim *c, double exact, double abs_sum, double *expected);
 
 /* The format P is rounded to before P V, as qf_bound_attention takes it:
  * NULL when the claim's attn_p_format holds every value of the compute
@@ -252,6 +359,9 @@ qf_status qf_bound_rope(const qf_arith_claim *claim, const qf_format *out, size_
                         double *bound);
 
 /* Elementwise activations (docs/bounds.md "Activations"): y_i = act(x_i),
+ * with claim->act_formula the formula evaluated (QF_ACT_FORMULA_OP: the
+ * op's) and math_abs_err / math_rel_err the math library's accuracy when
+ * either is > 0;
  * or act(x_i) * up[i] when glu (up NULL otherwise).  act is a qf_ref_act
  * (qf_ref.h): gelu_erf, gelu_tanh, silu, sigmoid, relu.  Models the
  * cancellation-free forms (sigmoid from expf(-|x|), gelu through erfc,

@@ -404,6 +404,16 @@ size_t qf_registry_count(const qf_registry *r);
 const qf_kernel *qf_registry_get(const qf_registry *r, size_t i);
 /* "built-in" or the plugin's path. */
 const char *qf_registry_origin(const qf_registry *r, size_t i);
+/* Replace the arithmetic claim of every tuple (whose name matches
+ * dtype_glob; NULL or "": all) of every kernel matching kernel_glob by c,
+ * recording origin (a claim file, docs/claims.md): the run then judges the
+ * kernel by the claim the file states.  The kernel's own table is not
+ * written: the registry copies it.  Returns the tuples replaced (0: none
+ * matched, or c is out of its domain). */
+size_t qf_registry_set_claim(qf_registry *r, const char *kernel_glob, const char *dtype_glob,
+                             const qf_arith_claim *c, const char *origin);
+/* The claim file that replaced kernel i's claim, or NULL. */
+const char *qf_registry_claim_origin(const qf_registry *r, size_t i);
 const qf_kernel *qf_registry_find(const qf_registry *r, const char *name);
 /* Kernels whose names match the glob, in registration order: writes up to
  * max pointers into out (out may be NULL to count) and returns the count. */

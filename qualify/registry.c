@@ -247,7 +247,9 @@ qf_status qf_kernel_check(const qf_kernel *k, const qf_op_desc *op, const qf_dty
 
 typedef struct entry {
     qf_kernel k;
-    int plugin; /* index into plugins, -1: built-in or added directly */
+    int plugin;               /* index into plugins, -1: built-in or added directly */
+    qf_dtype_tuple *own;      /* the registry's copy of k.dtypes once a claim replaced one */
+    char *claim_origin;       /* the claim file that did, or NULL */
 } entry;
 
 typedef struct plugin {
@@ -312,7 +314,11 @@ void qf_registry_free(qf_registry *r)
     }
     free(r->p);
     for (i = 0; i < r->n; i++)
+    {
+        free(r->e[i]->own);
+        free(r->e[i]->claim_origin);
         free(r->e[i]);
+    }
     free(r->e);
     free(r);
 }
@@ -492,6 +498,8 @@ qf_status qf_registry_add(qf_registry *r, const qf_kernel *k)
     }
     r->e[r->n]->k = *k;
     r->e[r->n]->plugin = r->loading;
+    r->e[r->n]->own = NULL;
+    r->e[r->n]->claim_origin = NULL;
     r->n++;
     return QF_OK;
 }
@@ -561,6 +569,44 @@ const char *qf_registry_origin(const qf_registry *r, size_t i)
     if (!r || i >= r->n)
         return NULL;
     return r->e[i]->plugin < 0 ? "built-in" : r->p[r->e[i]->plugin].path;
+}
+
+const char *qf_registry_claim_origin(const qf_registry *r, size_t i)
+{
+    return r && i < r->n ? r->e[i]->claim_origin : NULL;
+}
+
+size_t qf_registry_set_claim(qf_registry *r, const char *kernel_glob, const char *dtype_glob,
+                             const qf_arith_claim *c, const char *origin)
+{
+    size_t i, j, n = 0;
+    if (!r || !kernel_glob || !c || !origin || qf_arith_claim_check(c) != QF_OK)
+        return 0;
+    for (i = 0; i < r->n; i++) {
+        entry *e = r->e[i];
+        if (!qf_kernel_glob(kernel_glob, e->k.name))
+            continue;
+        for (j = 0; j < e->k.n_dtypes; j++) {
+            char *o;
+            if (dtype_glob && *dtype_glob && !qf_kernel_glob(dtype_glob, e->k.dtypes[j].name))
+                continue;
+            if (!e->own) {
+                /* The kernel's table is not ours to change: copy it. */
+                if (!(e->own = malloc(e->k.n_dtypes * sizeof *e->own)))
+                    return n;
+                memcpy(e->own, e->k.dtypes, e->k.n_dtypes * sizeof *e->own);
+                e->k.dtypes = e->own;
+            }
+            if (!(o = malloc(strlen(origin) + 1)))
+                return n;
+            strcpy(o, origin);
+            free(e->claim_origin);
+            e->claim_origin = o;
+            e->own[j].arith = *c;
+            n++;
+        }
+    }
+    return n;
 }
 
 const qf_kernel *qf_registry_find(const qf_registry *r, const char *name)

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "_claim.h"
 #include "_registry.h"
 #include "_runner.h"
 #include "_status.h"
@@ -546,90 +547,6 @@ static char *dup_str(json_t *v, const char *dflt)
     return s ? strdup(s) : NULL;
 }
 
-static int claim_int(json_t *v, int *out)
-{
-    if (json_is_boolean(v))
-        *out = json_is_true(v);
-    else if (json_is_integer(v))
-        *out = (int)json_integer_value(v);
-    else
-        return -1;
-    return 0;
-}
-
-static int claim_format(json_t *v, qf_format_id *out)
-{
-    const qf_format *f = json_is_string(v) ? qf_format_lookup(json_string_value(v)) : NULL;
-    if (!f)
-        return -1;
-    *out = f->id;
-    return 0;
-}
-
-/* One claim field by its C name; -1 when unknown or of the wrong type. */
-static int claim_field(qf_arith_claim *c, const char *key, json_t *v)
-{
-    const char *s = json_is_string(v) ? json_string_value(v) : NULL;
-    if (!strcmp(key, "acc_format"))
-        return claim_format(v, &c->acc_format);
-    if (!strcmp(key, "promote_format"))
-        return claim_format(v, &c->promote_format);
-    if (!strcmp(key, "attn_p_format"))
-        return claim_format(v, &c->attn_p_format);
-    if (!strcmp(key, "acc_frac_bits"))
-        return claim_int(v, &c->acc_frac_bits);
-    if (!strcmp(key, "block_fma"))
-        return claim_int(v, &c->block_fma);
-    if (!strcmp(key, "align_truncates"))
-        return claim_int(v, &c->align_truncates);
-    if (!strcmp(key, "guard_bits"))
-        return claim_int(v, &c->guard_bits);
-    if (!strcmp(key, "promote_interval"))
-        return claim_int(v, &c->promote_interval);
-    if (!strcmp(key, "split_k"))
-        return claim_int(v, &c->split_k);
-    if (!strcmp(key, "deterministic"))
-        return claim_int(v, &c->deterministic);
-    if (!strcmp(key, "deterministic_threads"))
-        return claim_int(v, &c->deterministic_threads);
-    if (!strcmp(key, "attn_kv_tile"))
-        return claim_int(v, &c->attn_kv_tile);
-    if (!strcmp(key, "flush_subnormals"))
-        return claim_int(v, &c->flush_subnormals);
-    if (!strcmp(key, "acc_round"))
-        return s && qf_round_lookup(s, &c->acc_round) == QF_OK ? 0 : -1;
-    if (!strcmp(key, "out_round"))
-        return s && qf_round_lookup(s, &c->out_round) == QF_OK ? 0 : -1;
-    if (!strcmp(key, "max_ulp") || !strcmp(key, "elem_ulp")) {
-        if (!json_is_number(v))
-            return -1;
-        *(!strcmp(key, "max_ulp") ? &c->max_ulp : &c->elem_ulp) = json_number_value(v);
-        return 0;
-    }
-    if (!strcmp(key, "sum_order")) {
-        /* "any": the sequential chain of K roundings bounds every order. */
-        if (s && (!strcmp(s, "sequential") || !strcmp(s, "any")))
-            c->sum_order = QF_SUM_SEQUENTIAL;
-        else if (s && !strcmp(s, "pairwise"))
-            c->sum_order = QF_SUM_PAIRWISE;
-        else if (s && !strcmp(s, "splitk"))
-            c->sum_order = QF_SUM_SPLITK;
-        else
-            return -1;
-        return 0;
-    }
-    if (!strcmp(key, "var_algo")) {
-        if (s && !strcmp(s, "two_pass"))
-            c->var_algo = QF_VAR_TWO_PASS;
-        else if (s && !strcmp(s, "welford"))
-            c->var_algo = QF_VAR_WELFORD;
-        else
-            return -1;
-        return 0;
-    }
-    return -1;
-}
-
 /* Format names of one direction's slots; an absent or null entry repeats
  * the previous one (a slot the op does not use keeps whatever value). */
 static int tuple_slots(json_t *arr, int nslots, qf_format_id *out, const char **bad)
@@ -641,7 +558,7 @@ static int tuple_slots(json_t *arr, int nslots, qf_format_id *out, const char **
     for (i = 0; i < (size_t)nslots; i++) {
         json_t *v = json_array_get(arr, i);
         if (v && !json_is_null(v)) {
-            if (claim_format(v, &last)) {
+            if (_qf_claim_format(v, &last)) {
                 *bad = json_is_string(v) ? json_string_value(v) : NULL;
                 return -1;
             }
@@ -675,7 +592,7 @@ static int parse_kernel(worker *w, json_t *j, wkernel *wk, qf_kernel *k, char *e
         (!json_is_string(v) || qf_kernel_kind_lookup(json_string_value(v), &k->kind) != QF_OK))
         return say(err, err_size, "kernel %s: unknown kind (reference, optimized, model, known-bad)", kname),
                -1;
-    if ((v = json_object_get(j, "deterministic")) && claim_int(v, &det))
+    if ((v = json_object_get(j, "deterministic")) && _qf_claim_int(v, &det))
         return say(err, err_size, "kernel %s: \"deterministic\" must be true or false", kname), -1;
     wk->name = dup_str(json_object_get(j, "name"), NULL);
     wk->desc = dup_str(json_object_get(j, "description"), "");
@@ -708,7 +625,7 @@ static int parse_kernel(worker *w, json_t *j, wkernel *wk, qf_kernel *k, char *e
             return say(err, err_size, "kernel %s: dtype %s: \"claim\" must be an object", kname, dn), -1;
         json_object_foreach(cl, key, cv)
         {
-            if (claim_field(&t->arith, key, cv))
+            if (_qf_claim_field(&t->arith, key, cv))
                 return say(err, err_size, "kernel %s: dtype %s: claim field '%s' is unknown or malformed",
                            kname, dn, key),
                        -1;

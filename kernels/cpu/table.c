@@ -182,14 +182,16 @@ static const qf_dtype_tuple rope_f32[] = {
         .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .max_ulp = 0,               \
         .elem_ulp = 0, .deterministic = 1, .deterministic_threads = 1                                        \
     }
-/* int32 accumulation, exact: stated as float64 accumulation (exact too for
- * these sums; qf_arith_claim has no integer accumulator). */
+/* int32 accumulation, exact (ABI 3: acc_kind int32, wrap; K <= 131071 is
+ * declined beyond, so no sum overflows).  acc_format stays float64: the
+ * range note of qualify/ops/gemm_range.c reads it. */
 #define CLAIM_EXACT_INT                                                                                      \
     {                                                                                                        \
         .acc_format = QF_FLOAT64, .acc_frac_bits = 0, .block_fma = 1, .acc_round = QF_ROUND_RNE,             \
         .align_truncates = 0, .guard_bits = 0, .promote_interval = 0, .promote_format = QF_FLOAT64,          \
         .sum_order = QF_SUM_SEQUENTIAL, .split_k = 1, .out_round = QF_ROUND_RNE, .max_ulp = 0,               \
-        .elem_ulp = 0, .deterministic = 1, .deterministic_threads = 1                                        \
+        .elem_ulp = 0, .deterministic = 1, .deterministic_threads = 1, .acc_kind = QF_ACC_INT32,             \
+        .acc_overflow = QF_OVERFLOW_WRAP                                                                     \
     }
 #define QG_TUPLE(NAME, FA, FB, FO, SA, SB, SF, BLK, CLAIM)                                                   \
     { .name = NAME, .in = { FA, FB, FO }, .out = { FO }, .in_scale = { SA, SB, QF_SCALE_NONE },              \

@@ -28,6 +28,8 @@ typedef struct qf_cli_sources {
     size_t nadapters;
     const char *const *workers; /* --worker CMD (and a suite's workers:) */
     size_t nworkers;
+    const char *const *claims; /* --claim FILE: applied after every source (docs/claims.md) */
+    size_t nclaims;
 } qf_cli_sources;
 
 /* A new registry with the built-in kernels and those of src, in that order

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "qf_adapter.h"
+#include "qf_claim.h"
 #include "qf_kernel.h"
 #include "qf_worker.h"
 
@@ -36,6 +37,24 @@ int qf_cli_registry(const char *cmd, const qf_cli_sources *src, qf_registry **ou
             fprintf(stderr, "qualify %s: %s\n", cmd, err);
             goto bad;
         }
+    for (i = 0; i < src->nclaims; i++) {
+        qf_claim_set set;
+        size_t j;
+        if (qf_claim_file_load(src->claims[i], &set, err, sizeof err) != QF_OK) {
+            fprintf(stderr, "qualify %s: --claim %s\n", cmd, err);
+            goto bad;
+        }
+        for (j = 0; j < set.n; j++)
+            if (!qf_registry_set_claim(reg, set.claims[j].kernel, set.claims[j].dtype, &set.claims[j].arith,
+                                       set.path)) {
+                fprintf(stderr, "qualify %s: --claim %s:%d: kernel '%s'%s%s matches no registered kernel tuple\n",
+                        cmd, set.path, set.claims[j].line, set.claims[j].kernel, set.claims[j].dtype[0] ? " dtype " : "",
+                        set.claims[j].dtype);
+                qf_claim_set_free(&set);
+                goto bad;
+            }
+        qf_claim_set_free(&set);
+    }
     *out = reg;
     return QF_EXIT_OK;
 bad:

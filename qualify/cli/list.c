@@ -7,12 +7,13 @@
 #include <string.h>
 
 #include "cli.h"
+#include "qf_claim.h"
 #include "qf_suite.h"
 #include "qf_format.h"
 #include "qf_kernel.h"
 
 static const char *help_text =
-    "usage: qualify list kernels [--json] [--plugin PATH]... [--adapter SPEC]... [--worker CMD]...\n"
+    "usage: qualify list kernels [--json] [--plugin PATH]... [--adapter SPEC]... [--worker CMD]... [--claim FILE]...\n"
     "                            [--kind KIND] [--op OP] [GLOB]\n"
     "       qualify list ops [--json]\n"
     "       qualify list formats [--json]\n"
@@ -27,6 +28,8 @@ static const char *help_text =
     "                  (cblas:LIB.so[:symbol]; repeatable; docs/third-party.md)\n"
     "  --worker CMD    start the kernel worker CMD (/bin/sh -c) and list its\n"
     "                  kernels too (repeatable; docs/workers.md)\n"
+    "  --claim FILE    show the claims of a claim file in place of the kernels'\n"
+    "                  (repeatable; docs/claims.md)\n"
     "  --kind KIND     only kernels of this kind: reference, optimized, model,\n"
     "                  known-bad\n"
     "  --op OP         only kernels of this op (see 'qualify list ops')\n"
@@ -75,10 +78,24 @@ static json_t *arith_json(const qf_arith_claim *a)
                         qf_arith_claim_p_format(a) ? fmt_json(a->attn_p_format) : json_string("none"));
     json_object_set_new(o, "var_algo", json_string(a->var_algo == QF_VAR_WELFORD ? "welford" : "two_pass"));
     json_object_set_new(o, "flush_subnormals", json_boolean(a->flush_subnormals));
+    {
+        /* ABI 3 keys, spelled as in a claim file (docs/claims.md). */
+        static const char *const det[] = {"none", "none", "run-to-run", "thread-count-invariant"};
+        static const char *const acc[] = {"float", "int32", "int64"};
+        char buf[160];
+        json_object_set_new(o, "fma", json_string(a->fma == QF_FMA_UNFUSED ? "unfused" : "fused"));
+        json_object_set_new(o, "order", json_string(qf_claim_order_str(a, buf, sizeof buf)));
+        json_object_set_new(o, "product_frac_bits", json_integer(a->product_frac_bits));
+        json_object_set_new(o, "accumulator", json_string(acc[a->acc_kind]));
+        if (a->acc_kind != QF_ACC_FLOAT)
+            json_object_set_new(o, "overflow",
+                                json_string(a->acc_overflow == QF_OVERFLOW_SATURATE ? "saturate" : "wrap"));
+        json_object_set_new(o, "determinism", json_string(det[qf_arith_claim_determinism(a)]));
+    }
     return o;
 }
 
-static json_t *kernel_json(const qf_kernel *k, const char *origin)
+static json_t *kernel_json(const qf_kernel *k, const char *origin, const char *claim_origin)
 {
     json_t *o = json_object(), *dts = json_array(), *lim = json_object();
     size_t i;
@@ -88,6 +105,8 @@ static json_t *kernel_json(const qf_kernel *k, const char *origin)
     json_object_set_new(o, "op", json_string(qf_op_name(k->op)));
     json_object_set_new(o, "description", k->description ? json_string(k->description) : json_null());
     json_object_set_new(o, "origin", json_string(origin));
+    if (claim_origin) /* the claim came from a claim file (--claim) */
+        json_object_set_new(o, "claim_origin", json_string(claim_origin));
     json_object_set_new(o, "backend", json_string(k->backend));
     json_object_set_new(o, "archs", json_string(k->archs));
     json_object_set_new(o, "simulates", k->simulates ? json_string(k->simulates) : json_null());
@@ -162,7 +181,7 @@ static int list_kernels(qf_registry *r, int json, int have_kind, qf_kernel_kind 
             (glob && !qf_kernel_glob(glob, k->name)))
             continue;
         if (json) {
-            json_array_append_new(arr, kernel_json(k, qf_registry_origin(r, i)));
+            json_array_append_new(arr, kernel_json(k, qf_registry_origin(r, i), qf_registry_claim_origin(r, i)));
         } else {
             char dts[256] = "";
             size_t j, len = 0;
@@ -172,8 +191,10 @@ static int list_kernels(qf_registry *r, int json, int have_kind, qf_kernel_kind 
                     break;
                 len += (size_t)w;
             }
-            printf("%-28s %-10s %-10s %-14s %-8s %s\n", k->name, qf_kernel_kind_name(k->kind),
-                   qf_op_name(k->op), dts, k->archs, qf_registry_origin(r, i));
+            printf("%-28s %-10s %-10s %-14s %-8s %s%s%s\n", k->name, qf_kernel_kind_name(k->kind),
+                   qf_op_name(k->op), dts, k->archs, qf_registry_origin(r, i),
+                   qf_registry_claim_origin(r, i) ? "; claim from " : "",
+                   qf_registry_claim_origin(r, i) ? qf_registry_claim_origin(r, i) : "");
         }
     }
     return json ? dump_json(arr) : QF_EXIT_OK;
@@ -313,6 +334,7 @@ int qf_cli_list(int argc, char **argv)
         {"kind", required_argument, NULL, 'k'},
         {"op", required_argument, NULL, 'o'},
         {"worker", required_argument, NULL, 'w'},
+        {"claim", required_argument, NULL, 'c'},
         {"adapter", required_argument, NULL, 'a'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -325,8 +347,8 @@ int qf_cli_list(int argc, char **argv)
     const char *what, *glob = NULL;
     qf_registry *reg = NULL;
 
-    /* One allocation: plugins, workers and adapters in thirds. */
-    plugins = calloc(3 * ((size_t)argc + 1), sizeof *plugins);
+    /* One allocation: plugins, workers, adapters and claims in quarters. */
+    plugins = calloc(4 * ((size_t)argc + 1), sizeof *plugins);
     if (!plugins) {
         fprintf(stderr, "qualify list: out of memory\n");
         return QF_EXIT_FAIL;
@@ -337,6 +359,7 @@ int qf_cli_list(int argc, char **argv)
     src.plugins = plugins;
     src.workers = workers;
     src.adapters = adapters;
+    src.claims = adapters + argc + 1;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -345,6 +368,7 @@ int qf_cli_list(int argc, char **argv)
         case 'p': plugins[src.nplugins++] = optarg; break;
         case 'w': workers[src.nworkers++] = optarg; break;
         case 'a': adapters[src.nadapters++] = optarg; break;
+        case 'c': ((const char **)src.claims)[src.nclaims++] = optarg; break;
         case 'k':
             if (qf_kernel_kind_lookup(optarg, &kind) != QF_OK) {
                 free(plugins);
@@ -399,7 +423,7 @@ int qf_cli_list(int argc, char **argv)
         }
         glob = argv[optind];
     }
-    if (strcmp(what, "kernels") && (src.nplugins || src.nworkers || src.nadapters || have_kind || have_op)) {
+    if (strcmp(what, "kernels") && (src.nplugins || src.nworkers || src.nadapters || src.nclaims || have_kind || have_op)) {
         free(plugins);
         return qf_cli_usage_error(
             "list", "--plugin, --adapter, --worker, --kind and --op apply to 'list kernels' only");

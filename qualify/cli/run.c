@@ -40,6 +40,8 @@ static const char *help_text =
     "  --worker CMD         start the kernel worker CMD (/bin/sh -c) and register\n"
     "                       its kernels (repeatable; docs/workers.md); adds to\n"
     "                       the suite's workers:\n"
+    "  --claim FILE         replace the arithmetic claim of the kernels a claim\n"
+    "                       file names (repeatable; docs/claims.md)\n"
     "  -j, --jobs N         cases run in parallel (default 1); results do not\n"
     "                       depend on N\n"
     "  --resume             continue a killed sweep from DIR/journal.jsonl\n"
@@ -66,6 +68,7 @@ enum {
     OPT_PLUGIN = 256,
     OPT_ADAPTER,
     OPT_WORKER,
+    OPT_CLAIM,
     OPT_RESUME,
     OPT_TIME,
     OPT_TIMEOUT,
@@ -198,6 +201,7 @@ int qf_cli_run(int argc, char **argv)
                                              {"plugin", required_argument, NULL, OPT_PLUGIN},
                                              {"adapter", required_argument, NULL, OPT_ADAPTER},
                                              {"worker", required_argument, NULL, OPT_WORKER},
+                                             {"claim", required_argument, NULL, OPT_CLAIM},
                                              {"jobs", required_argument, NULL, 'j'},
                                              {"resume", no_argument, NULL, OPT_RESUME},
                                              {"time", no_argument, NULL, OPT_TIME},
@@ -214,9 +218,9 @@ int qf_cli_run(int argc, char **argv)
     const char *outdir = "qualify-out", *kernel = NULL, *case_id = NULL;
     const char **plugins = NULL;
     /* A fixed table: no allocation to release on every early return. */
-    const char *adapters[16], *workers[16];
+    const char *adapters[16], *workers[16], *claims[16];
     char repro[8192];
-    size_t nplugins = 0, nadapters = 0, nworkers = 0, i;
+    size_t nplugins = 0, nadapters = 0, nworkers = 0, nclaims = 0, i;
     int jobs = 1, resume = 0, timing = 0, list = 0, quiet = 0, have_seed = 0, c, rc = QF_EXIT_OK;
     long reps = 0;
     double timeout = 60;
@@ -268,6 +272,14 @@ int qf_cli_run(int argc, char **argv)
                 return qf_cli_usage_error("run", "at most %zu --worker options", nworkers);
             }
             workers[nworkers++] = optarg;
+            break;
+        case OPT_CLAIM:
+            if (nclaims == sizeof claims / sizeof claims[0]) {
+                json_decref(av);
+                free(plugins);
+                return qf_cli_usage_error("run", "at most %zu --claim options", nclaims);
+            }
+            claims[nclaims++] = optarg;
             break;
         case 'j':
             errno = 0;
@@ -388,7 +400,7 @@ int qf_cli_run(int argc, char **argv)
     {
         /* The suite's workers first, then those of the command line. */
         const char *allw[16 + QF_SUITE_MAX_WORKERS];
-        qf_cli_sources src = {plugins, nplugins, adapters, nadapters, allw, 0};
+        qf_cli_sources src = {plugins, nplugins, adapters, nadapters, allw, 0, claims, nclaims};
         for (i = 0; i < suite->nworkers && src.nworkers < sizeof allw / sizeof allw[0]; i++)
             allw[src.nworkers++] = suite->workers[i];
         for (i = 0; i < nworkers && src.nworkers < sizeof allw / sizeof allw[0]; i++)
@@ -427,6 +439,12 @@ int qf_cli_run(int argc, char **argv)
         if (strlen(repro) + strlen(adapters[i]) + 14 < sizeof repro && !strchr(adapters[i], '\'')) {
             strcat(repro, " --adapter '");
             strcat(repro, adapters[i]);
+            strcat(repro, "'");
+        }
+    for (i = 0; i < nclaims; i++)
+        if (strlen(repro) + strlen(claims[i]) + 14 < sizeof repro && !strchr(claims[i], '\'')) {
+            strcat(repro, " --claim '");
+            strcat(repro, claims[i]);
             strcat(repro, "'");
         }
     for (i = 0; i < nworkers; i++)

@@ -258,6 +258,32 @@ static void flush_lost(const _qf_case *p, _qf_checked *ck, const qf_bound_coef *
     }
 }
 
+/* An integer accumulator (qf_arith_claim.acc_kind): the expected result
+ * of an element whose exact sum leaves the accumulator's range is what the
+ * claimed overflow behaviour gives (qf_bound_int_acc_expected): the wrapped
+ * sum, or the saturated one; an element where the order decides
+ * (saturation with products of both signs) is left unchecked (undefined,
+ * counted in ref_undefined).  Only the plain product sum (alpha 1, beta 0,
+ * no scales) is an integer sum. */
+static void int_acc_expect(const _qf_case *p, _qf_checked *ck, uint8_t *rstat)
+{
+    size_t i;
+    if (p->t->arith.acc_kind == QF_ACC_FLOAT || p->recipe != QF_SCALE_RECIPE_NONE ||
+        p->op.u.gemm.alpha != 1 || p->op.u.gemm.beta != 0)
+        return;
+    for (i = 0; i < ck->n; i++) {
+        double ex;
+        if (!qf_bound_int_acc_expected(&p->t->arith, ck->exact[i], ck->absb[i], &ex)) {
+            rstat[i] = QF_REF_UNDEFINED;
+            ck->status[i] = QF_REF_UNDEFINED;
+        } else if (ex != ck->exact[i]) {
+            ck->exact[i] = ex;
+            ck->rounded[i] = qf_format_decode(p->outf, qf_format_encode(p->outf, ex, QF_ROUND_RNE, 1, 0, 0));
+            rstat[i] = QF_REF_EXACT;
+        }
+    }
+}
+
 static int reference_gemm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
                           uint64_t tile)
 {
@@ -333,6 +359,7 @@ static int reference_gemm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_res
         ck->absb[i] = qf_dot_acc_get_d(&abs, QF_ROUND_UP);
         rstat[i] = (uint8_t)qf_dot_acc_status(&acc, ck->rounded[i]);
     }
+    int_acc_expect(p, ck, rstat);
     /* The reference's statuses as qf_gemm judges them (the sign of exact -
      * rounded, formed exactly): counted, while the metrics keep checking
      * every element (the exact engine leaves none undecided). */

@@ -14,10 +14,12 @@
  *         nvfp4          b's float32 global scale ignored;
  *         fp8_channel    every row of a takes row 0's scale;
  *         w4a16          b's last bfloat16 group scale one exponent up;
- *         int8           an int32 accumulator that wraps and no K limit:
- *                        QUALIFIED at small K, FAILED at K = 140000 with
- *                        every product 128 * 128 (the exact sum is past
- *                        2^31), where gemm.cpu.int8 says UNSUPPORTED.
+ *         int8           an int32 accumulator that wraps and no K limit,
+ *                        claiming saturation: QUALIFIED at small K,
+ *                        FAILED at K = 140000 with every product 128 *
+ *                        128 (the exact sum is past 2^31), where
+ *                        gemm.cpu.int8 says UNSUPPORTED; the same kernel
+ *                        claiming wrap is QUALIFIED there.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -134,12 +136,25 @@ static qf_registry *test_registry(void)
         ck_assert_msg(qf_registry_add(r, &k) == QF_OK, "%s", qf_registry_error(r));
     }
     {
+        /* The wrapping kernel claims a saturating int32 accumulator (the
+         * claim it breaks), and once more the wrap it does (kept). */
+        static qf_dtype_tuple sat[1], wrap[1];
         qf_kernel k = *qf_registry_find(r, "gemm.cpu.int8");
+        sat[0] = wrap[0] = k.dtypes[0];
+        sat[0].arith.acc_kind = wrap[0].arith.acc_kind = QF_ACC_INT32;
+        sat[0].arith.acc_overflow = QF_OVERFLOW_SATURATE;
+        wrap[0].arith.acc_overflow = QF_OVERFLOW_WRAP;
+        k.n_dtypes = 1;
+        k.dtypes = sat;
         k.name = "gemm.test.int8.wrap";
         k.kind = QF_KERNEL_KNOWN_BAD;
         k.run = run_int8_wrap;
         k.supports = NULL;
         k.user = NULL;
+        ck_assert_msg(qf_registry_add(r, &k) == QF_OK, "%s", qf_registry_error(r));
+        k.dtypes = wrap;
+        k.name = "gemm.test.int8.wrap_claimed";
+        k.kind = QF_KERNEL_OPTIMIZED;
         ck_assert_msg(qf_registry_add(r, &k) == QF_OK, "%s", qf_registry_error(r));
     }
     return r;
@@ -282,19 +297,19 @@ static const char bad_yaml[] = "suite: gemm-quant-bad\n"
                                "    params: {group_size: 32}\n"
                                "  - name: int8-small\n"
                                "    op: gemm\n"
-                               "    kernels: [gemm.test.int8.wrap, gemm.cpu.int8]\n"
+                               "    kernels: [gemm.test.int8.wrap, gemm.test.int8.wrap_claimed, gemm.cpu.int8]\n"
                                "    dtypes: [{a: int8, b: int8, out: int32}]\n"
                                "    inputs: [{name: uniform, lo: -128, hi: 127}]\n"
                                "    shapes: {M: [3], N: [5], K: [300]}\n"
                                "  - name: int8-edge\n"
                                "    op: gemm\n"
-                               "    kernels: [gemm.test.int8.wrap, gemm.cpu.int8]\n"
+                               "    kernels: [gemm.test.int8.wrap, gemm.test.int8.wrap_claimed, gemm.cpu.int8]\n"
                                "    dtypes: [{a: int8, b: int8, out: int32}]\n"
                                "    inputs: [{name: uniform, lo: -128.25, hi: -127.75}]\n"
                                "    shapes: {M: [1], N: [1], K: [131071]}\n"
                                "  - name: int8-overflow\n"
                                "    op: gemm\n"
-                               "    kernels: [gemm.test.int8.wrap, gemm.cpu.int8]\n"
+                               "    kernels: [gemm.test.int8.wrap, gemm.test.int8.wrap_claimed, gemm.cpu.int8]\n"
                                "    dtypes: [{a: int8, b: int8, out: int32}]\n"
                                "    inputs: [{name: uniform, lo: -128.25, hi: -127.75}]\n"
                                "    shapes: {M: [1], N: [1], K: [140000]}\n";
@@ -335,6 +350,9 @@ START_TEST(defects_fail)
     expect_all(&sum, "int8-edge", "gemm.test.int8.wrap", QF_VERDICT_QUALIFIED, NULL);
     expect_all(&sum, "int8-edge", "gemm.cpu.int8", QF_VERDICT_QUALIFIED, NULL);
     expect_all(&sum, "int8-overflow", "gemm.test.int8.wrap", QF_VERDICT_FAILED, NULL);
+    /* The same wrap, claimed (accumulator: int32, overflow: wrap): the
+     * wrapped sum is the expected result (docs/claims.md). */
+    expect_all(&sum, "int8-overflow", "gemm.test.int8.wrap_claimed", QF_VERDICT_QUALIFIED, NULL);
     expect_all(&sum, "int8-overflow", "gemm.cpu.int8", QF_VERDICT_UNSUPPORTED, "overflow");
     qf_runner_summary_free(&sum);
     qf_registry_free(reg);

@@ -490,6 +490,74 @@ oom:
     return -1;
 }
 
+/* Accumulator width and rounding over the whole tree: one node's output
+ * reaches the output format in one rounding, so an accumulator as narrow as
+ * the output hides there; chains of roundings (sparse random terms on
+ * random leaves) show it.  Narrows [accmin, accmax] and the rounding. */
+static int tree_refine(_qf_pb *p, qf_probe_result *r, const _qf_tree *t, node_fit_t *nf)
+{
+    size_t K = p->K, nq = 200, q;
+    double *a = calloc(nq * K, sizeof *a), *b = malloc(nq * K * sizeof *b), *res = malloc(nq * p->cols * sizeof *res);
+    uint64_t rs = r->seed ^ 0x7265ull;
+    int rc = -1, best = -1, lo = 99;
+    int okr[2] = {0, 0};
+    if (!a || !b || !res)
+        goto out;
+    for (q = 0; q < nq * K; q++)
+        b[q] = 1;
+    for (q = 0; q < nq; q++)
+        for (int s = 0; s < 6; s++) {
+            uint64_t u = qf_rng_u64(rs, q * 8 + (uint64_t)s);
+            static const double ms[] = {1, 1.5, 1.25, 1.75};
+            double v = ((u >> 1) & 1 ? -1 : 1) * ms[(u >> 2) & 3] * ldexp(1.0, -(int)((u >> 4) % 14));
+            size_t leaf = (size_t)((u >> 20) % K);
+            double va, vb;
+            if (_qf_pb_split(p, v, &va, &vb) == 0) {
+                a[q * K + leaf] = va;
+                b[q * K + leaf] = vb;
+            }
+        }
+    if (_qf_pb_eval(p, nq, a, b, 0, p->threads, res))
+        goto out;
+    for (int acc = nf->accmin; acc <= nf->accmax; acc++)
+        for (int rd = 0; rd < 2; rd++) {
+            _qf_arith h = {.F = nf->F, .align = nf->align, .acc = acc, .round = rd ? QF_ROUND_RNE : QF_ROUND_RTZ,
+                           .flush_out = r->flush_out == 1};
+            int fit = 1;
+            if (nf->round_known && h.round != nf->round)
+                continue;
+            for (q = 0; q < nq && fit; q++) {
+                double w = to_out(p, _qf_arith_tree(&h, NULL, t, a + q * K, b + q * K));
+                fit = w == res[q * p->cols] || (isnan(w) && isnan(res[q * p->cols]));
+            }
+            if (fit) {
+                if (acc > best)
+                    best = acc;
+                if (acc < lo)
+                    lo = acc;
+                okr[rd] = 1;
+            }
+        }
+    if (best >= 0) {
+        if (best != nf->accmax || lo != nf->accmin)
+            _qf_pb_evidence(r, "accumulator over the whole tree: %zu sparse random vectors (seed %llu) leave %d..%d "
+                               "fraction bits (one node alone: %d..%d)",
+                            nq, (unsigned long long)r->seed, lo, best, nf->accmin, nf->accmax);
+        nf->accmax = best;
+        nf->accmin = lo;
+        if (!nf->round_known && okr[0] != okr[1]) {
+            nf->round_known = 1;
+            nf->round = okr[0] ? QF_ROUND_RTZ : QF_ROUND_RNE;
+        }
+    }
+    rc = 0;
+out:
+    free(a);
+    free(b);
+    free(res);
+    return rc;
+}
+
 int _qf_mma_probe(_qf_pb *p, qf_probe_result *r, const _qf_tree *t)
 {
     exps x;
@@ -501,6 +569,8 @@ int _qf_mma_probe(_qf_pb *p, qf_probe_result *r, const _qf_tree *t)
     if (v < 0)
         v = t->root;
     if ((rc = node_fit(p, r, t, v, &nf, 1)))
+        return rc;
+    if (nf.accmin != nf.accmax && (rc = tree_refine(p, r, t, &nf)))
         return rc;
     r->block = 0;
     for (int i = 0; i < t->nch[v]; i++)

@@ -94,6 +94,8 @@ typedef struct qf_probe_result {
     int outer;           /* 1: the two-term additions above fused nodes round differently: */
     int outer_acc;       /*    fraction bits, */
     qf_round outer_round;/*    and rounding of those (promotion into float32) */
+    int leaf_round;      /* a two-leaf node rounds its first term alone first (1: acc = 0 + x_0,
+                          * sequential chains) or both (2); chosen by the validation */
     int product_frac_bits; /* 0: exact products */
     int fma;             /* 1 fused multiply-add, 0 product rounded first, QF_PROBE_UNOBSERVABLE */
     int flush_in, flush_out; /* 1 / 0 / QF_PROBE_UNOBSERVABLE */

@@ -76,6 +76,7 @@ typedef struct _qf_arith {
     int pf;         /* products: 0 exact, else rounded to pf fraction bits */
     qf_round pround;
     int flush_out;
+    int leaf_round; /* qf_probe_result.leaf_round */
 } _qf_arith;
 
 #define _QF_F_EXACT 62

@@ -125,6 +125,13 @@ static double eval_node(const _qf_arith *h, const _qf_arith *outer, const _qf_tr
         return NAN;
     for (int i = 0; i < n; i++)
         w[i] = eval_node(h, outer, t, t->ch[v][i], a, b);
+    if (h->leaf_round && n == 2 && t->leaf[t->ch[v][0]] >= 0 && t->leaf[t->ch[v][1]] >= 0) {
+        /* the first term of a chain (acc = 0 + x: one rounding of its own), or both */
+        int first = t->leaf[t->ch[v][0]] < t->leaf[t->ch[v][1]] ? 0 : 1;
+        for (int i = 0; i < 2; i++)
+            if (h->leaf_round == 2 || i == first)
+                w[i] = _qf_arith_node(h, &w[i], 1);
+    }
     r = _qf_arith_node(outer && n == 2 ? outer : h, w, n);
     if (w != buf)
         free(w);
@@ -153,6 +160,7 @@ _qf_arith _qf_arith_of(const qf_probe_result *r)
     h.acc = r->acc_frac_bits;
     h.round = r->acc_round;
     h.flush_out = r->flush_out == 1;
+    h.leaf_round = r->leaf_round;
     if (r->product_frac_bits > 0) {
         h.pf = r->product_frac_bits;
         h.pround = QF_ROUND_RTZ;
@@ -634,8 +642,10 @@ int _qf_mma_probe(_qf_pb *p, qf_probe_result *r, const _qf_tree *t)
             vec[li] = pr;
             if (oi >= 0 && q % 4 != 3) {
                 /* cancel the top bits with a value of format A (b = 1) */
-                double cv = -qf_format_decode(p->fa, qf_format_encode(p->fa, pr, q % 4 == 2 ? QF_ROUND_RTZ : QF_ROUND_RNE, 0, 0, 0));
-                if (isfinite(cv)) {
+                /* a value the accumulator holds exactly (it may pass through a subtree first) */
+                int cb = p->fa->man_bits < r->acc_frac_bits ? p->fa->man_bits : r->acc_frac_bits;
+                double cv = -round_bits(pr, cb, q % 4 == 2 ? QF_ROUND_RTZ : QF_ROUND_RNE);
+                if (isfinite(cv) && qf_format_decode(p->fa, qf_format_encode(p->fa, cv, QF_ROUND_RNE, 0, 0, 0)) == cv) {
                     av[oi] = cv;
                     bv[oi] = 1;
                     vec[oi] = cv;

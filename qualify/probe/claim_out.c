@@ -166,12 +166,10 @@ qf_status qf_probe_write_claim(const qf_probe_result *r, const char *path, char 
     FILE *f = fopen(path, "w");
     int bad = 0, acc = r->acc_frac_bits, guard = 0, narrow;
     const char *accf = "float32", *sum = "sequential";
-    const qf_format *fo = qf_format_get(QF_FLOAT32);
     if (!f) {
         snprintf(err, err_size, "cannot write %s", path);
         return QF_EIO;
     }
-    (void)fo;
     /* accumulator: float32 unless the kept width says otherwise; alignment
      * narrower than the accumulator is claimed as the accumulator's width
      * (the claim has one width for both, qf_bound.h) */

@@ -299,7 +299,7 @@ static int all_split(const _qf_pb *p, const double *v, int c)
     return 1;
 }
 
-static void vec_text(const double *v, int c, double E2, char *buf, size_t size)
+static void vec_text(const double *v, int c, char *buf, size_t size)
 {
     size_t pos = 0;
     buf[0] = 0;
@@ -311,7 +311,6 @@ static void vec_text(const double *v, int c, double E2, char *buf, size_t size)
                      pow2_exp(fabs(v[i])), fabs(v[i]) / ldexp(1.0, pow2_exp(fabs(v[i]))));
         pos += w > 0 ? (size_t)w : 0;
     }
-    (void)E2;
 }
 
 typedef struct node_fit_t {
@@ -462,7 +461,7 @@ static int node_fit(_qf_pb *p, qf_probe_result *r, const _qf_tree *t, int v, nod
             _qf_arith h2 = h;
             h2.F = Fmax + 1;
             if (!fits(p, &h2, &x, &bad)) {
-                vec_text(x.v + bad * (size_t)c, c, E, vt, sizeof vt);
+                vec_text(x.v + bad * (size_t)c, c, vt, sizeof vt);
                 _qf_pb_evidence(r, "alignment: [%s] -> %.17g (keeping %d bits would give %.17g)", vt, x.got[bad], Fmax + 1,
                                 to_out(p, _qf_arith_node(&h2, x.v + bad * (size_t)c, c)));
             }
@@ -471,7 +470,7 @@ static int node_fit(_qf_pb *p, qf_probe_result *r, const _qf_tree *t, int v, nod
             _qf_arith h2 = h;
             h2.round = h.round == QF_ROUND_RTZ ? QF_ROUND_RNE : QF_ROUND_RTZ;
             if (!fits(p, &h2, &x, &bad)) {
-                vec_text(x.v + bad * (size_t)c, c, E, vt, sizeof vt);
+                vec_text(x.v + bad * (size_t)c, c, vt, sizeof vt);
                 _qf_pb_evidence(r, "accumulator rounding: [%s] -> %.17g (%s would give %.17g)", vt, x.got[bad],
                                 qf_round_name(h2.round), to_out(p, _qf_arith_node(&h2, x.v + bad * (size_t)c, c)));
             }
@@ -480,7 +479,7 @@ static int node_fit(_qf_pb *p, qf_probe_result *r, const _qf_tree *t, int v, nod
             _qf_arith h2 = h;
             h2.acc = accmax + 1;
             if (!fits(p, &h2, &x, &bad)) {
-                vec_text(x.v + bad * (size_t)c, c, E, vt, sizeof vt);
+                vec_text(x.v + bad * (size_t)c, c, vt, sizeof vt);
                 _qf_pb_evidence(r, "accumulator width: [%s] -> %.17g (%d fraction bits would give %.17g)", vt, x.got[bad],
                                 accmax + 1, to_out(p, _qf_arith_node(&h2, x.v + bad * (size_t)c, c)));
             }
@@ -515,10 +514,20 @@ static int tree_refine(_qf_pb *p, qf_probe_result *r, const _qf_tree *t, node_fi
         b[q] = 1;
     for (q = 0; q < nq; q++)
         for (int s = 0; s < 6; s++) {
-            uint64_t u = qf_rng_u64(rs, q * 8 + (uint64_t)s);
+            /* short significands; every other vector ends with the
+             * negation of its first term, so that what the accumulator
+             * rounded away shows through a narrower output */
+            uint64_t u = qf_rng_u64(rs, q * 8 + (uint64_t)s), u0 = qf_rng_u64(rs, q * 8);
             static const double ms[] = {1, 1.5, 1.25, 1.75};
-            double v = ((u >> 1) & 1 ? -1 : 1) * ms[(u >> 2) & 3] * ldexp(1.0, -(int)((u >> 4) % 14));
+            /* even vectors: terms 2^0 .. 2^-13; odd ones: a first term near
+             * 1, terms 2^-18 .. 2^-29, then the first term negated */
+            int ex = q % 2 == 0 ? (int)((u >> 4) % 14) : s == 0 ? (int)((u >> 4) % 3) : 18 + (int)((u >> 4) % 12);
+            double v = ((u >> 1) & 1 ? -1 : 1) * ms[(u >> 2) & 3] * ldexp(1.0, -ex);
             size_t leaf = (size_t)((u >> 20) % K);
+            if (s == 5 && q % 2) {
+                v = -(((u0 >> 1) & 1 ? -1 : 1) * ms[(u0 >> 2) & 3] * ldexp(1.0, -(int)((u0 >> 4) % 3)));
+                leaf = K - 1 - (size_t)((u >> 20) % (K / 4 + 1));
+            }
             double va, vb;
             if (_qf_pb_split(p, v, &va, &vb) == 0) {
                 a[q * K + leaf] = va;
@@ -578,7 +587,7 @@ int _qf_mma_probe(_qf_pb *p, qf_probe_result *r, const _qf_tree *t)
         v = t->root;
     if ((rc = node_fit(p, r, t, v, &nf, 1)))
         return rc;
-    if (nf.accmin != nf.accmax && (rc = tree_refine(p, r, t, &nf)))
+    if ((nf.accmin != nf.accmax || !nf.round_known) && (rc = tree_refine(p, r, t, &nf)))
         return rc;
     r->block = 0;
     for (int i = 0; i < t->nch[v]; i++)

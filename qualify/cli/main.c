@@ -25,6 +25,7 @@ static const subcommand commands[] = {
     { "audit",   qf_cli_audit,   "quantization error of .npy/.safetensors tensors per scheme" },
     { "workload", qf_cli_workload, "transformer forward from kernels vs the exact path: KL, top-1" },
     { "report",  qf_cli_report,  "one self-contained HTML page with plots from results/audit JSON" },
+    { "probe",   qf_cli_probe,   "reveal a GEMM kernel's summation order and arithmetic by designed inputs" },
 };
 /* clang-format on */
 

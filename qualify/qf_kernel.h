@@ -283,8 +283,9 @@ size_t qf_tensor_dense_bytes(const qf_tensor *t);
  * gets a wrong answer and one that writes into it is caught
  * (docs/runner.md).  A kernel whose `layouts` lacks a bit the case needs is
  * UNSUPPORTED for it: it is never handed data it did not declare.  The
- * semantics are the BLAS standard's (BLAS Technical Forum, 2001, sec. 2.5:
- * leading dimensions; column-major storage as in Fortran BLAS):
+ * semantics are the BLAS standard's (BLAS Technical Forum Standard, 2001:
+ * leading dimensions, and row- and column-major storage in its C
+ * interface, annex B):
  *   QF_LAYOUT_LD     padded leading dimension: the stride between rows
  *                    (row-major) or columns (column-major) exceeds the
  *                    extent, ld = extent + pad

@@ -39,4 +39,22 @@ int _qf_rp_child_fd(pid_t pid);
  * without any, nap *nap seconds and double it up to cap. */
 void _qf_rp_wait_children(const int *fds, size_t n, double timeout_s, double *nap, double cap);
 
+/* ---- Operand layouts (runner_layout.c) ---------------------------------- */
+
+/* The case's layout, or NULL when it is dense row-major. */
+const qf_suite_layout *_qf_layout_of(const _qf_case *p);
+/* Lay the op class's layout_in inputs out strided (gaps hold a NaN code,
+ * or the largest finite code of a format without NaN); 0, or -1 with the
+ * verdict said in r. */
+int _qf_layout_inputs(_qf_case *p, qf_result *r);
+/* Output 0's strides and the bytes of its allocation (p->out_bytes; the
+ * dense size for a dense case); 0, or -1 with the verdict said in r. */
+int _qf_layout_output(_qf_case *p, qf_result *r);
+/* After a run into g, filled with `fill` before it: every byte of output
+ * 0's allocation outside its elements must still hold fill; then the
+ * elements are gathered in row-major order to the front of g->data, where
+ * the dense checks read them.  0, or -1 with "padding: output d written
+ * into its padding at row R, col C (ld L, ...)" in why. */
+int _qf_layout_gather(const _qf_case *p, _qf_guarded *g, unsigned char fill, char *why, size_t why_size);
+
 #endif

@@ -275,6 +275,8 @@ qf_status _qf_suite_parse_params(ctx *c, yaml_node_t *n, const char *field, cons
 qf_status _qf_suite_parse_inputs(ctx *c, yaml_node_t *n, const char *field, qf_suite_group *g);
 qf_status _qf_suite_parse_seeds(ctx *c, yaml_node_t *n, const char *field, qf_suite_group *g);
 qf_status _qf_suite_parse_threads(ctx *c, yaml_node_t *n, const char *field, qf_suite_group *g);
+qf_status _qf_suite_parse_layouts(ctx *c, yaml_node_t *n, const char *field, const op_schema *os,
+                                  qf_suite_group *g);
 qf_status _qf_suite_parse_sampling(ctx *c, yaml_node_t *n, const char *field, qf_suite_sampling *s);
 qf_status _qf_suite_parse_policy(ctx *c, yaml_node_t *n, const char *field, qf_suite_policy *pol);
 

@@ -36,7 +36,7 @@
 #include "qf_kernel.h"
 
 /* CBLAS enums (standard values; netlib cblas.h). */
-enum { CB_ROW_MAJOR = 101 };
+enum { CB_ROW_MAJOR = 101, CB_COL_MAJOR = 102 };
 enum { CB_NO_TRANS = 111, CB_TRANS = 112 };
 
 typedef void (*sgemm_fn)(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
@@ -125,11 +125,13 @@ static void lib_name(const char *path, char *out, size_t size)
 
 /* ---- Running ------------------------------------------------------------- */
 
-/* One operand as the BLAS sees it: a row-major matrix per batch entry with
- * unit stride along a row. */
+/* One operand as the BLAS sees it: per batch entry a matrix with unit
+ * stride along a row (row-major) or down a column (col), ld elements
+ * between its rows or columns. */
 typedef struct view {
     char *base;
     int64_t batch_stride, ld; /* elements */
+    int col;                  /* column-major: stride 1 down a column */
 } view;
 
 static qf_status get_view(const qf_kernel_call *call, const qf_tensor *t, const char *slot, int64_t batch,
@@ -146,16 +148,22 @@ static qf_status get_view(const qf_kernel_call *call, const qf_tensor *t, const 
     if (t->shape[nd - 2] != rows || t->shape[nd - 1] != cols || (nd == 3 && t->shape[0] != batch) ||
         (nd == 2 && batch > 1))
         return _qf_cpu_fail(call, QF_EINVAL, "operand %s has the wrong shape for this gemm", slot);
-    /* The BLAS reads rows of ld elements; lda >= max(1, cols) by the
-     * standard, and a non-unit column stride has no CBLAS spelling. */
-    if (cols > 1 && t->stride[nd - 1] != 1)
-        return _qf_cpu_fail(call, QF_EUNSUPPORTED, "operand %s: CBLAS needs unit stride along a row", slot);
+    /* The BLAS reads rows (row-major) or columns (column-major) of ld
+     * elements; ld >= max(1, row or column length) by the standard, and a
+     * matrix with unit stride in neither direction has no CBLAS spelling.
+     * A single row or column is read in the order its unit stride says. */
+    v->col = !(cols <= 1 || t->stride[nd - 1] == 1);
+    if (v->col && rows > 1 && t->stride[nd - 2] != 1)
+        return _qf_cpu_fail(call, QF_EUNSUPPORTED,
+                            "operand %s: CBLAS needs unit stride along a row or down a column", slot);
     v->base = t->data;
-    need = cols > 1 ? cols : 1;
-    v->ld = rows <= 1 ? need : t->stride[nd - 2]; /* one row: its stride is never used */
+    need = v->col ? (rows > 1 ? rows : 1) : (cols > 1 ? cols : 1);
+    /* one row (column): its stride is never used */
+    v->ld = (v->col ? cols : rows) <= 1 ? need : t->stride[v->col ? nd - 1 : nd - 2];
     if (v->ld < need)
         return _qf_cpu_fail(call, QF_EUNSUPPORTED,
-                            "operand %s: rows overlap (row stride below the row length)", slot);
+                            "operand %s: %s overlap (leading dimension below their length)", slot,
+                            v->col ? "columns" : "rows");
     if (v->ld > INT_MAX)
         return _qf_cpu_fail(call, QF_EUNSUPPORTED, "operand %s: leading dimension above INT_MAX", slot);
     v->batch_stride = nd == 3 ? t->stride[0] : 0;
@@ -244,35 +252,43 @@ static qf_status cblas_run(void *ctx, const qf_kernel_call *call)
         const void *a = A.base + (size_t)(p * A.batch_stride) * esz_ab;
         const void *b = B.base + (size_t)(p * B.batch_stride) * esz_ab;
         char *d = D.base + (size_t)(p * D.batch_stride) * esz_cd;
-        int cta = ta ? CB_TRANS : CB_NO_TRANS, ctb = tb ? CB_TRANS : CB_NO_TRANS;
+        /* The call's order is d's.  An operand stored the other way is, in
+         * that order, the transpose of what it holds (a row-major [r][c]
+         * with ld is a column-major [c][r] with the same ld), so its
+         * transpose flag flips (the C interface of the standard's annex B). */
+        int order = D.col ? CB_COL_MAJOR : CB_ROW_MAJOR;
+        int cta = (ta != (A.col != D.col)) ? CB_TRANS : CB_NO_TRANS;
+        int ctb = (tb != (B.col != D.col)) ? CB_TRANS : CB_NO_TRANS;
         /* The BLAS updates C in place: d starts as c.  With beta = 0 it is
          * left as the runner poisoned it: the standard says C "need not be
          * set on input" then, so a BLAS that reads it is wrong. */
         if (has_c) {
             const char *c = C.base + (size_t)(p * C.batch_stride) * esz_cd;
-            int64_t i;
+            int64_t i, j;
             for (i = 0; i < m; i++)
-                memcpy(d + (size_t)(i * D.ld) * esz_cd, c + (size_t)(i * C.ld) * esz_cd, (size_t)n * esz_cd);
+                for (j = 0; j < n; j++)
+                    memcpy(d + (size_t)(D.col ? j * D.ld + i : i * D.ld + j) * esz_cd,
+                           c + (size_t)(C.col ? j * C.ld + i : i * C.ld + j) * esz_cd, esz_cd);
         }
         switch (e->which) {
         case E_SGEMM: {
             sgemm_fn f;
             memcpy(&f, &e->fn, sizeof f);
-            f(CB_ROW_MAJOR, cta, ctb, (int)m, (int)n, (int)k, (float)g->alpha, a, (int)A.ld, b, (int)B.ld,
+            f(order, cta, ctb, (int)m, (int)n, (int)k, (float)g->alpha, a, (int)A.ld, b, (int)B.ld,
               (float)g->beta, (float *)(void *)d, (int)D.ld);
             break;
         }
         case E_DGEMM: {
             dgemm_fn f;
             memcpy(&f, &e->fn, sizeof f);
-            f(CB_ROW_MAJOR, cta, ctb, (int)m, (int)n, (int)k, g->alpha, a, (int)A.ld, b, (int)B.ld, g->beta,
+            f(order, cta, ctb, (int)m, (int)n, (int)k, g->alpha, a, (int)A.ld, b, (int)B.ld, g->beta,
               (double *)(void *)d, (int)D.ld);
             break;
         }
         default: {
             sbgemm_fn f;
             memcpy(&f, &e->fn, sizeof f);
-            f(CB_ROW_MAJOR, cta, ctb, (int)m, (int)n, (int)k, (float)g->alpha, a, (int)A.ld, b, (int)B.ld,
+            f(order, cta, ctb, (int)m, (int)n, (int)k, (float)g->alpha, a, (int)A.ld, b, (int)B.ld,
               (float)g->beta, (float *)(void *)d, (int)D.ld);
             break;
         }
@@ -457,6 +473,10 @@ qf_status qf_adapter_load(qf_registry *r, const char *spec, char *err, size_t er
         k.run = cblas_run;
         k.supports = cblas_supports;
         k.user = e;
+        /* Leading dimensions, either storage order (per operand: the
+         * transpose flags absorb a mismatch with d's) and any batch
+         * stride: each batch entry is its own call. */
+        k.layouts = QF_LAYOUT_ALL;
         s = qf_registry_add(r, &k);
     }
     if (s != QF_OK)

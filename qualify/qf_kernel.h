@@ -49,7 +49,7 @@
 extern "C" {
 #endif
 
-#define QF_KERNEL_ABI_VERSION 2u
+#define QF_KERNEL_ABI_VERSION 3u
 
 typedef struct qf_device qf_device; /* qf_backend.h */
 
@@ -274,6 +274,39 @@ size_t qf_tensor_numel(const qf_tensor *t);
 /* Bytes a dense tensor of this description needs. */
 size_t qf_tensor_dense_bytes(const qf_tensor *t);
 
+/* ---- Operand layouts (ABI 3) -------------------------------------------------
+ * The memory layouts of its matrix operands (2-d and batched 3-d tensors) a
+ * kernel accepts beyond dense row-major, which every kernel takes.  A suite
+ * sweeps layouts (docs/suites.md#layouts); the runner then lays the op's
+ * matrix tensors out with these strides (qf_tensor.stride, in elements) and
+ * poisons every gap between elements, so a kernel that reads the padding
+ * gets a wrong answer and one that writes into it is caught
+ * (docs/runner.md).  A kernel whose `layouts` lacks a bit the case needs is
+ * UNSUPPORTED for it: it is never handed data it did not declare.  The
+ * semantics are the BLAS standard's (BLAS Technical Forum Standard, 2001:
+ * leading dimensions, and row- and column-major storage in its C
+ * interface, annex B):
+ *   QF_LAYOUT_LD     padded leading dimension: the stride between rows
+ *                    (row-major) or columns (column-major) exceeds the
+ *                    extent, ld = extent + pad
+ *   QF_LAYOUT_COL    column-major: the last two strides swapped (stride 1
+ *                    down a column, ld between columns); for GEMM what
+ *                    CBLAS calls CblasColMajor, a transposed view
+ *   QF_LAYOUT_BATCH  a batch stride larger than one matrix (ld x extent):
+ *                    a gap between batch entries
+ * 0 means dense row-major only. */
+#define QF_LAYOUT_LD    (1u << 0)
+#define QF_LAYOUT_COL   (1u << 1)
+#define QF_LAYOUT_BATCH (1u << 2)
+#define QF_LAYOUT_ALL   (QF_LAYOUT_LD | QF_LAYOUT_COL | QF_LAYOUT_BATCH)
+
+/* "ld", "col", "batch" for one bit; NULL for anything else. */
+const char *qf_layout_name(uint32_t bit);
+/* "dense" -> 0, "ld", "col", "batch" -> their bit; QF_EPARSE otherwise. */
+qf_status qf_layout_lookup(const char *name, uint32_t *bit);
+/* The bits of `layouts` as text, "ld, col" ("dense only" for 0), into buf. */
+const char *qf_layout_text(uint32_t layouts, char *buf, size_t size);
+
 /* ---- Claims ------------------------------------------------------------------ */
 
 typedef enum qf_kernel_kind {
@@ -361,6 +394,8 @@ struct qf_kernel {
     qf_kernel_fini_fn fini;         /* NULL: none */
     qf_kernel_supports_fn supports; /* NULL: limits say everything */
     void *user;                     /* passed as ctx when init is NULL */
+    /* Appended in ABI 3. */
+    uint32_t layouts; /* QF_LAYOUT_* it accepts beyond dense row-major; 0: dense only */
 };
 
 /* Check a case against the kernel's static claim and its supports callback:

@@ -17,7 +17,7 @@
  * written, before the including file's own), then per group: dtype tuple,
  * shape (shape sets in order; within one set the cartesian product, last
  * dimension fastest), parameter combination (last parameter fastest),
- * thread count, input distribution, seed.  Each case has a stable id, e.g.
+ * thread count, operand layout, input distribution, seed.  Each case has a stable id, e.g.
  *     gemm/M=16,N=4096,K=128/bf16.bf16.f32.f32/normal/seed=2
  * that qf_suite_cases_find() selects again.  Kernel globs are not part of a
  * case id: the runner pairs each case with every kernel matching one of its
@@ -184,6 +184,21 @@ typedef struct qf_suite_shape_set {
     qf_suite_where where;
 } qf_suite_shape_set;
 
+/* A memory layout of the op's matrix operands (docs/suites.md#layouts):
+ * dense row-major (every field 0, label "dense"), or a combination of
+ * column-major order, a padded leading dimension and a padded batch
+ * stride.  `needs` is what a kernel must declare (QF_LAYOUT_* of
+ * qf_kernel.h) to be handed it. */
+typedef struct qf_suite_layout {
+    int col;            /* column-major: the last two strides swapped */
+    uint32_t ld_pad;    /* leading dimension = the dense one + ld_pad elements */
+    uint32_t batch_pad; /* batch stride = one matrix (ld x extent) + batch_pad elements */
+    uint32_t needs;     /* QF_LAYOUT_* bits */
+    const char *label;  /* "dense", "ld+3", "col", "col,ld+5", "batch+64" (canonical order) */
+} qf_suite_layout;
+
+#define QF_SUITE_LAYOUT_PAD_MAX 65536 /* one pad of `layout`, in elements */
+
 typedef struct qf_suite_group {
     const char *name; /* optional; prefixes case ids "name:" */
     qf_suite_op op;
@@ -206,6 +221,8 @@ typedef struct qf_suite_group {
     const char **arch; /* architecture globs; none: every architecture */
     size_t nthreads;
     uint32_t *threads; /* kernel thread counts (call.threads); default: [1] */
+    size_t nlayouts;
+    qf_suite_layout *layouts; /* operand layouts; default: [dense] */
 } qf_suite_group;
 
 typedef struct qf_suite qf_suite;
@@ -248,6 +265,7 @@ typedef struct qf_suite_case {
     uint64_t seed;
     const char *id;
     uint32_t threads; /* the kernel's call.threads (1 unless the group sweeps `threads`) */
+    const qf_suite_layout *layout; /* the operand layout (dense unless the group sweeps `layout`) */
 } qf_suite_case;
 
 typedef struct qf_suite_cases {

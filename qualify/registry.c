@@ -72,6 +72,50 @@ qf_status qf_kernel_kind_lookup(const char *name, qf_kernel_kind *out)
     return QF_EPARSE;
 }
 
+/* ---- Operand layouts ------------------------------------------------------------- */
+
+static const char *const layout_names[] = {"ld", "col", "batch"};
+
+const char *qf_layout_name(uint32_t bit)
+{
+    size_t i;
+    for (i = 0; i < sizeof layout_names / sizeof layout_names[0]; i++)
+        if (bit == 1u << i)
+            return layout_names[i];
+    return NULL;
+}
+
+qf_status qf_layout_lookup(const char *name, uint32_t *bit)
+{
+    size_t i;
+    if (!name || !bit)
+        return QF_EINVAL;
+    if (!strcmp(name, "dense")) {
+        *bit = 0;
+        return QF_OK;
+    }
+    for (i = 0; i < sizeof layout_names / sizeof layout_names[0]; i++)
+        if (!strcmp(name, layout_names[i])) {
+            *bit = 1u << i;
+            return QF_OK;
+        }
+    return QF_EPARSE;
+}
+
+const char *qf_layout_text(uint32_t layouts, char *buf, size_t size)
+{
+    size_t i, u = 0;
+    if (!buf || !size)
+        return buf;
+    buf[0] = '\0';
+    if (!layouts)
+        snprintf(buf, size, "dense only");
+    for (i = 0; i < sizeof layout_names / sizeof layout_names[0]; i++)
+        if ((layouts & (1u << i)) && u < size)
+            u += (size_t)snprintf(buf + u, size - u, "%s%s", u ? ", " : "", layout_names[i]);
+    return buf;
+}
+
 /* ---- Tensors ---------------------------------------------------------------------- */
 
 qf_status qf_tensor_init(qf_tensor *t, qf_format_id format, int ndim, const int64_t *shape)
@@ -394,6 +438,11 @@ static qf_status check_kernel(qf_registry *r, const qf_kernel *k)
     }
     if (!k->backend || !*k->backend || !k->archs || !*k->archs) {
         _qf_registry_set_error(r, "kernel '%s' names no back end or no architecture (use \"cpu\")", k->name);
+        return QF_EINVAL;
+    }
+    if (k->layouts & ~QF_LAYOUT_ALL) {
+        _qf_registry_set_error(r, "kernel '%s': layouts 0x%x has bits no layout names (ld, col, batch)",
+                               k->name, (unsigned)k->layouts);
         return QF_EINVAL;
     }
     if (!k->dtypes || k->n_dtypes == 0) {

@@ -83,6 +83,7 @@ static void prep_free(_qf_case *p)
     for (i = 0; i < QF_KERNEL_MAX_IN; i++) {
         free(p->inval[i]);
         free(p->incode[i]);
+        free(p->instrided[i]);
     }
     free(p->inscale[0]);
     free(p->inscale[1]);
@@ -181,8 +182,12 @@ static int prepare_inputs(_qf_case *p, qf_result *r)
                 "unsupported: packed output formats are not driven by the runner yet");
         return -1;
     }
-    if (_qf_rp_guarded_alloc(&p->g[0], qf_format_array_bytes(p->outf, p->out_n), poison[0]) ||
-        _qf_rp_guarded_alloc(&p->g[1], qf_format_array_bytes(p->outf, p->out_n), poison[1])) {
+    /* A strided layout: inputs copied out with poisoned gaps, output 0
+     * allocated over its strided extent (runner_layout.c). */
+    if (_qf_layout_inputs(p, r) || _qf_layout_output(p, r))
+        return -1;
+    if (_qf_rp_guarded_alloc(&p->g[0], p->out_bytes, poison[0]) ||
+        _qf_rp_guarded_alloc(&p->g[1], p->out_bytes, poison[1])) {
         _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot map the output buffers: %s", strerror(errno));
         return -1;
     }
@@ -395,6 +400,13 @@ static int check_slot(_qf_case *p, qf_result *r, int sl, _qf_guarded *g, size_t 
                            slot, off < 0 ? -off : off, off < 0 ? "before" : "past the end of", run + 1),
                    -1;
     }
+    /* A strided output: its gaps must still hold the run's poison; then
+     * its elements are gathered densely for the checks below. */
+    for (run = 0; sl == 0 && run < 2; run++) {
+        char why[QF_RESULT_TEXT_MAX - 16];
+        if (_qf_layout_gather(p, &g[run], poison[run], why, sizeof why))
+            return _qf_say(r, QF_VERDICT_FAILED, "%s (run %d)", why, run + 1), -1;
+    }
     for (i = 0; i < n; i++) {
         int b, clean = 1;
         for (run = 0; run < 2 && clean; run++)
@@ -518,7 +530,7 @@ static int run_baseline(_qf_case *p, const _qf_checked *ck, const qf_metrics_inp
     qf_result *tr = malloc(sizeof *tr);
     qf_metrics_input mi = *mi0;
     double *got = NULL;
-    size_t i, bytes = qf_format_array_bytes(p->outf, p->out_n);
+    size_t i, bytes = p->out_bytes;
     int eb = p->outf->storage_bits / 8, rc = -1;
     qf_status s;
     *bv = QF_VERDICT_MISTRUSTED;
@@ -804,6 +816,22 @@ typedef struct pair {
     size_t kidx;
 } pair;
 
+/* Does kernel k take the case's operand layout?  0, or -1 with the reason
+ * in why: a kernel is never handed strides it did not declare. */
+static int layout_ok(const _qf_case *p, const qf_kernel *k, char *why, size_t size)
+{
+    const qf_suite_layout *L = _qf_layout_of(p);
+    char have[64];
+    if (!L || !(L->needs & ~k->layouts))
+        return 0;
+    if (!k->layouts)
+        snprintf(why, size, "%s takes dense row-major operands only (layout %s)", k->name, L->label);
+    else
+        snprintf(why, size, "%s does not take layout %s (it declares %s)", k->name, L->label,
+                 qf_layout_text(k->layouts, have, sizeof have));
+    return -1;
+}
+
 /* The policy's baseline kernel: registered, on this back end, claiming a
  * tuple for the case's dtypes and the case's shape.  0, or -1 with
  * UNSUPPORTED and the reason in r (nothing to compare with is not a
@@ -832,7 +860,7 @@ static int find_baseline(_qf_case *p, const qf_registry *reg, qf_result *r)
                 p->c->dtype->label);
         return -1;
     }
-    if (qf_kernel_check(p->bk, &p->op, p->bt, why, sizeof why) != QF_OK) {
+    if (qf_kernel_check(p->bk, &p->op, p->bt, why, sizeof why) != QF_OK || layout_ok(p, p->bk, why, sizeof why)) {
         _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: the baseline %s: %s", name, why);
         return -1;
     }
@@ -895,7 +923,7 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
         goto out;
     }
     snprintf(r->dtype_tuple, sizeof r->dtype_tuple, "%s", p.t->name ? p.t->name : "");
-    if (qf_kernel_check(pr->k, &p.op, p.t, why, sizeof why) != QF_OK) {
+    if (qf_kernel_check(pr->k, &p.op, p.t, why, sizeof why) != QF_OK || layout_ok(&p, pr->k, why, sizeof why)) {
         _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: %s", why);
         goto out;
     }

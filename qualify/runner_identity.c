@@ -96,6 +96,12 @@ void _qf_runner_identity(qf_result *r, const qf_suite *suite, const qf_suite_cas
         snprintf(r->params[i].value, sizeof r->params[i].value, "%u", c->threads);
         i++;
     }
+    /* So is a layout other than dense (docs/suites.md#layouts). */
+    if (c->layout && c->layout->needs && i < QF_RESULT_MAX_PARAMS) {
+        snprintf(r->params[i].key, sizeof r->params[i].key, "layout");
+        snprintf(r->params[i].value, sizeof r->params[i].value, "%s", c->layout->label);
+        i++;
+    }
     r->nparams = i;
     snprintf(r->input, sizeof r->input, "%s", c->input->label ? c->input->label : c->input->name);
     r->seed = c->seed;

@@ -46,6 +46,7 @@ static qf_status group_count(ctx *c, const qf_suite_group *g, uint64_t *n)
     for (size_t i = 0; i < g->nparams; i++)
         k = mul_cap(k, g->params[i].nvalues, QF_SUITE_CASES_MAX);
     k = mul_cap(k, g->nthreads, QF_SUITE_CASES_MAX);
+    k = mul_cap(k, g->nlayouts, QF_SUITE_CASES_MAX);
     k = mul_cap(k, g->ninputs, QF_SUITE_CASES_MAX);
     k = mul_cap(k, g->nseeds, QF_SUITE_CASES_MAX);
     *n = k;
@@ -130,8 +131,8 @@ static void value_text(char *buf, size_t size, const qf_suite_value *v)
 }
 
 static size_t make_id(char *buf, size_t size, const qf_suite_group *g, const uint64_t *dims,
-                      const qf_suite_dtype *dt, const uint8_t *ch, uint32_t threads, const qf_suite_input *in,
-                      uint64_t seed)
+                      const qf_suite_dtype *dt, const uint8_t *ch, uint32_t threads,
+                      const qf_suite_layout *lay, const qf_suite_input *in, uint64_t seed)
 {
     const op_schema *os = _qf_suite_op_schema(g->op);
     size_t u = 0;
@@ -163,6 +164,9 @@ static size_t make_id(char *buf, size_t size, const qf_suite_group *g, const uin
      * out, so ids of suites that do not sweep threads stay the same. */
     if (threads != 1)
         ADD("%sthreads=%u", g->nparams ? "," : "/", threads);
+    /* The layout likewise, after the thread count; dense is left out. */
+    if (lay->needs)
+        ADD("%slayout=%s", g->nparams || threads != 1 ? "," : "/", lay->label);
     ADD("/%s/seed=%llu", in->label, (unsigned long long)seed);
 #undef ADD
     return u;
@@ -188,14 +192,15 @@ typedef struct expander {
 } expander;
 
 static qf_status emit(expander *e, const qf_suite_group *g, const uint64_t *dims, const qf_suite_dtype *dt,
-                      const uint8_t *ch, uint32_t threads, const qf_suite_input *in, uint64_t seed)
+                      const uint8_t *ch, uint32_t threads, const qf_suite_layout *lay, const qf_suite_input *in,
+                      uint64_t seed)
 {
     if (!e->out) {
         e->n++;
         return QF_OK;
     }
     char id[1024];
-    size_t len = make_id(id, sizeof id, g, dims, dt, ch, threads, in, seed);
+    size_t len = make_id(id, sizeof id, g, dims, dt, ch, threads, lay, in, seed);
     if (len >= sizeof id)
         len = sizeof id - 1;
     if (e->ids_used + len + 1 > e->ids_cap) {
@@ -219,6 +224,7 @@ static qf_status emit(expander *e, const qf_suite_group *g, const uint64_t *dims
     k->input = in;
     k->seed = seed;
     k->threads = threads;
+    k->layout = lay;
     k->id = (const char *)(uintptr_t)e->ids_used; /* offset until ids stop moving */
     e->ids_used += len + 1;
     return QF_OK;
@@ -246,11 +252,12 @@ static qf_status walk(expander *e, const qf_suite *s)
                         if (check_shape(c, g, ss, dims, ch))
                             return c->st;
                         for (size_t ti = 0; ti < g->nthreads; ti++)
-                            for (size_t ii = 0; ii < g->ninputs; ii++)
-                                for (size_t k = 0; k < g->nseeds; k++)
-                                    if (emit(e, g, dims, &g->dtypes[di], ch, g->threads[ti], &g->inputs[ii],
-                                             g->seeds[k]))
-                                        return c->st;
+                            for (size_t li = 0; li < g->nlayouts; li++)
+                                for (size_t ii = 0; ii < g->ninputs; ii++)
+                                    for (size_t k = 0; k < g->nseeds; k++)
+                                        if (emit(e, g, dims, &g->dtypes[di], ch, g->threads[ti],
+                                                 &g->layouts[li], &g->inputs[ii], g->seeds[k]))
+                                            return c->st;
                         /* next parameter combination, last fastest */
                         size_t p = g->nparams;
                         while (p > 0) {

@@ -976,6 +976,107 @@ qf_status _qf_suite_parse_threads(ctx *c, yaml_node_t *n, const char *field, qf_
     return QF_OK;
 }
 
+/* One pad of a layout token: "ld+N" or "batch+N" after its prefix. */
+static int layout_pad(const char *t, uint32_t *pad)
+{
+    char *end;
+    unsigned long v;
+    if (*t < '1' || *t > '9')
+        return -1;
+    v = strtoul(t, &end, 10);
+    if (*end || v > QF_SUITE_LAYOUT_PAD_MAX)
+        return -1;
+    *pad = (uint32_t)v;
+    return 0;
+}
+
+/* One layout: "dense", or comma-separated tokens "col", "ld+N", "batch+N",
+ * each at most once, in any order; the label is written in canonical order
+ * (col, ld, batch). */
+static qf_status parse_layout(ctx *c, yaml_node_t *n, const char *f, const op_schema *os, qf_suite_layout *L)
+{
+    const char *text, *t;
+    char lab[64], tok[32], drives[64];
+    memset(L, 0, sizeof *L);
+    if (_qf_suite_scalar_text(c, n, f, &text))
+        return c->st;
+    if (!strcmp(text, "dense")) {
+        L->label = "dense";
+        return QF_OK;
+    }
+    for (t = text; *t;) {
+        size_t k = strcspn(t, ",");
+        uint32_t bit = 0;
+        if (k == 0 || k >= sizeof tok)
+            return fail(c, n, f, "malformed layout '%.40s' (dense, or col, ld+N, batch+N joined by ',')", text);
+        memcpy(tok, t, k);
+        tok[k] = '\0';
+        if (!strcmp(tok, "col"))
+            bit = QF_LAYOUT_COL, L->col = 1;
+        else if (!strncmp(tok, "ld+", 3) && !layout_pad(tok + 3, &L->ld_pad))
+            bit = QF_LAYOUT_LD;
+        else if (!strncmp(tok, "batch+", 6) && !layout_pad(tok + 6, &L->batch_pad))
+            bit = QF_LAYOUT_BATCH;
+        else
+            return fail(c, n, f,
+                        "unknown layout part '%s' (valid: dense, or col, ld+N, batch+N joined by ','; N in "
+                        "1..%u)",
+                        tok, QF_SUITE_LAYOUT_PAD_MAX);
+        if (L->needs & bit)
+            return fail(c, n, f, "layout '%.40s' names %s twice", text, qf_layout_name(bit));
+        L->needs |= bit;
+        t += k;
+        if (*t == ',' && !*++t)
+            return fail(c, n, f, "malformed layout '%.40s' (a trailing ',')", text);
+    }
+    if (L->needs & ~os->layouts)
+        return fail(c, n, f, "op %s lays out its operands %s%s; layout '%.40s' is not driven for it", os->name,
+                    os->layouts ? "as " : "", qf_layout_text(os->layouts, drives, sizeof drives), text);
+    snprintf(lab, sizeof lab, "%s%s", L->col ? "col" : "", L->ld_pad && L->col ? "," : "");
+    if (L->ld_pad)
+        snprintf(lab + strlen(lab), sizeof lab - strlen(lab), "ld+%u", L->ld_pad);
+    if (L->batch_pad)
+        snprintf(lab + strlen(lab), sizeof lab - strlen(lab), "%sbatch+%u", L->col || L->ld_pad ? "," : "",
+                 L->batch_pad);
+    if (!(L->label = arena_strdup(c->A, lab)))
+        return oom(c);
+    return QF_OK;
+}
+
+/* Operand layouts (docs/suites.md#layouts): one or a list, no two the
+ * same; default [dense]. */
+qf_status _qf_suite_parse_layouts(ctx *c, yaml_node_t *n, const char *field, const op_schema *os,
+                                  qf_suite_group *g)
+{
+    char p[PATHSZ];
+    yaml_node_t **items;
+    size_t k;
+    if (!n) {
+        if (!(g->layouts = arena_alloc(c->A, sizeof *g->layouts)))
+            return oom(c);
+        memset(g->layouts, 0, sizeof *g->layouts);
+        g->layouts[0].label = "dense";
+        g->nlayouts = 1;
+        return QF_OK;
+    }
+    if (n->type == YAML_MAPPING_NODE)
+        return fail(c, n, field, "expected a layout or a list of them, got a mapping");
+    if (_qf_suite_as_list(c, n, field, 64, &items, &k))
+        return c->st;
+    if (!(g->layouts = arena_alloc(c->A, k * sizeof *g->layouts)))
+        return oom(c);
+    for (size_t i = 0; i < k; i++) {
+        const char *f = n->type == YAML_SEQUENCE_NODE ? pindex(p, sizeof p, field, i) : field;
+        if (parse_layout(c, items[i], f, os, &g->layouts[i]))
+            return c->st;
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(g->layouts[j].label, g->layouts[i].label))
+                return fail(c, items[i], f, "layout %s appears twice", g->layouts[i].label);
+    }
+    g->nlayouts = k;
+    return QF_OK;
+}
+
 qf_status _qf_suite_parse_sampling(ctx *c, yaml_node_t *n, const char *field, qf_suite_sampling *s)
 {
     static const char *const keys[] = {"max_elements", "edges", "tile"};

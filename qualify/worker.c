@@ -637,6 +637,22 @@ static int parse_kernel(worker *w, json_t *j, wkernel *wk, qf_kernel *k, char *e
                        kname, dn),
                    -1;
     }
+    /* "layouts": the operand layouts it takes beyond dense (docs/workers.md);
+     * absent: dense row-major only. */
+    if ((v = json_object_get(j, "layouts"))) {
+        size_t li;
+        if (!json_is_array(v))
+            return say(err, err_size, "kernel %s: \"layouts\" must be a list of names", kname), -1;
+        for (li = 0; li < json_array_size(v); li++) {
+            const char *ln = json_string_value(json_array_get(v, li));
+            uint32_t bit;
+            if (!ln || qf_layout_lookup(ln, &bit) != QF_OK)
+                return say(err, err_size, "kernel %s: unknown layout '%s' (dense, ld, col, batch)", kname,
+                           ln ? ln : "?"),
+                       -1;
+            k->layouts |= bit;
+        }
+    }
     if (lim && !json_is_object(lim))
         return say(err, err_size, "kernel %s: \"limits\" must be an object", kname), -1;
     json_object_foreach(lim, key, v)

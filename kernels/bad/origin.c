@@ -49,6 +49,16 @@ static const _qf_bad_origin origins[] = {
     /* The last N % 8 columns are never written: the runner's poison. */
     {"gemm.bad.unwritten", "gemm.cpu.naive.f32", _QF_DEFECT_GEMM_UNWRITTEN_TAIL,
      "the last N % 8 columns are not stored", NULL},
+    /* a and b read at dense offsets: on a padded leading dimension or a
+     * column-major operand it reads wrong elements and the runner's NaN
+     * padding (NaN where the reference is finite).  Hidden on dense
+     * operands, where the dense offsets are the strides. */
+    {"gemm.bad.ignores_ld", "gemm.cpu.naive.f32", _QF_DEFECT_GEMM_IGNORES_LD,
+     "a and b read as dense, ignoring their leading dimensions", NULL},
+    /* Zeros stored over each row's padding: the runner's check of the
+     * gaps of a strided output.  Hidden on dense d (no padding). */
+    {"gemm.bad.pad_store", "gemm.cpu.naive.f32", _QF_DEFECT_GEMM_PAD_STORE,
+     "each row of d stored over its whole pitch", NULL},
     /* No max subtracted: expf overflows to +inf once some z_j > 88.7 (NaN
      * rows), a row all below about -87 underflows into 0 / 0.  Shows on
      * large entries (normal with std 100); hidden for |z| < ~80, where

@@ -80,12 +80,18 @@ static const qf_dtype_tuple l2norm_f32[] = {
  * configuration whose first member is the _qf_defect; a compound literal
  * at file scope has static storage, C11 6.5.2.5).  origin.c names the good
  * kernel and the defect of every entry; tests/kernels/t-bad checks them. */
-#define DERIVED(NAME, OP, DESC, DTYPES, RUN, SUPPORTS, USER)                                 \
+#define DERIVED_L(NAME, OP, DESC, DTYPES, RUN, SUPPORTS, USER, LAYOUTS)                    \
     { .abi_version = QF_KERNEL_ABI_VERSION, .struct_size = sizeof(qf_kernel), .name = NAME, \
       .op = OP, .kind = QF_KERNEL_KNOWN_BAD, .description = DESC, .backend = "cpu",         \
       .archs = "cpu", .simulates = NULL, .dtypes = DTYPES,                                  \
       .n_dtypes = sizeof DTYPES / sizeof DTYPES[0], .run = RUN, .supports = SUPPORTS,       \
-      .user = (void *)(USER) }
+      .user = (void *)(USER), .layouts = LAYOUTS }
+#define DERIVED(NAME, OP, DESC, DTYPES, RUN, SUPPORTS, USER) \
+    DERIVED_L(NAME, OP, DESC, DTYPES, RUN, SUPPORTS, USER, 0)
+/* The same, declaring every operand layout as its good kernel does (a
+ * defect that shows only on strided operands). */
+#define DERIVED_STRIDED(NAME, OP, DESC, DTYPES, RUN, SUPPORTS, USER) \
+    DERIVED_L(NAME, OP, DESC, DTYPES, RUN, SUPPORTS, USER, QF_LAYOUT_ALL)
 #define DEFECT(D) (&(const _qf_defect){D})
 #define FLASH(D, P) (&(const _qf_cpu_flash_cfg){.defect = D, .kv_tile = 16, .p_format = P})
 
@@ -122,6 +128,15 @@ static const qf_kernel bad_kernels[] = {
     DERIVED("gemm.bad.unwritten",             QF_OP_GEMM,
             "known-bad: leaves the last N % 8 columns unwritten (shows when N % 8 != 0)",
             gemm_f32,   _qf_cpu_gemm_f32_run,        _qf_bad_gemm_supports, DEFECT(_QF_DEFECT_GEMM_UNWRITTEN_TAIL)),
+    /* gemm.cpu.naive.f32 reading a and b at dense offsets (ignoring lda,
+     * ldb and column-major strides) while declaring strided layouts. */
+    DERIVED_STRIDED("gemm.bad.ignores_ld",    QF_OP_GEMM,
+            "known-bad: reads a and b as dense row-major whatever their strides (shows on ld+N and col layouts)",
+            gemm_f32,   _qf_cpu_gemm_f32_run,        _qf_bad_gemm_supports, DEFECT(_QF_DEFECT_GEMM_IGNORES_LD)),
+    /* gemm.cpu.naive.f32 storing zeros over each row's padding. */
+    DERIVED_STRIDED("gemm.bad.pad_store",     QF_OP_GEMM,
+            "known-bad: stores each row of d over its whole pitch, zeros in the padding (shows on ld+N layouts)",
+            gemm_f32,   _qf_cpu_gemm_f32_run,        _qf_bad_gemm_supports, DEFECT(_QF_DEFECT_GEMM_PAD_STORE)),
     /* softmax.cpu.f32 without the max subtraction (the naive textbook form). */
     DERIVED("softmax.bad.nomax",              QF_OP_SOFTMAX,
             "known-bad: softmax without max subtraction (expf overflows for entries above ~88)",

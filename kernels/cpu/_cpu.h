@@ -126,6 +126,8 @@ typedef enum _qf_defect {
     _QF_DEFECT_WELFORD_NO_FACTOR,   /* layernorm_welford.c: M2 += delta * delta */
     _QF_DEFECT_ROPE_F16_ANGLE,      /* rope.c: the angle rounded to float16 */
     _QF_DEFECT_L2NORM_F16_SUMSQ,    /* l2norm.c: squares and partial sums rounded to float16 */
+    _QF_DEFECT_GEMM_IGNORES_LD,     /* gemm.c: a and b read as if dense (lda = K, ldb = N) */
+    _QF_DEFECT_GEMM_PAD_STORE,      /* gemm.c: each row of d stored over its whole pitch (zeros in the padding) */
 } _qf_defect;
 
 /* The defect of a run: ctx (kernel->user) is NULL, or points to a

@@ -30,7 +30,12 @@
  * timing would), _QF_DEFECT_GEMM_PAIR_OVERRUN (odd N: the last column is
  * stored as the pair (value, 0), one element past the row) and
  * _QF_DEFECT_GEMM_UNWRITTEN_TAIL (the last N % 8 columns are never
- * stored).  With a defect the rows run on one thread, in order, as the
+ * stored), _QF_DEFECT_GEMM_IGNORES_LD (a and b are read at their dense
+ * row-major offsets whatever their strides: a kernel that takes lda = K
+ * and ldb = N for granted) and _QF_DEFECT_GEMM_PAD_STORE (a row-major d
+ * with a padded leading dimension gets zeros in each row's padding, as a
+ * kernel whose stores cover the whole row pitch).  The last two show only
+ * on strided operands (a suite's `layout`).  With a defect the rows run on one thread, in order, as the
  * defective kernels were written: the overrun's stray 0 lands in the next
  * row before that row is computed and overwrites it.
  */
@@ -72,6 +77,16 @@ static void st_bf16(void *base, int64_t off, float v)
     else
         u += 0x7fffu + ((u >> 16) & 1u);
     ((uint16_t *)base)[off] = (uint16_t)(u >> 16);
+}
+
+/* The offset of (p, r, c) in t as if it were dense row-major, whatever its
+ * strides (_QF_DEFECT_GEMM_IGNORES_LD). */
+static int64_t dense_off(const qf_tensor *t, int64_t p, int64_t r, int64_t c)
+{
+    int64_t R = t->shape[t->ndim - 2], C = t->shape[t->ndim - 1], o = r * C + c;
+    if (t->ndim == 3 && t->shape[0] > 1)
+        o += p * R * C;
+    return o;
 }
 
 typedef float (*load_fn)(const void *, int64_t);
@@ -202,9 +217,14 @@ static qf_status gemm_run_typed(const qf_kernel_call *call, load_fn ld, store_fn
                     float acc = 0.0f;
                     for (l = 0; l < kk; l++) {
                         int64_t ll = start ? (start + l) % k : l;
-                        float a =
-                            ld(A->data, trans_a ? _qf_cpu_off(A, pa, ll, r) : _qf_cpu_off(A, pa, r, ll));
-                        float b = ld(B->data, trans_b ? _qf_cpu_off(B, p, j, ll) : _qf_cpu_off(B, p, ll, j));
+                        float a, b;
+                        if (defect == _QF_DEFECT_GEMM_IGNORES_LD) {
+                            a = ld(A->data, trans_a ? dense_off(A, pa, ll, r) : dense_off(A, pa, r, ll));
+                            b = ld(B->data, trans_b ? dense_off(B, p, j, ll) : dense_off(B, p, ll, j));
+                        } else {
+                            a = ld(A->data, trans_a ? _qf_cpu_off(A, pa, ll, r) : _qf_cpu_off(A, pa, r, ll));
+                            b = ld(B->data, trans_b ? _qf_cpu_off(B, p, j, ll) : _qf_cpu_off(B, p, ll, j));
+                        }
                         float prod = a * b;
                         acc = acc + prod;
                     }
@@ -222,6 +242,10 @@ static qf_status gemm_run_typed(const qf_kernel_call *call, load_fn ld, store_fn
                          * the row (past the buffer in the last row). */
                         st(D->data, _qf_cpu_off(D, pa, r, j) + 1, 0.0f);
                 }
+                if (defect == _QF_DEFECT_GEMM_PAD_STORE && D->stride[D->ndim - 1] == 1)
+                    /* The store covers the row pitch: zeros past column n. */
+                    for (j = n; j < D->stride[D->ndim - 2]; j++)
+                        st(D->data, _qf_cpu_off(D, pa, r, 0) + j, 0.0f);
             }
             (void)nth;
             if (groups)

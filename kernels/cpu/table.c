@@ -248,11 +248,17 @@ static const qf_dtype_tuple l2norm_f32[] = {
 };
 /* clang-format on */
 
-#define KERNEL(NAME, OP, KIND, DESC, DTYPES, RUN, SUPPORTS)                                  \
+#define KERNEL_L(NAME, OP, KIND, DESC, DTYPES, RUN, SUPPORTS, LAYOUTS)                       \
     { .abi_version = QF_KERNEL_ABI_VERSION, .struct_size = sizeof(qf_kernel), .name = NAME, \
       .op = OP, .kind = KIND, .description = DESC, .backend = "cpu", .archs = "cpu",        \
       .simulates = NULL, .dtypes = DTYPES, .n_dtypes = sizeof DTYPES / sizeof DTYPES[0],     \
-      .run = RUN, .supports = SUPPORTS }
+      .run = RUN, .supports = SUPPORTS, .layouts = LAYOUTS }
+#define KERNEL(NAME, OP, KIND, DESC, DTYPES, RUN, SUPPORTS) \
+    KERNEL_L(NAME, OP, KIND, DESC, DTYPES, RUN, SUPPORTS, 0)
+/* One that honours any strides (its loads and stores go through
+ * _qf_cpu_off): it declares every operand layout (qf_kernel.h). */
+#define KERNEL_STRIDED(NAME, OP, KIND, DESC, DTYPES, RUN, SUPPORTS) \
+    KERNEL_L(NAME, OP, KIND, DESC, DTYPES, RUN, SUPPORTS, QF_LAYOUT_ALL)
 #define KERNEL_U(NAME, DESC, DTYPES, ALGO)                                                  \
     { .abi_version = QF_KERNEL_ABI_VERSION, .struct_size = sizeof(qf_kernel), .name = NAME, \
       .op = QF_OP_GEMM, .kind = QF_KERNEL_OPTIMIZED, .description = DESC, .backend = "cpu", \
@@ -268,7 +274,7 @@ static const qf_dtype_tuple l2norm_f32[] = {
       .supports = _qf_cpu_gemm_quant_supports, .user = ALGO }
 
 static const qf_kernel cpu_kernels[] = {
-    KERNEL("gemm.cpu.naive.f32",   QF_OP_GEMM,    QF_KERNEL_REFERENCE,
+    KERNEL_STRIDED("gemm.cpu.naive.f32", QF_OP_GEMM, QF_KERNEL_REFERENCE,
            "float32 in, float32 sequential sum (products and sums rounded), float32 out",
            gemm_f32,    _qf_cpu_gemm_f32_run,    _qf_cpu_gemm_supports),
     KERNEL("gemm.cpu.bf16_f32acc", QF_OP_GEMM,    QF_KERNEL_REFERENCE,

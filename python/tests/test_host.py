@@ -114,3 +114,44 @@ def test_quantize_worker(tmp_path: Path) -> None:
     nv = [p for p in res if p.kernel == "quantize.py.nvfp4_noglobal"]
     assert nv and all(p.verdict == "FAILED" and "no global scale for output q" in p.reason for p in nv), \
         [(p.verdict, p.reason) for p in nv]
+
+
+def test_numpy_strided_layouts(tmp_path: Path) -> None:
+    """A worker that declares layouts gets strided views and is QUALIFIED
+    on each; a dense-only one is UNSUPPORTED with the reason; one that
+    writes its rows' padding is FAILED naming the padding."""
+    suite = tmp_path / "strided.yaml"
+    suite.write_text(
+        "suite: strided\n"
+        "groups:\n"
+        "  - op: gemm\n"
+        "    kernels: [gemm.numpy.*]\n"
+        "    dtypes: [float32]\n"
+        "    shapes: [{M: [7], N: [16], K: [33]}, {M: [5], N: [6], K: [9], batch: [3]}]\n"
+        "    params: {trans_b: [false, true], beta: [0, 0.5]}\n"
+        "    layout: [dense, \"ld+3\", col, \"col,ld+5\", \"batch+64\"]\n"
+    )
+    res = qualify.run(suite, workers=[worker(HERE / "workers" / "strided.py")],
+                      output=tmp_path / "out", extra_args=["--jobs", "2"])
+    assert res.returncode == 1  # the padding writer fails
+    by = {}
+    for p in res:
+        by.setdefault(p.kernel, []).append(p)
+    assert len(by["gemm.numpy.strided.f32"]) == 2 * 4 * 5
+    for p in by["gemm.numpy.strided.f32"]:
+        assert p.verdict == "QUALIFIED", (p.case_id, p.reason)
+    for p in by["gemm.numpy.dense.f32"]:
+        if "layout=" in p.case_id:
+            assert p.verdict == "UNSUPPORTED", (p.case_id, p.reason)
+            assert "takes dense row-major operands only" in p.reason
+        else:
+            assert p.verdict == "QUALIFIED", (p.case_id, p.reason)
+    for p in by["gemm.numpy.pad_write.f32"]:
+        if "layout=ld+3" in p.case_id:
+            assert p.verdict == "FAILED", (p.case_id, p.reason)
+            assert "written into its padding at" in p.reason and "ld " in p.reason, p.reason
+        elif "layout=" in p.case_id:
+            assert p.verdict == "UNSUPPORTED", (p.case_id, p.reason)
+            assert "does not take layout" in p.reason
+        else:
+            assert p.verdict == "QUALIFIED", (p.case_id, p.reason)

@@ -271,3 +271,16 @@ def test_run_with_fake_binary(tmp_path, monkeypatch):
     assert r.returncode == 1 and r.summary["CRASHED"] == 1 and len(r.pairs) == 2
     with pytest.raises(qualify.QualifyError, match="no such file"):
         qualify.run("bad.yaml", output=tmp_path / "o2")
+
+
+def test_kernel_layouts() -> None:
+    """`layouts=` (docs/workers.md): dense only by default, nothing in the
+    hello; the layouts beyond dense in the hello's record, in a fixed
+    order; an unknown name refused at declaration."""
+    qw.kernel("gemm.t.dense.f32", op="gemm", dtypes=["f32"])(lambda *a, **p: None)
+    qw.kernel("gemm.t.strided.f32", op="gemm", dtypes=["f32"], layouts=["batch", "dense", "ld"])(lambda *a, **p: None)
+    recs = {r["name"]: r for r in qw.hello_message("t")["kernels"]}
+    assert "layouts" not in recs["gemm.t.dense.f32"]
+    assert recs["gemm.t.strided.f32"]["layouts"] == ["ld", "batch"]
+    with pytest.raises(ValueError, match="unknown layout 'row'"):
+        qw.kernel("gemm.t.bad.f32", op="gemm", dtypes=["f32"], layouts=["row"])

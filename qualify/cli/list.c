@@ -154,6 +154,16 @@ static json_t *kernel_json(const qf_kernel *k, const char *origin, const char *c
     if (k->limits.align_bytes)
         json_object_set_new(lim, "align_bytes", json_integer((json_int_t)k->limits.align_bytes));
     json_object_set_new(o, "limits", lim);
+    {
+        /* Operand layouts: dense, then those it declares (docs/kernels.md). */
+        json_t *lay = json_array();
+        uint32_t b;
+        json_array_append_new(lay, json_string("dense"));
+        for (b = 1; b & QF_LAYOUT_ALL; b <<= 1)
+            if (k->layouts & b)
+                json_array_append_new(lay, json_string(qf_layout_name(b)));
+        json_object_set_new(o, "layouts", lay);
+    }
     return o;
 }
 

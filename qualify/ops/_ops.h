@@ -77,6 +77,11 @@ typedef struct _qf_case {
      * (NULL when the policy names none). */
     const qf_kernel *bk;
     const qf_dtype_tuple *bt;
+    /* Operand layout (runner_layout.c): the strided copies of the inputs
+     * laid out (in[i].data points there; incode keeps the dense codes),
+     * and the bytes of output 0's allocation. */
+    void *instrided[QF_KERNEL_MAX_IN];
+    size_t out_bytes;
 } _qf_case;
 
 /* The checked elements of one output: linear indices and, per element,
@@ -143,6 +148,10 @@ typedef struct _qf_opclass {
     /* Draw the inputs from d and describe the outputs (p->out, second
      * output sizes). */
     int (*inputs)(_qf_case *p, qf_result *r, const qf_dist *d);
+    /* The input slots (bit i: slot i) the runner lays out in the case's
+     * operand layout (the schema's `layouts`), besides output 0, which is
+     * laid out whenever the schema has any (runner_layout.c). */
+    unsigned layout_in;
     /* The reference of the checked elements of output 0 (ck) and, when
      * the op has a second output it judges, of output 1 (ck1); the bound
      * per element and r->bound. target and tile: the suite's sampling. */

@@ -54,6 +54,9 @@ typedef struct op_schema {
     const char *const *scales;
     const pspec *params;
     _qf_schema_check check; /* NULL: no check beyond the ranges */
+    /* QF_LAYOUT_* the runner can lay the op's matrix operands out in (the
+     * suite's `layout`, docs/suites.md#layouts); 0: dense only. */
+    uint32_t layouts;
 } op_schema;
 
 /* Helpers for writing schemas. */

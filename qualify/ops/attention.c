@@ -221,7 +221,7 @@ static const op_schema schema = {
     "attention", 7, {"batch", "heads", "kv_heads", "seq_q", "seq_k", "head_dim", "head_dim_v"},
     {{0, 1, -1}, {1, 0, -1}, {0, 0, 1}, {1, 0, -1}, {0, 0, 3}, {1, 0, -1}, {0, 0, 5}},
     "heads, seq_q, head_dim",
-    5, {"q", "k", "v", "acc", "out"}, {ROLE_IN, ROLE_IN, ROLE_IN, ROLE_ACC, ROLE_OUT}, 0, NULL, params, check};
+    5, {"q", "k", "v", "acc", "out"}, {ROLE_IN, ROLE_IN, ROLE_IN, ROLE_ACC, ROLE_OUT}, 0, NULL, params, check, 0};
 /* clang-format on */
 
 static void dims_of(const qf_op_desc *d, int64_t *dims)

@@ -425,7 +425,7 @@ static const pspec params[] = {
 /* a, b and out may be integer formats (int8 GEMM, int32 out). */
 static const op_schema schema = {
     "gemm", 4, {"M", "N", "K", "batch"}, {{1, 0, -1}, {1, 0, -1}, {1, 0, -1}, {0, 1, -1}}, "M, N, K",
-    4, {"a", "b", "acc", "out"}, {ROLE_IN, ROLE_IN, ROLE_ACC, ROLE_OUT}, 11u, qf_scale_recipe_names, params, NULL};
+    4, {"a", "b", "acc", "out"}, {ROLE_IN, ROLE_IN, ROLE_ACC, ROLE_OUT}, 11u, qf_scale_recipe_names, params, NULL, QF_LAYOUT_ALL};
 /* clang-format on */
 
 /* A grouped GEMM's M is the sum of its groups' rows. */
@@ -477,6 +477,7 @@ const _qf_opclass _qf_op_gemm = {
     .build = build,
     .tuple_matches = tuple_matches,
     .inputs = inputs,
+    .layout_in = 0x7u, /* a, b, c (and the output d) */
     .reference = reference_gemm,
     .mark_overflow = mark_overflow,
     .acc_max = acc_max,

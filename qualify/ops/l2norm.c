@@ -13,7 +13,7 @@
 static const pspec l2_params[] = {
     {"eps", PT_REAL, 0, 1, 1, 0, NULL, 0, 1e-12, NULL},
     QF_SCHEMA_END};
-static const op_schema l2norm_schema = {"l2norm", QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO, l2_params, NULL};
+static const op_schema l2norm_schema = {"l2norm", QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO, l2_params, NULL, QF_LAYOUT_LD};
 /* clang-format on */
 
 static void l2_dims(const qf_op_desc *d, int64_t *dims)
@@ -81,5 +81,6 @@ const _qf_opclass _qf_op_l2norm = {
     .build = l2_build,
     .tuple_matches = _qf_tuple_in,
     .inputs = l2_inputs,
+    .layout_in = 0x1u, /* x (and the output y): a row pitch */
     .rows = &l2_rows,
 };

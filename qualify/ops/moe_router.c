@@ -150,7 +150,7 @@ static int check(const uint64_t *dims, const qf_suite_value *(*param)(const void
 }
 
 static const op_schema schema = {
-    "moe_router", 2, {"tokens", "experts"}, {{1, 0, -1}, {1, 0, -1}}, "tokens, experts", QF_SCHEMA_IAO, params, check};
+    "moe_router", 2, {"tokens", "experts"}, {{1, 0, -1}, {1, 0, -1}}, "tokens, experts", QF_SCHEMA_IAO, params, check, 0};
 /* clang-format on */
 
 static void dims_of(const qf_op_desc *d, int64_t *dims)

@@ -240,7 +240,7 @@ static const pspec params[] = {
     QF_SCHEMA_END};
 /* The out role is required (the element format); in may be an integer. */
 static const op_schema schema = {
-    "quantize", QF_SCHEMA_ROWS_COLS, 2, {"in", "out"}, {ROLE_IN, ROLE_REQUIRED}, 2u, NULL, params, NULL};
+    "quantize", QF_SCHEMA_ROWS_COLS, 2, {"in", "out"}, {ROLE_IN, ROLE_REQUIRED}, 2u, NULL, params, NULL, 0};
 /* clang-format on */
 
 static void dims_of(const qf_op_desc *d, int64_t *dims)

@@ -107,7 +107,7 @@ static int check(const uint64_t *dims, const qf_suite_value *(*param)(const void
 
 static const op_schema schema = {
     "rope", 3, {"tokens", "heads", "head_dim"}, {{1, 0, -1}, {1, 0, -1}, {1, 0, -1}}, "tokens, heads, head_dim",
-    QF_SCHEMA_IAO, params, check};
+    QF_SCHEMA_IAO, params, check, 0};
 /* clang-format on */
 
 static void dims_of(const qf_op_desc *d, int64_t *dims)

@@ -31,12 +31,12 @@ static const char *const act_names[] = {"gelu", "gelu_erf", "gelu_tanh", "silu",
 static const pspec act_params[] = {
     {"fn", PT_ENUM, 0, 0, 0, 0, act_names, 1, 0, NULL},
     QF_SCHEMA_END};
-static const op_schema softmax_schema     = {"softmax",     QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO,  no_params, NULL};
-static const op_schema log_softmax_schema = {"log_softmax", QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO,  no_params, NULL};
-static const op_schema rmsnorm_schema     = {"rmsnorm",     QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IWAO, rms_params, NULL};
-static const op_schema layernorm_schema   = {"layernorm",   QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IWAO, ln_params, NULL};
-static const op_schema activation_schema  = {"activation",  QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO,  act_params, NULL};
-static const op_schema glu_schema         = {"glu",         QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO,  act_params, NULL};
+static const op_schema softmax_schema     = {"softmax",     QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO,  no_params, NULL, QF_LAYOUT_LD};
+static const op_schema log_softmax_schema = {"log_softmax", QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO,  no_params, NULL, QF_LAYOUT_LD};
+static const op_schema rmsnorm_schema     = {"rmsnorm",     QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IWAO, rms_params, NULL, QF_LAYOUT_LD};
+static const op_schema layernorm_schema   = {"layernorm",   QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IWAO, ln_params, NULL, QF_LAYOUT_LD};
+static const op_schema activation_schema  = {"activation",  QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO,  act_params, NULL, 0};
+static const op_schema glu_schema         = {"glu",         QF_SCHEMA_ROWS_COLS, QF_SCHEMA_IAO,  act_params, NULL, 0};
 /* clang-format on */
 
 /* rows x cols of input 0 (and GLU's up: same distribution, its own
@@ -165,6 +165,7 @@ const _qf_opclass _qf_op_softmax = {
     .build = build_sm,
     .tuple_matches = _qf_tuple_in,
     .inputs = inputs_x,
+    .layout_in = 0x1u, /* x (and the output y): a row pitch */
     .rows = &softmax_rows,
 };
 
@@ -178,6 +179,7 @@ const _qf_opclass _qf_op_log_softmax = {
     .build = build_lsm,
     .tuple_matches = _qf_tuple_in,
     .inputs = inputs_x,
+    .layout_in = 0x1u, /* x (and the output y): a row pitch */
     .rows = &log_softmax_rows,
 };
 
@@ -264,6 +266,7 @@ const _qf_opclass _qf_op_rmsnorm = {
     .build = build_rms,
     .tuple_matches = tuple_norm,
     .inputs = inputs_norm,
+    .layout_in = 0x1u, /* x (and the output y): a row pitch */
     .rows = &norm_rows,
 };
 
@@ -276,6 +279,7 @@ const _qf_opclass _qf_op_layernorm = {
     .build = build_ln,
     .tuple_matches = tuple_norm,
     .inputs = inputs_norm,
+    .layout_in = 0x1u, /* x (and the output y): a row pitch */
     .rows = &norm_rows,
 };
 

@@ -77,6 +77,14 @@ START_TEST(test_kernels_json)
             ck_assert_str_eq(json_string_value(json_object_get(ar, "acc_format")), "float32");
             ck_assert_int_eq(json_integer_value(json_object_get(ar, "block_fma")), 1);
             ck_assert(json_is_true(json_object_get(o, "deterministic")));
+            /* dense only (ABI 3 layouts) */
+            ck_assert_uint_eq(json_array_size(json_object_get(o, "layouts")), 1);
+        }
+        if (!strcmp(name, "gemm.cpu.naive.f32")) {
+            json_t *lay = json_object_get(o, "layouts");
+            ck_assert_uint_eq(json_array_size(lay), 4);
+            ck_assert_str_eq(json_string_value(json_array_get(lay, 0)), "dense");
+            ck_assert_str_eq(json_string_value(json_array_get(lay, 2)), "col");
         }
     }
     ck_assert(seen);
@@ -94,8 +102,8 @@ START_TEST(test_kernels_json)
         ck_assert_uint_eq(ncpu, 3);
     }
     json_decref(arr);
-    /* kernels/bad: the 17 known-bad kernels (docs/kernels.md). */
-    json_decref(qf_cli_json_array(bin, "list", "kernels --json --kind known-bad", 17));
+    /* kernels/bad: the 19 known-bad kernels (docs/kernels.md). */
+    json_decref(qf_cli_json_array(bin, "list", "kernels --json --kind known-bad", 19));
 }
 END_TEST
 

@@ -119,6 +119,47 @@ START_TEST(openblas_threads)
 }
 END_TEST
 
+/* Operand layouts (docs/suites.md#layouts): padded leading dimensions,
+ * column-major operands (the adapter flips transpose flags or calls
+ * CblasColMajor), both, and padded batch strides, with transposes and
+ * beta, at 1 and 2 threads: every one QUALIFIED within the bound, nothing
+ * written into the padding (the runner's gap check), the results keyed by
+ * layout. */
+START_TEST(openblas_layouts)
+{
+    char path[512], err[512];
+    qf_result *r = NULL;
+    size_t n = 0, i, col = 0, two = 0;
+    double worst = 0;
+    qf_test_write_text(dir, "layouts.yaml",
+                       "suite: cblas-layouts\ninputs: [normal]\nseeds: 1\n"
+                       "sampling: {max_elements: 4096}\ngroups:\n"
+                       "  - op: gemm\n    kernels: [gemm.cblas.openblas.f32]\n"
+                       "    dtypes: [float32]\n"
+                       "    shapes: [{M: [7], N: [33], K: [129], batch: [3]}, {M: [192], N: [256], K: [384]}]\n"
+                       "    params: {trans_a: [false, true], trans_b: [false, true], beta: [0, 1.5]}\n"
+                       "    layout: [\"ld+3\", col, \"col,ld+5\", \"batch+64\", \"ld+2,batch+7\"]\n"
+                       "    threads: [1, 2]\n");
+    RUN(0, NULL, "%s/layouts.yaml -q -o %s/out-lay --adapter 'cblas:%s'", dir, dir, openblas);
+    snprintf(path, sizeof path, "%s/out-lay/journal.jsonl", dir);
+    ck_assert_msg(qf_journal_read(path, &r, &n, NULL, NULL, err, sizeof err) == QF_OK, "%s", err);
+    ck_assert_uint_eq(n, 2 * 8 * 5 * 2);
+    for (i = 0; i < n; i++) {
+        ck_assert_msg(r[i].verdict == QF_VERDICT_QUALIFIED, "%s: %s: %s", r[i].case_id,
+                      qf_verdict_name(r[i].verdict), r[i].reason);
+        ck_assert_uint_eq(r[i].metrics.n_violations, 0);
+        col += strstr(r[i].case_id, "layout=col") != NULL;
+        two += strstr(r[i].case_id, "threads=2") != NULL;
+        if (r[i].metrics.max_util > worst)
+            worst = r[i].metrics.max_util;
+    }
+    ck_assert_uint_eq(col, 2 * 8 * 2 * 2);
+    ck_assert_uint_eq(two, n / 2);
+    fprintf(stderr, "cblas sgemm over %zu layout cases: all QUALIFIED, max bound utilization %.3g\n", n, worst);
+    free(r);
+}
+END_TEST
+
 /* `qualify list kernels` loads adapters as `qualify run` does. */
 START_TEST(list_adapter)
 {
@@ -198,7 +239,7 @@ int main(void)
     snprintf(dir, sizeof dir, "/tmp/qf-t-adapter-%d", (int)getpid());
     if (openblas) {
         rc = qf_test_run_in_dir(qf_test_suite("kernels/adapter", "adapter", 600, NULL, NULL, 0, NULL,
-                                              QF_TESTS(openblas_qualified, openblas_threads, list_adapter,
+                                              QF_TESTS(openblas_qualified, openblas_threads, openblas_layouts, list_adapter,
                                                        wrong_sgemm_failed, sbgemm_qualified, load_errors)),
                                 dir);
         return rc;

@@ -225,6 +225,26 @@ START_TEST(test_add_checks)
     ck_assert_int_eq(qf_registry_add(r, &k), QF_EUNSUPPORTED);
     ck_assert_msg(strstr(qf_registry_error(r), "bytes") != NULL, "%s", qf_registry_error(r));
 
+    /* Operand layouts (ABI 3): only the named bits. */
+    k = dummy_kernel("gemm.test.layouts.f32");
+    k.layouts = QF_LAYOUT_ALL + 1;
+    ck_assert_int_eq(qf_registry_add(r, &k), QF_EINVAL);
+    ck_assert_msg(strstr(qf_registry_error(r), "layouts 0x8 has bits no layout names"), "%s",
+                  qf_registry_error(r));
+    {
+        uint32_t bit = 99;
+        char buf[64];
+        ck_assert_int_eq(qf_layout_lookup("dense", &bit), QF_OK);
+        ck_assert_uint_eq(bit, 0);
+        ck_assert_int_eq(qf_layout_lookup("col", &bit), QF_OK);
+        ck_assert_uint_eq(bit, QF_LAYOUT_COL);
+        ck_assert_int_eq(qf_layout_lookup("rowmajor", &bit), QF_EPARSE);
+        ck_assert_str_eq(qf_layout_name(QF_LAYOUT_BATCH), "batch");
+        ck_assert_ptr_null(qf_layout_name(QF_LAYOUT_LD | QF_LAYOUT_COL));
+        ck_assert_str_eq(qf_layout_text(QF_LAYOUT_LD | QF_LAYOUT_BATCH, buf, sizeof buf), "ld, batch");
+        ck_assert_str_eq(qf_layout_text(0, buf, sizeof buf), "dense only");
+    }
+
     /* Names: op prefix, parts, characters. */
     {
         static const char *bad[] = {"softmax.cpu.f32", "gemm",     "gemm.", ".gemm.x",  "gemm..x",

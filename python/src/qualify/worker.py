@@ -68,6 +68,8 @@ PROTOCOL_VERSION = 1
 MAX_LINE = 1 << 20  # docs/workers.md: a message is at most 1 MiB
 
 KINDS = ("reference", "optimized", "model", "known-bad")
+# Operand layouts a kernel may take (qf_kernel.h QF_LAYOUT_*; docs/workers.md).
+LAYOUTS = ("dense", "ld", "col", "batch")
 
 # Suite dtype roles per ABI op (docs/suites.md "Ops"), and how a tuple over
 # those roles becomes the kernel record's per-slot formats (docs/kernels.md
@@ -157,6 +159,7 @@ class KernelSpec:
     deterministic: bool = False
     device: str | None = None
     by_dtype: dict[str, dict[str, Any]] = field(default_factory=dict)
+    layouts: tuple[str, ...] = ()
 
     def record(self) -> dict[str, Any]:
         """The KERNEL object of the hello message (docs/workers.md)."""
@@ -171,6 +174,8 @@ class KernelSpec:
         if self.limits is not None:
             rec["limits"] = self.limits
         rec["deterministic"] = bool(self.deterministic)
+        if self.layouts:
+            rec["layouts"] = list(self.layouts)
         return rec
 
 
@@ -266,6 +271,7 @@ def kernel(
     kind: str = "optimized",
     description: str = "",
     device: str | None = None,
+    layouts: Sequence[str] = ("dense",),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare the decorated function a kernel this worker serves.
 
@@ -274,8 +280,13 @@ def kernel(
     by dimension name.  ``device="cuda"`` makes the worker hand the
     function torch tensors on that device (copied from the shared memory)
     and copy the outputs back after it returns: the host only sees host
-    memory.  Errors in the declaration raise at import time, before any
-    hello is sent, so they are the programmer's and not a verdict.
+    memory.  ``layouts`` names the operand layouts the function takes
+    beyond dense row-major (``"ld"``, ``"col"``, ``"batch"``;
+    docs/workers.md): it then gets numpy views with those strides, whose
+    gaps it must neither read nor write.  The default, ``("dense",)``, is
+    dense row-major only.  Errors in the declaration raise at import time,
+    before any hello is sent, so they are the programmer's and not a
+    verdict.
     """
     if not isinstance(name, str) or not name.startswith(op + "."):
         raise ValueError(f"kernel name {name!r} must start with its op and a dot ({op}.)")
@@ -287,6 +298,13 @@ def kernel(
         raise ValueError(f"kernel {name}: no dtype tuple")
     if limits is not None and not (isinstance(limits, dict) and all(isinstance(v, dict) for v in limits.values())):
         raise ValueError(f"kernel {name}: limits must map a dimension name to {{min, max, ...}}")
+    if isinstance(layouts, str):
+        layouts = [layouts]
+    bad = [x for x in layouts if x not in LAYOUTS]
+    if bad:
+        raise ValueError(f"kernel {name}: unknown layout {bad[0]!r} (valid: {', '.join(LAYOUTS)})")
+    # dense is every kernel's; the hello lists only what is beyond it
+    extra = tuple(x for x in LAYOUTS if x != "dense" and x in layouts)
     tuples = [parse_dtype(op, d, claim) for d in dtypes]
     names = [t["name"] for t in tuples]
     if len(set(names)) != len(names):
@@ -298,7 +316,7 @@ def kernel(
         _REGISTRY[name] = KernelSpec(
             name=name, op=op, fn=fn, dtypes=tuples, kind=kind, description=description,
             archs=archs, limits=limits, deterministic=deterministic, device=device,
-            by_dtype={t["name"]: t for t in tuples},
+            by_dtype={t["name"]: t for t in tuples}, layouts=extra,
         )
         return fn
 

@@ -12,6 +12,7 @@
 #ifndef QF__REF_H
 #define QF__REF_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <mpfr.h>
@@ -29,6 +30,7 @@ typedef struct _qf_rctx {
     mpfr_prec_t wmax; /* last one tried */
     long extra;       /* opts.prec_extra */
     int threads;      /* resolved, >= 1 */
+    int slow_only;    /* opts.slow_only: no binary64 fast path */
 } _qf_rctx;
 
 qf_status _qf_rctx_init(_qf_rctx *c, const qf_ref_opts *o);
@@ -108,6 +110,8 @@ typedef struct _qf_sink {
     uint8_t *st;  /* out->status or own */
     uint8_t *own; /* allocated when out->status is NULL */
     size_t n;
+    int fast_off;         /* opts->slow_only: the fast path is not tried */
+    atomic_size_t n_fast; /* decided by _qf_sink_decide_fast (threads add) */
 } _qf_sink;
 
 qf_status _qf_sink_open(_qf_sink *s, const _qf_rctx *c, const qf_format *f, qf_ref_out *out, size_t n);
@@ -115,6 +119,11 @@ qf_status _qf_sink_open(_qf_sink *s, const _qf_rctx *c, const qf_format *f, qf_r
 void _qf_sink_close(_qf_sink *s, int max_prec);
 /* 1 and the element written when the rounding of the enclosure is decided. */
 int _qf_sink_decide(_qf_sink *s, size_t i, const _qf_iv *v);
+/* The binary64 fast path (_fast.h): 1 and the element written when every
+ * number within f->e of f->v rounds alike, else 0 (the caller goes on to
+ * MPFR); always 0 when the sink's fast path is off. */
+struct _qf_fenc;
+int _qf_sink_decide_fast(_qf_sink *s, size_t i, const struct _qf_fenc *f);
 /* The enclosure's midpoint rounded, status UNDECIDED. */
 void _qf_sink_guess(_qf_sink *s, size_t i, const _qf_iv *v);
 /* An exact value known as a double (infinities included): EXACT when the

@@ -104,6 +104,8 @@ typedef struct qf_ref_opts {
     int prec_extra;          /* starting working precision = p + prec_extra; default 64 */
     int prec_max;            /* largest working precision tried; default 4096 */
     int threads;             /* OpenMP threads; 0 = OpenMP default, 1 = serial */
+    int slow_only;           /* 1: every element through the MPFR enclosures, the
+                              * binary64 fast path not tried (to check it); 0 */
 } qf_ref_opts;
 
 /* float64, RNE, not saturating, prec_extra 64, prec_max 4096, threads 0.
@@ -119,7 +121,10 @@ typedef struct qf_ref_out {
     uint64_t *code;  /* [n] code in the target format, or NULL */
     uint8_t *status; /* [n] qf_ref_status, or NULL */
     size_t n_exact, n_rounded, n_undecided, n_undefined;
-    int max_prec; /* largest working precision any element needed */
+    size_t n_fast; /* decided by the binary64 fast path (docs/refs.md "Fast
+                    * path"); the others that are not special values went
+                    * through MPFR */
+    int max_prec;  /* largest working precision any element needed */
 } qf_ref_out;
 
 /* Allocate value, code and status for n elements (zeroed counts);

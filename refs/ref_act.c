@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "_fast.h"
 #include "_ziv.h"
 
 static const char *const act_names[QF_REF_ACT_COUNT] = {"gelu_erf", "gelu_tanh", "silu", "sigmoid", "relu"};
@@ -168,8 +169,38 @@ static int ac_chunk(void *vctx, size_t ch)
     _qf_ziv_init(&zv, c, c->w0);
     _qf_ziv_track_each(&zv, 4, &r, &t1, &t2, &u);
     for (i = i0; i < i1; i++) {
+        _qf_fenc f;
         if (act_special(k, i))
             continue;
+        if (k->act == QF_REF_ACT_RELU && !k->up) {
+            _qf_sink_put_d(k->s, i, k->x[i] > 0 ? k->x[i] : 0.0); /* exact */
+            continue;
+        }
+        /* Binary64 first (_fast.h); GLU: act(x) up adds one rounding. */
+        if (_qf_fast_act(k->act, k->x[i], &f)) {
+            int ok = 1;
+            if (k->up) {
+                double u = k->up[i], v = f.v * u;
+                if (f.e == 0) {
+                    /* relu(x) exact: the product is v plus its fma
+                     * residual, exactly; an exact product is the MPFR
+                     * path's point enclosure (EXACT when the target holds
+                     * it), so it takes put_d's statuses. */
+                    double res = fma(f.v, u, -v);
+                    if (res == 0 && v != 0 && isfinite(v)) {
+                        _qf_sink_put_d(k->s, i, v);
+                        continue;
+                    }
+                    f.e = fabs(res);
+                } else {
+                    f.e = (f.e * fabs(u) + 0x1p-53 * fabs(v)) * (1 + 0x1p-51);
+                }
+                f.v = v;
+                ok = u != 0 && v != 0 && isfinite(v);
+            }
+            if (ok && _qf_sink_decide_fast(k->s, i, &f))
+                continue;
+        }
         _qf_ziv_start(&zv, c->w0);
         while (_qf_ziv_next(&zv)) {
             if ((int)zv.w > used)

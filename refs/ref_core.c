@@ -6,6 +6,7 @@
 
 #include <omp.h>
 
+#include "_fast.h"
 #include "_ref.h"
 #include "qf_format_mpfr.h"
 
@@ -108,6 +109,7 @@ qf_status _qf_rctx_init(_qf_rctx *c, const qf_ref_opts *o)
         return QF_EINVAL;
     c->w0 = (mpfr_prec_t)w0;
     c->extra = o->prec_extra;
+    c->slow_only = o->slow_only != 0;
     c->wmax = (mpfr_prec_t)wmax;
     c->threads = o->threads > 0 ? o->threads : omp_get_max_threads();
     if (c->threads < 1 || !mpfr_buildopt_tls_p()) /* MPFR state is per thread only with TLS */
@@ -532,7 +534,10 @@ qf_status _qf_sink_open(_qf_sink *s, const _qf_rctx *c, const qf_format *f, qf_r
     }
     memset(s->st, QF_REF_UNDECIDED, n);
     out->n_exact = out->n_rounded = out->n_undecided = out->n_undefined = 0;
+    out->n_fast = 0;
     out->max_prec = 0;
+    s->fast_off = c->slow_only;
+    atomic_init(&s->n_fast, 0);
     return QF_OK;
 }
 
@@ -551,6 +556,7 @@ void _qf_sink_close(_qf_sink *s, int max_prec)
         }
     }
     o->max_prec = max_prec;
+    o->n_fast = atomic_load(&s->n_fast);
     free(s->own);
     s->own = NULL;
 }
@@ -605,6 +611,43 @@ int _qf_sink_decide(_qf_sink *s, size_t i, const _qf_iv *v)
         return 1;
     }
     return 0;
+}
+
+int _qf_sink_decide_fast(_qf_sink *s, size_t i, const _qf_fenc *f)
+{
+    double lo, hi;
+    uint64_t a, b;
+    /* Relative error models break down below the normal range (and a
+     * bound that is not a number decides nothing). */
+    if (s->fast_off || !(f->e >= 0) || !isfinite(f->v) || !isfinite(f->e) || fabs(f->v) < 0x1p-1000)
+        return 0;
+    /* The ends rounded outward: [lo, hi] holds [v - e, v + e]. */
+    lo = nextafter(f->v - f->e, -INFINITY);
+    hi = nextafter(f->v + f->e, INFINITY);
+    if (s->f->id == QF_FLOAT32 && s->round == QF_ROUND_RNE && !s->saturate) {
+        /* The conversion of the hardware (IEEE 754 binary64 to binary32,
+         * round to nearest even, gradual underflow, overflow to infinity)
+         * is qf_format_encode's for this case, at a fraction of the cost. */
+        float fl = (float)lo, fh = (float)hi;
+        uint32_t ca, cb;
+        memcpy(&ca, &fl, sizeof ca);
+        memcpy(&cb, &fh, sizeof cb);
+        a = ca;
+        b = cb;
+    } else {
+        a = enc_d(s, lo);
+        b = enc_d(s, hi);
+    }
+    if (a != b) {
+        /* both ends round to a zero: so does the real value (as in
+         * _qf_sink_decide) */
+        if (qf_format_decode(s->f, a) != 0.0 || qf_format_decode(s->f, b) != 0.0)
+            return 0;
+        a = enc_d(s, 0.0);
+    }
+    put(s, i, a, QF_REF_ROUNDED);
+    atomic_fetch_add_explicit(&s->n_fast, 1, memory_order_relaxed);
+    return 1;
 }
 
 void _qf_sink_guess(_qf_sink *s, size_t i, const _qf_iv *v)

@@ -119,11 +119,16 @@ qf_status _qf_sink_open(_qf_sink *s, const _qf_rctx *c, const qf_format *f, qf_r
 void _qf_sink_close(_qf_sink *s, int max_prec);
 /* 1 and the element written when the rounding of the enclosure is decided. */
 int _qf_sink_decide(_qf_sink *s, size_t i, const _qf_iv *v);
-/* The binary64 fast path (_fast.h): 1 and the element written when every
- * number within f->e of f->v rounds alike, else 0 (the caller goes on to
- * MPFR); always 0 when the sink's fast path is off. */
+/* The binary64 fast path (_fast.h): 1 and the element written (status
+ * ROUNDED) when every number within f->e of f->v rounds alike, else 0: the
+ * caller goes on to MPFR.  may_be_exact: the caller cannot rule out that
+ * the exact result is a target value (which MPFR would call EXACT), so an
+ * enclosure holding a target value is left to MPFR too; the activations
+ * rule it out (their MPFR enclosures of nonzero arguments never shrink to
+ * a point), softmax and the norms do not.  Always 0 when the sink's fast
+ * path is off. */
 struct _qf_fenc;
-int _qf_sink_decide_fast(_qf_sink *s, size_t i, const struct _qf_fenc *f);
+int _qf_sink_decide_fast(_qf_sink *s, size_t i, const struct _qf_fenc *f, int may_be_exact);
 /* The enclosure's midpoint rounded, status UNDECIDED. */
 void _qf_sink_guess(_qf_sink *s, size_t i, const _qf_iv *v);
 /* An exact value known as a double (infinities included): EXACT when the

@@ -198,7 +198,7 @@ static int ac_chunk(void *vctx, size_t ch)
                 f.v = v;
                 ok = u != 0 && v != 0 && isfinite(v);
             }
-            if (ok && _qf_sink_decide_fast(k->s, i, &f))
+            if (ok && _qf_sink_decide_fast(k->s, i, &f, 0))
                 continue;
         }
         _qf_ziv_start(&zv, c->w0);

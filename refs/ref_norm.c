@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "_fast.h"
 #include "_ziv.h"
 
 typedef struct nm_ctx {
@@ -30,6 +31,59 @@ static void row_undefined(_qf_sink *s, size_t base, size_t n)
     size_t j;
     for (j = 0; j < n; j++)
         _qf_sink_undefined(s, base + j, NAN);
+}
+
+/* RMSNorm of a row in binary64 (_fast.h), deciding what it can; 1 when
+ * every element of the row was decided.  With u = 2^-53:
+ *   ss = sum x_j^2 in blocks of 64 (each square rounded, each block left
+ *   to right, then the block sums): all terms positive, so |ss^ - ss| <=
+ *   gamma_{65 + blocks} ss (Higham, ASNA 2nd ed., sec. 4.2);
+ *   D = RN(RN(ss / n) + eps): two more roundings, relative rho_D;
+ *   rt = RN(sqrt(D)): rho_D / 2 + u (the square root halves a relative
+ *   error);
+ *   y_j = RN(RN(x_j / rt) RN(offset + w_j)): rho_D / 2 + 4u relative, then
+ *   + b_j: that times |x_j / rt * g| absolute, plus u |y| for the sum.
+ * The exact result can be a target value (a constant row is +-1 when eps
+ * is 0), so such enclosures go to MPFR (may_be_exact).  Rows whose sum of
+ * squares is tiny (underflow) or zero are left to MPFR whole. */
+static int nm_fast_row(const nm_ctx *k, const double *x, size_t base)
+{
+    const double u = 0x1p-53;
+    const qf_ref_norm_params *P = k->p;
+    size_t n = P->cols, j, nb = 0, done = 0;
+    double ss = 0, D, rt, g, rho, rel;
+    if (k->c->slow_only || k->layer || n == 0)
+        return 0;
+    for (j = 0; j < n; j += 64) {
+        size_t i, e = j + 64 < n ? j + 64 : n;
+        double b = 0;
+        for (i = j; i < e; i++)
+            b += x[i] * x[i];
+        ss += b;
+        nb++;
+    }
+    if (!(ss >= 0x1p-900 && ss <= 0x1p900))
+        return 0;
+    D = ss / (double)n + P->eps;
+    if (!(D > 0) || !isfinite(D))
+        return 0;
+    g = (65.0 + (double)nb) * u;
+    rho = g / (1 - g) + 2 * u;
+    rt = sqrt(D);
+    rel = 1.01 * (rho / 2 + u + 4 * u) + 2 * u;
+    for (j = 0; j < n; j++) {
+        _qf_fenc f;
+        double y = x[j] / rt, gg = P->weight ? P->weight_offset + P->weight[j] : 1, yg = y * gg, e;
+        if (k->s->st[base + j] != QF_REF_UNDECIDED) {
+            done++;
+            continue;
+        }
+        e = fabs(yg) * rel * (1 + 2 * rel);
+        f.v = P->bias ? yg + P->bias[j] : yg;
+        f.e = (e + (P->bias ? u * fabs(f.v) : 0)) * (1 + 4 * u);
+        done += (size_t)_qf_sink_decide_fast(k->s, base + j, &f, 1);
+    }
+    return done == n;
 }
 
 static int nm_row(void *vctx, size_t r)
@@ -51,6 +105,9 @@ static int nm_row(void *vctx, size_t r)
             return 0;
         }
     }
+    /* Binary64 first; MPFR for the row only if something is left. */
+    if (nm_fast_row(k, x, base))
+        return 0;
     term = malloc(n * sizeof *term);
     tp = malloc(n * sizeof *tp);
     if (k->layer)

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "_fast.h"
 #include "_ziv.h"
 
 typedef struct sm_ctx {
@@ -71,6 +72,73 @@ static int tiny_below(_qf_sink *s, const _qf_iv *S1, size_t k, size_t i)
     return done;
 }
 
+/* Softmax of a row of finite entries in binary64 (_fast.h), deciding what
+ * it can; 1 when every element of the row was decided.
+ *   t_j = RN(scale x_j), whose error |t_j - scale x_j| is the FMA residual
+ *   (exact); m = max t_j; d_j = RN(t_j - m) <= 0, so that with a_j =
+ *   scale x_j the real d_j* = a_j - m differs from d_j by at most
+ *   delta_j = |residual| + u |d_j|.  softmax_j = exp(d_j*) / sum exp(d_i*)
+ *   for any real m.
+ *   E_j = exp(d_j) (_qf_fast_exp: relative e_j / E_j), so E_j = exp(d_j*)
+ *   (1 + eta_j), |eta_j| <= e_j / E_j + 1.01 delta_j.
+ *   S = sum E_j in blocks of 64 (each block left to right, then the block
+ *   sums): gamma_{64 + blocks} of the sum of positive terms (Higham, ASNA
+ *   2nd ed., sec. 4.2), on top of max eta.
+ *   y_j = RN(E_j / S): eta_j + eta_max + gamma_{64 + blocks} + u.
+ * Rows with an entry more than 700 below the largest (exp underflows the
+ * fast evaluation) are left to MPFR whole. */
+static int sm_fast_row(const sm_ctx *k, const double *x, size_t base)
+{
+    const double u = 0x1p-53;
+    size_t n = k->cols, j, nb = 0, done = 0;
+    double m = -INFINITY, S = 0, eta_max = 0, g, *E, *eta;
+    if (k->c->slow_only || n == 0)
+        return 0;
+    E = malloc(2 * n * sizeof *E);
+    if (!E)
+        return 0;
+    eta = E + n;
+    for (j = 0; j < n; j++) {
+        double t = k->scale * x[j];
+        m = t > m ? t : m;
+    }
+    for (j = 0; j < n; j++) {
+        double t = k->scale * x[j], res = fma(k->scale, x[j], -t), d = t - m;
+        _qf_fenc f;
+        if (!_qf_fast_exp(d, &f)) {
+            free(E);
+            return 0;
+        }
+        E[j] = f.v;
+        eta[j] = f.e / f.v + 1.01 * (fabs(res) + u * fabs(d));
+        eta_max = eta[j] > eta_max ? eta[j] : eta_max;
+    }
+    for (j = 0; j < n; j += 64) {
+        size_t i, e = j + 64 < n ? j + 64 : n;
+        double b = 0;
+        for (i = j; i < e; i++)
+            b += E[i];
+        S += b;
+        nb++;
+    }
+    g = (64.0 + (double)nb) * u;
+    g = g / (1 - g);
+    for (j = 0; j < n; j++) {
+        _qf_fenc y;
+        double rel;
+        if (k->s->st[base + j] != QF_REF_UNDECIDED) {
+            done++;
+            continue;
+        }
+        y.v = E[j] / S;
+        rel = 1.01 * (eta[j] + eta_max + g + u) + 2 * u;
+        y.e = fabs(y.v) * rel * (1 + 2 * rel) * (1 + 4 * u);
+        done += (size_t)_qf_sink_decide_fast(k->s, base + j, &y, 1);
+    }
+    free(E);
+    return done == n;
+}
+
 static int sm_row(void *vctx, size_t r)
 {
     const sm_ctx *k = vctx;
@@ -107,6 +175,11 @@ static int sm_row(void *vctx, size_t r)
     }
     if (nfin == 0) {
         row_undefined(k->s, base, n);
+        free(fin), free(z), free(d), free(p);
+        return 0;
+    }
+    /* Binary64 first; MPFR for the row only if something is left. */
+    if (!k->log && nfin == n && sm_fast_row(k, x, base)) {
         free(fin), free(z), free(d), free(p);
         return 0;
     }

@@ -8,7 +8,9 @@
  *   - decisions: qf_ref_activation / qf_ref_glu with the fast path give the
  *     same codes, values and statuses as with every element through MPFR
  *     (opts.slow_only), for four target formats and four rounding modes,
- *     and the fast path decides almost every element (n_fast).
+ *     and the fast path decides almost every element (n_fast); the same
+ *     for softmax and RMSNorm rows (constant rows, whose results are
+ *     exact, included).
  * Arguments: uniform on +-40 and on +-2.5 (erf's series range and its
  * seam at |z| = 2), normal-like, log-uniform magnitudes 2^-30 .. 2^6, and
  * the edges of every domain.
@@ -160,6 +162,21 @@ static int same_out(const qf_ref_out *a, const qf_ref_out *b, size_t i)
            (a->value[i] == b->value[i] || (isnan(a->value[i]) && isnan(b->value[i])));
 }
 
+/* The options of one comparison: fast (o) and MPFR only (os), one thread,
+ * and the two outputs allocated. */
+static void pair_setup(qf_format_id fmt, qf_round rnd, size_t n, qf_ref_opts *o, qf_ref_opts *os, qf_ref_out *a,
+                       qf_ref_out *b)
+{
+    *o = qf_ref_opts_default();
+    o->format = qf_format_get(fmt);
+    o->round = rnd;
+    o->threads = 1;
+    *os = *o;
+    os->slow_only = 1;
+    ck_assert_int_eq(qf_ref_out_alloc(a, n), QF_OK);
+    ck_assert_int_eq(qf_ref_out_alloc(b, n), QF_OK);
+}
+
 /* Fast and slow references agree, element by element. */
 START_TEST(decisions)
 {
@@ -185,15 +202,9 @@ START_TEST(decisions)
         for (glu = 0; glu < 2; glu++)
             for (f = 0; f < 4; f++)
                 for (r = 0; r < 4; r++) {
-                    qf_ref_opts o = qf_ref_opts_default(), os;
+                    qf_ref_opts o, os;
                     qf_ref_out a, b;
-                    o.format = qf_format_get(fmts[f]);
-                    o.round = rnds[r];
-                    o.threads = 1;
-                    os = o;
-                    os.slow_only = 1;
-                    ck_assert_int_eq(qf_ref_out_alloc(&a, n), QF_OK);
-                    ck_assert_int_eq(qf_ref_out_alloc(&b, n), QF_OK);
+                    pair_setup(fmts[f], rnds[r], n, &o, &os, &a, &b);
                     if (glu) {
                         ck_assert_int_eq(qf_ref_glu(&o, (qf_ref_act)act, x, up, n, &a), QF_OK);
                         ck_assert_int_eq(qf_ref_glu(&os, (qf_ref_act)act, x, up, n, &b), QF_OK);
@@ -231,6 +242,64 @@ START_TEST(decisions)
 }
 END_TEST
 
+/* Rows: softmax and RMSNorm with and without the fast path agree element
+ * for element; rows include constant ones (exact results: +-1, 1/n),
+ * repeated maxima, wide and narrow ranges, weights and biases. */
+START_TEST(rows)
+{
+    static const qf_format_id fmts[] = {QF_FLOAT32, QF_BFLOAT16, QF_FLOAT16};
+    static const qf_round rnds[] = {QF_ROUND_RNE, QF_ROUND_RTZ, QF_ROUND_UP, QF_ROUND_DOWN};
+    uint64_t seed = qf_test_seed() ^ 0x7077;
+    size_t rows = 24, cols = 96, n = rows * cols, i, f, r, bad = 0, fast = 0, total = 0;
+    double *x = malloc(n * sizeof *x), w[96], b[96];
+    int op, wb;
+    ck_assert_ptr_nonnull(x);
+    for (i = 0; i < n; i++) {
+        size_t row = i / cols;
+        double a = row % 6 == 0 ? 0.01 : row % 6 == 1 ? 30 : 3;
+        x[i] = (double)(float)unif(seed, i, a);
+        if (row == 2)
+            x[i] = 0.75; /* constant: softmax 1/96, rmsnorm +-1 */
+        if (row == 3 && i % 5 == 0)
+            x[i] = 2.5; /* repeated maxima */
+    }
+    for (i = 0; i < cols; i++) {
+        w[i] = (double)(float)unif(seed ^ 5, i, 2);
+        b[i] = (double)(float)unif(seed ^ 6, i, 0.5);
+    }
+    for (op = 0; op < 2; op++)
+        for (wb = 0; wb < (op ? 2 : 1); wb++)
+            for (f = 0; f < 3; f++)
+                for (r = 0; r < 4; r++) {
+                    qf_ref_opts o, os;
+                    qf_ref_norm_params np = {rows, cols, wb ? 1e-6 : 0, wb ? w : NULL, wb ? b : NULL, wb ? 1 : 0};
+                    qf_ref_out a, bb;
+                    pair_setup(fmts[f], rnds[r], n, &o, &os, &a, &bb);
+                    if (op == 0) {
+                        ck_assert_int_eq(qf_ref_softmax(&o, x, rows, cols, 1.0, &a), QF_OK);
+                        ck_assert_int_eq(qf_ref_softmax(&os, x, rows, cols, 1.0, &bb), QF_OK);
+                    } else {
+                        ck_assert_int_eq(qf_ref_rmsnorm(&o, &np, x, &a), QF_OK);
+                        ck_assert_int_eq(qf_ref_rmsnorm(&os, &np, x, &bb), QF_OK);
+                    }
+                    for (i = 0; i < n; i++)
+                        if (!same_out(&a, &bb, i) && bad++ < 10)
+                            printf("%s %s round %d [%zu] x = %a: fast code %llx status %d, slow %llx status %d\n",
+                                   op ? "rmsnorm" : "softmax", o.format->name, (int)rnds[r], i, x[i],
+                                   (unsigned long long)a.code[i], a.status[i], (unsigned long long)bb.code[i],
+                                   bb.status[i]);
+                    fast += a.n_fast;
+                    total += n;
+                    qf_ref_out_free(&a);
+                    qf_ref_out_free(&bb);
+                }
+    free(x);
+    printf("rows: %zu of %zu elements decided without MPFR\n", fast, total);
+    ck_assert_uint_eq(bad, 0);
+    ck_assert_msg(fast > total * 0.9, "the fast path decided only %zu of %zu", fast, total);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("refs/fast");
@@ -238,6 +307,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, enclosures);
     tcase_add_test(tc, decisions);
+    tcase_add_test(tc, rows);
     suite_add_tcase(s, tc);
     return qf_test_run(s);
 }

@@ -183,6 +183,8 @@ qf_status qf_result_to_json(const qf_result *r, json_t **out)
     bad |= _qf_json_set_new(o, "kernel", json_string(r->kernel));
     bad |= _qf_json_set_new(o, "kernel_kind", json_string(r->kernel_kind));
     bad |= _qf_json_set_new(o, "kernel_origin", json_string(r->kernel_origin));
+    if (r->claim_origin[0]) /* only when a claim file replaced the kernel's claim */
+        bad |= _qf_json_set_new(o, "claim_origin", json_string(r->claim_origin));
     bad |= _qf_json_set_new(o, "dtype", json_string(r->dtype));
     bad |= _qf_json_set_new(o, "dtype_tuple", json_string(r->dtype_tuple));
     x = json_object();
@@ -348,6 +350,7 @@ qf_status qf_result_from_json(const json_t *j, qf_result *r, char *err, size_t e
             {"kernel", r->kernel, sizeof r->kernel},
             {"kernel_kind", r->kernel_kind, sizeof r->kernel_kind},
             {"kernel_origin", r->kernel_origin, sizeof r->kernel_origin},
+            {"claim_origin", r->claim_origin, sizeof r->claim_origin},
             {"dtype", r->dtype, sizeof r->dtype},
             {"dtype_tuple", r->dtype_tuple, sizeof r->dtype_tuple},
             {"input", r->input, sizeof r->input},

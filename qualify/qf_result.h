@@ -95,6 +95,8 @@ typedef struct qf_result {
     char kernel[QF_RESULT_NAME_MAX];        /* "gemm.cpu.naive.f32" */
     char kernel_kind[16];                   /* "reference", "optimized", "model", "known-bad" */
     char kernel_origin[QF_RESULT_TEXT_MAX]; /* "built-in" or the plugin path */
+    char claim_origin[QF_RESULT_TEXT_MAX];  /* the claim file that replaced the kernel's own
+                                             * claim (docs/claims.md), or "" */
     char dtype[QF_RESULT_NAME_MAX];         /* suite dtype label "bf16.bf16.f32.bf16" */
     char dtype_tuple[QF_RESULT_NAME_MAX];   /* the kernel's tuple that served it ("bf16"), or "" */
     size_t nroles;

@@ -48,6 +48,7 @@ extern "C" {
 #define QF_SUITE_MAX_ROLES     6
 #define QF_SUITE_MAX_PARAMS    8
 #define QF_SUITE_MAX_WORKERS   64 /* workers: of one suite */
+#define QF_SUITE_MAX_CLAIMS    64 /* claims: of one suite */
 #define QF_SUITE_THREADS_MAX   1024 /* one value of `threads` */
 
 /* An op as suites name it: an index into the op table (qualify/ops/), in
@@ -236,6 +237,9 @@ struct qf_suite {
     const char **workloads; /* names of the workload sets defined */
     size_t nworkers;
     const char **workers; /* `workers:` of the top file: command lines (docs/workers.md) */
+    size_t nclaims;
+    const char **claims; /* `claims:` of the top file: claim files, paths relative to the
+                          * suite file resolved (docs/claims.md) */
     void *_arena;         /* private: owns every allocation above */
 };
 

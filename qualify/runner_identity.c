@@ -60,6 +60,10 @@ void _qf_runner_identity(qf_result *r, const qf_suite *suite, const qf_suite_cas
     snprintf(r->kernel, sizeof r->kernel, "%s", k->name);
     snprintf(r->kernel_kind, sizeof r->kernel_kind, "%s", qf_kernel_kind_name(k->kind));
     snprintf(r->kernel_origin, sizeof r->kernel_origin, "%s", qf_registry_origin(reg, kidx));
+    {
+        const char *co = qf_registry_claim_origin(reg, kidx);
+        snprintf(r->claim_origin, sizeof r->claim_origin, "%s", co ? co : "");
+    }
     snprintf(r->dtype, sizeof r->dtype, "%s", c->dtype->label);
     n = qf_suite_op_roles(c->op, &names);
     for (i = 0; i < n && i < QF_RESULT_MAX_ROLES; i++) {

@@ -502,6 +502,20 @@ static const char *dir_of(ctx *c, const char *path)
     return arena_strndup(c->A, path, (size_t)(sl - path));
 }
 
+/* A path named in the current file: relative to its folder (absolute
+ * paths as they are); in the arena, NULL when out of memory. */
+static char *beside(ctx *c, const char *rel)
+{
+    char *path = arena_alloc(c->A, strlen(c->dir) + strlen(rel) + 2);
+    if (!path)
+        return NULL;
+    if (rel[0] == '/' || !*c->dir)
+        strcpy(path, rel);
+    else
+        sprintf(path, "%s/%s", c->dir, rel);
+    return path;
+}
+
 static qf_status do_include(ctx *c, yaml_node_t *n, const char *field)
 {
     const char *rel;
@@ -509,13 +523,9 @@ static qf_status do_include(ctx *c, yaml_node_t *n, const char *field)
         return c->st;
     if (!*rel)
         return fail(c, n, field, "empty include path");
-    char *path = arena_alloc(c->A, strlen(c->dir) + strlen(rel) + 2);
+    char *path = beside(c, rel);
     if (!path)
         return oom(c);
-    if (rel[0] == '/' || !*c->dir)
-        strcpy(path, rel);
-    else
-        sprintf(path, "%s/%s", c->dir, rel);
     if (c->depth >= QF_SUITE_INCLUDE_DEPTH)
         return fail(c, n, field, "includes nested deeper than %d", QF_SUITE_INCLUDE_DEPTH);
     char *real = realpath(path, NULL);
@@ -557,6 +567,38 @@ static qf_status do_include(ctx *c, yaml_node_t *n, const char *field)
     return st;
 }
 
+/* claims: claim files (docs/claims.md), relative to this suite file's
+ * folder like include: paths.  Only the top file: a claim changes what a
+ * kernel is held to, which an included file should not do unseen. */
+static qf_status parse_claims(ctx *c, yaml_node_t *n, qf_suite *s)
+{
+    yaml_node_t **items;
+    size_t k;
+    char p[64];
+    if (c->depth > 0)
+        return fail(c, n, "claims", "only the top suite file may name claim files");
+    if (n->type == YAML_MAPPING_NODE)
+        return fail(c, n, "claims", "expected a claim file path or a list of them, got a mapping");
+    if (_qf_suite_as_list(c, n, "claims", QF_SUITE_MAX_CLAIMS, &items, &k))
+        return c->st;
+    s->claims = arena_alloc(c->A, k * sizeof *s->claims);
+    if (!s->claims)
+        return oom(c);
+    for (size_t i = 0; i < k; i++) {
+        const char *rel, *field = n->type == YAML_SEQUENCE_NODE ? pindex(p, sizeof p, "claims", i) : "claims";
+        char *path;
+        if (_qf_suite_parse_text(c, items[i], field, 4096, &rel))
+            return c->st;
+        if (!*rel)
+            return fail(c, items[i], field, "empty claim file path");
+        if (!(path = beside(c, rel)))
+            return oom(c);
+        s->claims[i] = path;
+    }
+    s->nclaims = k;
+    return QF_OK;
+}
+
 static qf_status process_root(ctx *c, yaml_node_t *root, qf_suite *s)
 {
     const char *keys[NGROUP_KEYS + 7];
@@ -569,6 +611,7 @@ static qf_status process_root(ctx *c, yaml_node_t *root, qf_suite *s)
     for (size_t i = 1; i < NGROUP_KEYS; i++) /* "name" is per group; the suite's is 'suite' */
         keys[nk++] = group_keys[i];
     keys[nk++] = "workers";
+    keys[nk++] = "claims";
     if (_qf_suite_check_map(c, root, "", keys, nk))
         return c->st;
     yaml_node_t *v;
@@ -598,6 +641,8 @@ static qf_status process_root(ctx *c, yaml_node_t *root, qf_suite *s)
     if ((v = _qf_suite_map_get(c, root, "workloads")) && parse_workloads(c, v))
         return c->st;
     if ((v = _qf_suite_map_get(c, root, "workers")) && _qf_suite_parse_workers(c, v, s))
+        return c->st;
+    if ((v = _qf_suite_map_get(c, root, "claims")) && parse_claims(c, v, s))
         return c->st;
     yaml_node_t *groups = _qf_suite_map_get(c, root, "groups");
     if (groups) {

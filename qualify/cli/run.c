@@ -398,13 +398,18 @@ int qf_cli_run(int argc, char **argv)
     }
 
     {
-        /* The suite's workers first, then those of the command line. */
-        const char *allw[16 + QF_SUITE_MAX_WORKERS];
-        qf_cli_sources src = {plugins, nplugins, adapters, nadapters, allw, 0, claims, nclaims};
+        /* The suite's workers and claim files first, then those of the
+         * command line (a later claim for the same kernel wins). */
+        const char *allw[16 + QF_SUITE_MAX_WORKERS], *allc[16 + QF_SUITE_MAX_CLAIMS];
+        qf_cli_sources src = {plugins, nplugins, adapters, nadapters, allw, 0, allc, 0};
         for (i = 0; i < suite->nworkers && src.nworkers < sizeof allw / sizeof allw[0]; i++)
             allw[src.nworkers++] = suite->workers[i];
         for (i = 0; i < nworkers && src.nworkers < sizeof allw / sizeof allw[0]; i++)
             allw[src.nworkers++] = workers[i];
+        for (i = 0; i < suite->nclaims && src.nclaims < sizeof allc / sizeof allc[0]; i++)
+            allc[src.nclaims++] = suite->claims[i];
+        for (i = 0; i < nclaims && src.nclaims < sizeof allc / sizeof allc[0]; i++)
+            allc[src.nclaims++] = claims[i];
         if ((rc = qf_cli_registry("run", &src, &reg)) != QF_EXIT_OK)
             goto out;
     }

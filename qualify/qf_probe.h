@@ -162,6 +162,32 @@ double qf_probe_replay_elem(const qf_probe_result *r, size_t m, size_t n, size_t
 /* The shape of r->shapes[] that is m x n x k, or NULL. */
 const qf_probe_shape *qf_probe_find_shape(const qf_probe_result *r, size_t m, size_t n, size_t k);
 
+/* ---- Replay of a claim (`qualify replay`, docs/probe.md "Replay") ---- */
+
+struct qf_claim;
+
+/* The replay a claim describes: its arith keys (order, block, alignment,
+ * accumulator bits and rounding, products, fma, flushing, promotion) and
+ * its `replay` section (order_map, first_term, odd_even, pairwise,
+ * split_lanes; docs/claims.md "Replay details") into r, for
+ * qf_probe_replay_elem.  QF_EPARSE with err for a map that does not parse
+ * or cover every element. */
+qf_status qf_probe_from_claim(const struct qf_claim *c, qf_probe_result *r, char *err, size_t err_size);
+
+typedef struct qf_probe_replay_report {
+    size_t checked, failed, calls;
+    int any_of;      /* no order_map for the shape: an element passes under any order of the set */
+    char first[640]; /* the first differing element: inputs' bits (short), got, expected */
+} qf_probe_replay_report;
+
+/* Run kernel (tuple dtype, NULL: widest output) at m x n x k on `cases`
+ * random inputs (seed, seed + 1, ...) and on designed inputs (FPRev
+ * queries answered by every element), in a child process with a time
+ * limit, and compare every element with the replay of r, bit for bit. */
+qf_status qf_probe_replay_check(const qf_registry *reg, const char *kernel, const char *dtype,
+                                const qf_probe_result *r, size_t m, size_t n, size_t k, uint64_t seed, size_t cases,
+                                qf_probe_replay_report *rep, char *err, size_t err_size);
+
 #ifdef __cplusplus
 }
 #endif

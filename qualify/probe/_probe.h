@@ -32,6 +32,10 @@ typedef struct _qf_pb {
  * res[q * cols + j]: the output of column j.  0, or -1 with p->err. */
 int _qf_pb_eval(_qf_pb *p, size_t nq, const double *a, const double *b, int b_shared, int threads, double *res);
 
+/* p->k, p->t and the formats for kernel `name`, tuple dtype (NULL: the
+ * widest output without input scales); QF_OK or a status with p->err. */
+qf_status _qf_pb_open(_qf_pb *p, const qf_registry *reg, const char *name, const char *dtype);
+
 /* nc calls of m[c] x n x K: A = a[c] (m[c] x K), B = b[c] (K x n), all in
  * one child; res[c] (m[c] x n) the outputs.  0, or -1 with p->err. */
 int _qf_pb_full(_qf_pb *p, size_t nc, const size_t *m, size_t n, const double *const *a, const double *const *b,
@@ -40,6 +44,10 @@ int _qf_pb_full(_qf_pb *p, size_t nc, const size_t *m, size_t n, const double *c
 /* a * b == v with a, b exact in the tuple's input formats (a carries v's
  * significand): 0, or -1 when no such pair exists. */
 int _qf_pb_split(const _qf_pb *p, double v, double *a, double *b);
+
+/* Subnormal inputs of format f zeroed when r says inputs are flushed (the
+ * replay's view of the kernel's inputs). */
+void _qf_pb_flush_in(const qf_probe_result *r, const qf_format *f, double *v, size_t n);
 
 /* Append an evidence line to r. */
 void _qf_pb_evidence(qf_probe_result *r, const char *fmt, ...)
@@ -68,6 +76,8 @@ int _qf_tree_reveal(_qf_pb *p, qf_probe_result *r, _qf_tree *trees);
  * L[q * p->cols + c]: the size of LCA's subtree in column c (-1: the
  * answer is no count).  0, or -1 with p->err. */
 int _qf_tree_ask(_qf_pb *p, qf_probe_result *r, size_t nq, const int *pairs, int *L);
+/* The query vectors (a, b: nq x K) of those pairs, one call per query. */
+int _qf_tree_design(_qf_pb *p, qf_probe_result *r, size_t nq, const int *pairs, double *a, double *b);
 /* Leaves below LCA(i, j) in t (-1 on error): what the query (i, j) answers. */
 int _qf_tree_lca_size(const _qf_tree *t, int i, int j);
 /* Name the tree (kind UNKNOWN when no order fits). */

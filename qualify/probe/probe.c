@@ -635,6 +635,13 @@ static int shape_outputs(_qf_pb *p, const qf_probe_shape *s, uint64_t seed, doub
     return rc;
 }
 
+void _qf_pb_flush_in(const qf_probe_result *r, const qf_format *f, double *v, size_t n)
+{
+    for (size_t i = 0; r->flush_in == 1 && i < n; i++)
+        if (fabs(v[i]) < f->min_normal)
+            v[i] = 0;
+}
+
 /* Elements of shape s that the replay (with r's current leaf_round) gets
  * wrong; the first in *first. */
 static size_t shape_bad(const qf_probe_result *r, const qf_probe_shape *s, const _qf_pb *p, const double *a,
@@ -642,20 +649,28 @@ static size_t shape_bad(const qf_probe_result *r, const qf_probe_shape *s, const
 {
     size_t bad = 0;
     double *col = malloc(s->k * sizeof *col);
-    if (!col)
+    double *row = malloc(s->k * sizeof *row);
+    if (!col || !row) {
+        free(col), free(row);
         return s->m * s->n;
+    }
     for (size_t j = 0; j < s->n; j++) {
         for (size_t l = 0; l < s->k; l++)
             col[l] = b[l * s->n + j];
+        _qf_pb_flush_in(r, p->fb, col, s->k);
         for (size_t i = 0; i < s->m; i++) {
-            double want = qf_format_decode(
-                p->fo, qf_format_encode(p->fo, qf_probe_replay_elem(r, s->m, s->n, s->k, i, j, a + i * s->k, col),
+            double want;
+            memcpy(row, a + i * s->k, s->k * sizeof *row);
+            _qf_pb_flush_in(r, p->fa, row, s->k);
+            want = qf_format_decode(
+                p->fo, qf_format_encode(p->fo, qf_probe_replay_elem(r, s->m, s->n, s->k, i, j, row, col),
                                         QF_ROUND_RNE, 0, 0, 0));
             if (!(want == res[i * s->n + j]) && !(isnan(want) && isnan(res[i * s->n + j])) && !bad++)
                 *first = i * s->n + j;
         }
     }
     free(col);
+    free(row);
     return bad;
 }
 
@@ -795,52 +810,73 @@ static void set_order_claim(qf_probe_result *r)
         snprintf(r->order_claim, sizeof r->order_claim, "%s", r->order.text);
 }
 
-qf_status qf_probe_gemm(const qf_registry *reg, const char *name, const qf_probe_opts *o, qf_probe_result *r,
-                        char *err, size_t err_size)
+/* Set the error and return it (the kernel and tuple checks of the harness). */
+#define PFAIL(ST, ...)                                                                                       \
+    do {                                                                                                     \
+        perr(p, __VA_ARGS__);                                                                                \
+        return ST;                                                                                           \
+    } while (0)
+
+qf_status _qf_pb_open(_qf_pb *p, const qf_registry *reg, const char *name, const char *dtype)
 {
-    _qf_pb p;
-    _qf_tree *trees = NULL;
-    const qf_kernel *k = reg ? qf_registry_find(reg, name) : NULL;
-    qf_probe_opts d = {0};
-    double t0 = now_s();
-    qf_status st = QF_EINVAL;
-    size_t i, j;
-    if (!o)
-        o = &d;
-    memset(r, 0, sizeof *r);
-    memset(&p, 0, sizeof p);
+    const qf_kernel *k = reg && name ? qf_registry_find(reg, name) : NULL;
+    size_t i;
     if (!k)
-        FAIL(QF_EINVAL, "no kernel named '%s' (qualify list kernels)", name ? name : "");
+        PFAIL(QF_EINVAL, "no kernel named '%s' (qualify list kernels)", name ? name : "");
     if (k->op != QF_OP_GEMM)
-        FAIL(QF_EUNSUPPORTED, "%s is a %s kernel; the probe reveals GEMM kernels", name, qf_op_name(k->op));
-    p.k = k;
-    if (o->dtype) {
-        p.t = qf_kernel_dtype(k, o->dtype);
-        if (!p.t)
-            FAIL(QF_EINVAL, "%s has no dtype tuple '%s'", name, o->dtype);
+        PFAIL(QF_EUNSUPPORTED, "%s is a %s kernel; the probe reveals GEMM kernels", name, qf_op_name(k->op));
+    p->k = k;
+    if (dtype) {
+        p->t = qf_kernel_dtype(k, dtype);
+        if (!p->t)
+            PFAIL(QF_EINVAL, "%s has no dtype tuple '%s'", name, dtype);
     } else
         for (i = 0; i < k->n_dtypes; i++) {
             const qf_dtype_tuple *t = &k->dtypes[i];
             const qf_format *f = qf_format_get(t->out[0]);
             if (t->in_scale[0] || t->in_scale[1])
                 continue;
-            if (!p.t || (f && f->man_bits > qf_format_get(p.t->out[0])->man_bits))
-                p.t = t;
+            if (!p->t || (f && f->man_bits > qf_format_get(p->t->out[0])->man_bits))
+                p->t = t;
         }
-    if (!p.t)
-        FAIL(QF_EUNSUPPORTED, "%s has no dtype tuple without input scales", name);
-    if (p.t->in_scale[0] || p.t->in_scale[1])
-        FAIL(QF_EUNSUPPORTED, "tuple %s has scaled inputs, which the probe does not drive", p.t->name);
-    p.fa = qf_format_get(p.t->in[0]);
-    p.fb = qf_format_get(p.t->in[1]);
-    p.fo = qf_format_get(p.t->out[0]);
-    if (!p.fa || !p.fb || !p.fo || p.fa->kind != QF_KIND_FLOAT || p.fb->kind != QF_KIND_FLOAT ||
-        p.fo->kind != QF_KIND_FLOAT || p.fa->man_bits > 23 || p.fb->man_bits > 23 || p.fa->storage_bits % 8 ||
-        p.fb->storage_bits % 8 || p.fo->storage_bits % 8)
-        FAIL(QF_EUNSUPPORTED,
+    if (!p->t)
+        PFAIL(QF_EUNSUPPORTED, "%s has no dtype tuple without input scales", name);
+    if (p->t->in_scale[0] || p->t->in_scale[1])
+        PFAIL(QF_EUNSUPPORTED, "tuple %s has scaled inputs, which the probe does not drive", p->t->name);
+    p->fa = qf_format_get(p->t->in[0]);
+    p->fb = qf_format_get(p->t->in[1]);
+    p->fo = qf_format_get(p->t->out[0]);
+    if (!p->fa || !p->fb || !p->fo || p->fa->kind != QF_KIND_FLOAT || p->fb->kind != QF_KIND_FLOAT ||
+        p->fo->kind != QF_KIND_FLOAT || p->fa->man_bits > 23 || p->fb->man_bits > 23 || p->fa->storage_bits % 8 ||
+        p->fb->storage_bits % 8 || p->fo->storage_bits % 8)
+        PFAIL(QF_EUNSUPPORTED,
              "tuple %s: the probe needs unpacked floating-point inputs of at most 24 significant bits "
              "(products exact in binary64) and a floating-point output",
-             p.t->name);
+             p->t->name);
+    return QF_OK;
+}
+#undef PFAIL
+
+qf_status qf_probe_gemm(const qf_registry *reg, const char *name, const qf_probe_opts *o, qf_probe_result *r,
+                        char *err, size_t err_size)
+{
+    _qf_pb p;
+    _qf_tree *trees = NULL;
+    const qf_kernel *k;
+    qf_probe_opts d = {0};
+    double t0 = now_s();
+    qf_status st = QF_EINVAL;
+    size_t j;
+    if (!o)
+        o = &d;
+    memset(r, 0, sizeof *r);
+    memset(&p, 0, sizeof p);
+    if ((st = _qf_pb_open(&p, reg, name, o->dtype)) != QF_OK) {
+        if (err && err_size)
+            snprintf(err, err_size, "%s", p.err);
+        return st;
+    }
+    k = p.k;
     p.K = fit(k, 2, o->k ? o->k : 256);
     p.cols = o->cols ? o->cols : 8;
     if (p.cols > 64)

@@ -226,7 +226,7 @@ static int one_shape(_qf_pb *p, qf_probe_result *r, const _qf_tree *col_trees, q
     goto out;
 fail:
     if (q.err[0])
-        snprintf(p->err, sizeof p->err, "shape %zu x %zu x %zu: %s", s->m, s->n, s->k, q.err);
+        snprintf(p->err, sizeof p->err, "shape %zu x %zu x %zu: %.400s", s->m, s->n, s->k, q.err);
 out:
     p->calls = q.calls;
     if (trees)

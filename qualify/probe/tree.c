@@ -871,6 +871,21 @@ int _qf_tree_ask(_qf_pb *p, qf_probe_result *r, size_t nq, const int *pairs, int
     return rc;
 }
 
+int _qf_tree_design(_qf_pb *p, qf_probe_result *r, size_t nq, const int *pairs, double *a, double *b)
+{
+    fprev f;
+    size_t K = p->K;
+    fprev_design(&f, p, r, 0);
+    for (size_t q = 0; q < nq; q++) {
+        for (size_t l = 0; l < K; l++)
+            a[q * K + l] = f.s_a, b[q * K + l] = f.s_b;
+        a[q * K + (size_t)pairs[2 * q]] = f.big_a;
+        a[q * K + (size_t)pairs[2 * q + 1]] = -f.big_a;
+        b[q * K + (size_t)pairs[2 * q]] = b[q * K + (size_t)pairs[2 * q + 1]] = f.big_b;
+    }
+    return 0;
+}
+
 int _qf_tree_lca_size(const _qf_tree *t, int i, int j)
 {
     int *par = malloc((size_t)t->n * sizeof *par), v, size = -1;

@@ -399,6 +399,32 @@ static qf_status read_claim(const rd *r, yaml_node_t *m, qf_claim *out)
         } else if (!strcmp(k, "evidence")) {
             if (vn->type != YAML_SEQUENCE_NODE)
                 return fail(r, vn, k, "a list of strings");
+        } else if (!strcmp(k, "replay")) {
+            /* replay details, kept as "key: value" lines (docs/claims.md) */
+            static const char *const rk[] = {"first_term", "odd_even", "pairwise", "split_lanes", "order_map", NULL};
+            yaml_node_pair_t *q;
+            size_t pos = 0;
+            if (vn->type != YAML_MAPPING_NODE)
+                return fail(r, vn, k, "a mapping of %s, %s, %s, %s, %s", rk[0], rk[1], rk[2], rk[3], rk[4]);
+            for (q = vn->data.mapping.pairs.start; q < vn->data.mapping.pairs.top; q++) {
+                yaml_node_t *an = yaml_document_get_node(r->doc, q->key), *av = yaml_document_get_node(r->doc, q->value);
+                const char *ak = scalar(an);
+                yaml_node_item_t *it, one = q->value;
+                int known = 0, many = av->type == YAML_SEQUENCE_NODE;
+                for (size_t w = 0; ak && rk[w]; w++)
+                    known |= !strcmp(ak, rk[w]);
+                if (!known)
+                    return fail(r, an, ak, "unknown replay key (docs/claims.md \"Replay details\")");
+                for (it = many ? av->data.sequence.items.start : &one;
+                     it < (many ? av->data.sequence.items.top : &one + 1); it++) {
+                    const char *iv = scalar(yaml_document_get_node(r->doc, *it));
+                    int w = iv ? snprintf(out->replay + pos, sizeof out->replay - pos, "%s: %s\n", ak, iv) : -1;
+                    if (w < 0 || (size_t)w >= sizeof out->replay - pos)
+                        return fail(r, av, ak, "a string (or a list of strings), %zu characters in all at most",
+                                    sizeof out->replay - 1);
+                    pos += (size_t)w;
+                }
+            }
         } else if (!strcmp(k, "arith")) {
             yaml_node_pair_t *q;
             if (vn->type != YAML_MAPPING_NODE)
@@ -415,7 +441,7 @@ static qf_status read_claim(const rd *r, yaml_node_t *m, qf_claim *out)
             if (qf_arith_claim_check(&out->arith) != QF_OK)
                 return fail(r, vn, k, "the claim is out of its domain (qf_arith_claim_check, docs/claims.md)");
         } else {
-            return fail(r, kn, k, "unknown key (claim_version, kernel, dtype, arith, evidence)");
+            return fail(r, kn, k, "unknown key (claim_version, kernel, dtype, arith, replay, evidence)");
         }
     }
     if (!have_version)

@@ -41,6 +41,12 @@ typedef struct qf_claim {
     char dtype[64];
     qf_arith_claim arith;
     int line; /* of the claim's mapping in the file */
+    /* The optional `replay` section (docs/claims.md "Replay details"):
+     * what a bit-exact replay needs beyond the bound's keys (which element
+     * of which shape uses which order of a varies set, how a chain's first
+     * term rounds), one "key: value" line each, in file order; read by
+     * `qualify replay` (qf_probe_from_claim).  Empty: none. */
+    char replay[2048];
 } qf_claim;
 
 typedef struct qf_claim_set {

@@ -58,6 +58,20 @@ typedef enum qf_probe_align { QF_PROBE_ALIGN_EXACT = 0, QF_PROBE_ALIGN_TRUNCATE,
 #define QF_PROBE_UNOBSERVABLE (-1) /* a field the inputs of these formats cannot reveal */
 #define QF_PROBE_MAX_EVIDENCE 48
 #define QF_PROBE_MAX_ORDERS   8
+#define QF_PROBE_MAX_SHAPES   6
+#define QF_PROBE_MAX_ELEMS    1024 /* m * n of a probed shape */
+
+/* One probed shape and which order each of its output elements uses
+ * (docs/probe.md "Rows, tiles and shapes"): the order of a blocked GEMM's
+ * element depends on the register tile it falls in, and the tiling on M, N
+ * and K (OpenBLAS), so the map is per shape. */
+typedef struct qf_probe_shape {
+    size_t m, n, k;
+    unsigned char map[QF_PROBE_MAX_ELEMS]; /* index into qf_probe_result.orders[] of element i * n + j */
+    char text[512];  /* "rows 0-23: sequential; rows 24-31: split(2)" (the claim's order_map entry) */
+    size_t revealed; /* element classes the fingerprint did not place, revealed by FPRev here */
+    size_t validated, validated_ok; /* random elements of one call at this shape, replayed */
+} qf_probe_shape;
 
 typedef struct qf_probe_opts {
     const char *dtype; /* tuple name; NULL: the kernel's tuple with the widest output */
@@ -66,6 +80,13 @@ typedef struct qf_probe_opts {
     double timeout_s;  /* per batch of kernel calls in the child; 0: 60 */
     int threads;       /* call.threads of the probing calls; 0: 1 */
     uint64_t seed;     /* random inputs (determinism, validation) */
+    /* Shapes probed element by element (rows and tiles, and whether the
+     * order changes with the shape): n_shapes 0 takes the default (M = 1,
+     * 32 and 96 at N = cols and K, and M = 32 at 2K when 2K <= 4096);
+     * no_shapes skips the pass (orders per column only). */
+    size_t n_shapes;
+    size_t shapes[QF_PROBE_MAX_SHAPES][3];
+    int no_shapes;
 } qf_probe_opts;
 
 typedef struct qf_probe_result {
@@ -102,6 +123,10 @@ typedef struct qf_probe_result {
     char specials[256];  /* NaN / Inf propagation, one phrase per test */
     int deterministic, deterministic_threads;
     size_t validated, validated_ok; /* random dot products replayed by the revealed arithmetic */
+    size_t n_shapes;  /* the element maps (when the shape pass ran; validated then sums theirs) */
+    qf_probe_shape shapes[QF_PROBE_MAX_SHAPES];
+    int tile_varies;  /* elements of one shape use different orders */
+    int shape_varies; /* the orders used change with the shape */
 
     size_t n_evidence;
     char evidence[QF_PROBE_MAX_EVIDENCE][240];
@@ -128,6 +153,40 @@ qf_status qf_probe_write_claim(const qf_probe_result *r, const char *path, char 
  * docs/probe.md): for a kernel the probe describes exactly, this is the
  * kernel's output bit for bit.  a, b: exact input values. */
 double qf_probe_replay_dot(const qf_probe_result *r, size_t col, const double *a, const double *b);
+
+/* Element (i, j) of an m x n x k GEMM: a is row i of A, b column j of B
+ * (k exact values).  The order is the shape's map when (m, n, k) was
+ * probed, else column j's order built at k.  NaN when no order is known. */
+double qf_probe_replay_elem(const qf_probe_result *r, size_t m, size_t n, size_t k, size_t i, size_t j,
+                            const double *a, const double *b);
+/* The shape of r->shapes[] that is m x n x k, or NULL. */
+const qf_probe_shape *qf_probe_find_shape(const qf_probe_result *r, size_t m, size_t n, size_t k);
+
+/* ---- Replay of a claim (`qualify replay`, docs/probe.md "Replay") ---- */
+
+struct qf_claim;
+
+/* The replay a claim describes: its arith keys (order, block, alignment,
+ * accumulator bits and rounding, products, fma, flushing, promotion) and
+ * its `replay` section (order_map, first_term, odd_even, pairwise,
+ * split_lanes; docs/claims.md "Replay details") into r, for
+ * qf_probe_replay_elem.  QF_EPARSE with err for a map that does not parse
+ * or cover every element. */
+qf_status qf_probe_from_claim(const struct qf_claim *c, qf_probe_result *r, char *err, size_t err_size);
+
+typedef struct qf_probe_replay_report {
+    size_t checked, failed, calls;
+    int any_of;      /* no order_map for the shape: an element passes under any order of the set */
+    char first[640]; /* the first differing element: inputs' bits (short), got, expected */
+} qf_probe_replay_report;
+
+/* Run kernel (tuple dtype, NULL: widest output) at m x n x k on `cases`
+ * random inputs (seed, seed + 1, ...) and on designed inputs (FPRev
+ * queries answered by every element), in a child process with a time
+ * limit, and compare every element with the replay of r, bit for bit. */
+qf_status qf_probe_replay_check(const qf_registry *reg, const char *kernel, const char *dtype,
+                                const qf_probe_result *r, size_t m, size_t n, size_t k, uint64_t seed, size_t cases,
+                                qf_probe_replay_report *rep, char *err, size_t err_size);
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,7 @@ int qf_cli_audit(int argc, char **argv);
 int qf_cli_workload(int argc, char **argv);
 int qf_cli_report(int argc, char **argv);
 int qf_cli_probe(int argc, char **argv);
+int qf_cli_replay(int argc, char **argv);
 
 /* Where a subcommand's kernels come from besides the built-in ones. */
 typedef struct qf_cli_sources {

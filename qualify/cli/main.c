@@ -26,6 +26,7 @@ static const subcommand commands[] = {
     { "workload", qf_cli_workload, "transformer forward from kernels vs the exact path: KL, top-1" },
     { "report",  qf_cli_report,  "one self-contained HTML page with plots from results/audit JSON" },
     { "probe",   qf_cli_probe,   "reveal a GEMM kernel's summation order and arithmetic by designed inputs" },
+    { "replay",  qf_cli_replay,  "replay a GEMM kernel's claim bit for bit and compare it with the kernel" },
 };
 /* clang-format on */
 

@@ -14,6 +14,11 @@ typedef struct _qf_pb {
     const qf_dtype_tuple *t;
     const qf_format *fa, *fb, *fo;
     size_t K, cols;
+    /* Broadcast mode (tiles.c): bm > 0 runs each query as its own bm x bn
+     * call in which every element answers it; the "columns" of an answer
+     * are the elements sel[0 .. cols) (row-major; NULL: all bm * bn). */
+    size_t bm, bn;
+    const size_t *sel;
     double timeout_s;
     int threads;
     size_t calls;
@@ -27,9 +32,22 @@ typedef struct _qf_pb {
  * res[q * cols + j]: the output of column j.  0, or -1 with p->err. */
 int _qf_pb_eval(_qf_pb *p, size_t nq, const double *a, const double *b, int b_shared, int threads, double *res);
 
+/* p->k, p->t and the formats for kernel `name`, tuple dtype (NULL: the
+ * widest output without input scales); QF_OK or a status with p->err. */
+qf_status _qf_pb_open(_qf_pb *p, const qf_registry *reg, const char *name, const char *dtype);
+
+/* nc calls of m[c] x n x K: A = a[c] (m[c] x K), B = b[c] (K x n), all in
+ * one child; res[c] (m[c] x n) the outputs.  0, or -1 with p->err. */
+int _qf_pb_full(_qf_pb *p, size_t nc, const size_t *m, size_t n, const double *const *a, const double *const *b,
+                int threads, double *const *res);
+
 /* a * b == v with a, b exact in the tuple's input formats (a carries v's
  * significand): 0, or -1 when no such pair exists. */
 int _qf_pb_split(const _qf_pb *p, double v, double *a, double *b);
+
+/* Subnormal inputs of format f zeroed when r says inputs are flushed (the
+ * replay's view of the kernel's inputs). */
+void _qf_pb_flush_in(const qf_probe_result *r, const qf_format *f, double *v, size_t n);
 
 /* Append an evidence line to r. */
 void _qf_pb_evidence(qf_probe_result *r, const char *fmt, ...)
@@ -54,6 +72,14 @@ void _qf_tree_free(_qf_tree *t);
 int _qf_tree_of_order(const qf_probe_order *o, int K, _qf_tree *t);
 /* FPRev: reveal the trees of every column (trees[cols]); 0 or -1 with p->err. */
 int _qf_tree_reveal(_qf_pb *p, qf_probe_result *r, _qf_tree *trees);
+/* Ask FPRev queries (pairs[2q], pairs[2q+1]) with the reveal's design;
+ * L[q * p->cols + c]: the size of LCA's subtree in column c (-1: the
+ * answer is no count).  0, or -1 with p->err. */
+int _qf_tree_ask(_qf_pb *p, qf_probe_result *r, size_t nq, const int *pairs, int *L);
+/* The query vectors (a, b: nq x K) of those pairs, one call per query. */
+int _qf_tree_design(_qf_pb *p, qf_probe_result *r, size_t nq, const int *pairs, double *a, double *b);
+/* Leaves below LCA(i, j) in t (-1 on error): what the query (i, j) answers. */
+int _qf_tree_lca_size(const _qf_tree *t, int i, int j);
 /* Name the tree (kind UNKNOWN when no order fits). */
 void _qf_tree_classify(const _qf_tree *t, qf_probe_order *o);
 /* Nested text of the tree, truncated to size. */
@@ -64,6 +90,14 @@ int _qf_tree_top_node(const _qf_tree *t, int min_children);
 int _qf_tree_leafy_node(const _qf_tree *t);
 /* Smallest leaf below node v. */
 int _qf_tree_min_leaf(const _qf_tree *t, int v);
+
+/* ---- Rows, tiles and shapes (tiles.c) --------------------------------------- */
+
+/* The element maps of r->shapes (o's shapes or the default ones); the
+ * column trees explain the elements they can.  0, or -1 with p->err. */
+int _qf_tiles_probe(_qf_pb *p, qf_probe_result *r, const qf_probe_opts *o, const _qf_tree *col_trees);
+/* s->text from s->map (the claim's order_map spelling). */
+void _qf_tiles_text(const qf_probe_result *r, qf_probe_shape *s);
 
 /* ---- Node arithmetic (mma.c) ------------------------------------------------ */
 

@@ -53,8 +53,16 @@ void qf_probe_print(FILE *out, const qf_probe_result *r)
     if (r->varies)
         for (size_t i = 0; i < r->n_orders; i++) {
             order_words(&r->orders[i], w, sizeof w);
-            fprintf(out, "    columns %s: %s\n", r->order_cols[i], w);
+            fprintf(out, "    %s%s: %s\n", r->order_cols[i][0] ? "columns " : "elements of the shapes below",
+                    r->order_cols[i], w);
         }
+    for (size_t i = 0; i < r->n_shapes; i++)
+        fprintf(out, "    %4zu x %2zu x %4zu: %s (%zu of %zu replayed)\n", r->shapes[i].m, r->shapes[i].n,
+                r->shapes[i].k, r->shapes[i].text, r->shapes[i].validated_ok, r->shapes[i].validated);
+    if (r->n_shapes)
+        fprintf(out, "  rows/tiles:       %s; shapes: %s\n",
+                r->tile_varies ? "elements of one shape use different orders" : "one order per shape",
+                r->shape_varies ? "the order map changes with the shape" : "the same order at every shape probed");
     fprintf(out, "  tree (column 0):  %s\n", r->tree);
     fprintf(out, "  block (fused):    %d term%s per node%s\n", r->block, r->block == 1 ? "" : "s",
             r->sum_tree ? " (two-term additions in a pairwise tree per block)" : "");
@@ -125,6 +133,18 @@ char *qf_probe_json(const qf_probe_result *r)
     json_object_set_new(o, "determinism", json_string(determinism_name(r)));
     json_object_set_new(o, "validated", json_integer((json_int_t)r->validated));
     json_object_set_new(o, "validated_ok", json_integer((json_int_t)r->validated_ok));
+    {
+        json_t *sh = json_array();
+        for (size_t i = 0; i < r->n_shapes; i++)
+            json_array_append_new(sh, json_pack("{s:I, s:I, s:I, s:s, s:I, s:I}", "m", (json_int_t)r->shapes[i].m,
+                                                 "n", (json_int_t)r->shapes[i].n, "k", (json_int_t)r->shapes[i].k,
+                                                 "map", r->shapes[i].text, "validated",
+                                                 (json_int_t)r->shapes[i].validated, "validated_ok",
+                                                 (json_int_t)r->shapes[i].validated_ok));
+        json_object_set_new(o, "shapes", sh);
+        json_object_set_new(o, "tile_varies", json_boolean(r->tile_varies));
+        json_object_set_new(o, "shape_varies", json_boolean(r->shape_varies));
+    }
     json_object_set_new(o, "evidence", ev);
     json_object_set_new(o, "kernel_calls", json_integer((json_int_t)r->kernel_calls));
     json_object_set_new(o, "seconds", json_real(r->seconds));
@@ -157,6 +177,58 @@ static int kvi(yaml_emitter_t *e, const char *k, long v)
 static int write_fn(void *data, unsigned char *buf, size_t size)
 {
     return fwrite(buf, 1, size, (FILE *)data) == size;
+}
+
+/* The claim's order cannot be varies(...) of these: an unnamed tree, or
+ * more orders than a varies set holds (QF_SUM_VARIES_MAX = 4). */
+static int claim_order_any(const qf_probe_result *r)
+{
+    if (r->n_orders > 4)
+        return 1;
+    for (size_t i = 0; i < r->n_orders; i++)
+        if (r->orders[i].kind == QF_PROBE_ORDER_UNKNOWN)
+            return 1;
+    return r->order.kind == QF_PROBE_ORDER_UNKNOWN;
+}
+
+/* The `replay` section (docs/claims.md "Replay details"): what the bound's
+ * keys cannot say and a bit-exact replay needs. */
+static int write_replay(yaml_emitter_t *e, const qf_probe_result *r)
+{
+    yaml_event_t ev;
+    static const char *const first[] = {"exact", "rounded", "both_rounded"};
+    int bad = 0, odd_even = 0, halving = 0, lanes = 0;
+    char entry[640];
+    for (size_t i = 0; i < r->n_orders; i++) {
+        odd_even |= r->orders[i].odd_even;
+        halving |= r->orders[i].kind == QF_PROBE_ORDER_PAIRWISE && r->orders[i].lanes_pairwise > 1;
+        lanes |= r->orders[i].kind == QF_PROBE_ORDER_SPLIT && r->orders[i].lanes_pairwise;
+    }
+    bad |= scalar(e, "replay");
+    yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
+    bad |= !yaml_emitter_emit(e, &ev);
+    bad |= kv(e, "first_term", first[r->leaf_round >= 0 && r->leaf_round <= 2 ? r->leaf_round : 0]);
+    if (odd_even)
+        bad |= kv(e, "odd_even", "1");
+    if (halving)
+        bad |= kv(e, "pairwise", "halving");
+    if (lanes)
+        bad |= kv(e, "split_lanes", "pairwise");
+    if (r->n_shapes && (r->tile_varies || r->shape_varies || r->n_orders > 1)) {
+        bad |= scalar(e, "order_map");
+        yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
+        bad |= !yaml_emitter_emit(e, &ev);
+        for (size_t i = 0; i < r->n_shapes; i++) {
+            snprintf(entry, sizeof entry, "%zux%zux%zu: %s", r->shapes[i].m, r->shapes[i].n, r->shapes[i].k,
+                     r->shapes[i].text);
+            bad |= scalar(e, entry);
+        }
+        yaml_sequence_end_event_initialize(&ev);
+        bad |= !yaml_emitter_emit(e, &ev);
+    }
+    yaml_mapping_end_event_initialize(&ev);
+    bad |= !yaml_emitter_emit(e, &ev);
+    return bad;
 }
 
 qf_status qf_probe_write_claim(const qf_probe_result *r, const char *path, char *err, size_t err_size)
@@ -205,13 +277,14 @@ qf_status qf_probe_write_claim(const qf_probe_result *r, const char *path, char 
            kvi(&e, "deterministic", r->deterministic) || kvi(&e, "deterministic_threads", r->deterministic_threads);
     if (r->fma == 1 || r->fma == 0)
         bad |= kv(&e, "fma", r->fma ? "fused" : "unfused");
-    bad |= kv(&e, "order", r->order.kind == QF_PROBE_ORDER_UNKNOWN && !r->varies ? "any" : r->order_claim) ||
+    bad |= kv(&e, "order", claim_order_any(r) ? "any" : r->order_claim) ||
            kvi(&e, "product_frac_bits", r->product_frac_bits);
     if (r->align != QF_PROBE_ALIGN_EXACT)
         bad |= kv(&e, "align_round", align_name(r->align));
     bad |= kv(&e, "determinism", determinism_name(r));
     yaml_mapping_end_event_initialize(&ev);
     bad |= !yaml_emitter_emit(&e, &ev);
+    bad |= write_replay(&e, r);
     bad |= scalar(&e, "evidence");
     yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
     bad |= !yaml_emitter_emit(&e, &ev);

@@ -231,53 +231,48 @@ static int run_child(_qf_pb *p, unsigned char *reg, const pcall *pc, size_t nc, 
     return 0;
 }
 
-int _qf_pb_eval(_qf_pb *p, size_t nq, const double *a, const double *b, int b_shared, int threads, double *res)
+int _qf_pb_full(_qf_pb *p, size_t nc, const size_t *m, size_t n, const double *const *a, const double *const *b,
+                int threads, double *const *res)
 {
     int ba = p->fa->storage_bits, bb = p->fb->storage_bits, bo = p->fo->storage_bits;
-    size_t nc = 0, total = 0, q0, c, i, j, l;
-    size_t n = fit(p->k, 1, p->cols), rows = b_shared ? MAX_ROWS : 1;
-    size_t maxm = p->k->limits.max[0] > 0 ? (size_t)p->k->limits.max[0] : 0;
+    size_t total = 0, c, i, j, l, np = fit(p->k, 1, n);
     pcall *pc;
     unsigned char *reg;
     preport *rep;
     char why[256];
     int rc = 0;
-    if (nq == 0)
+    if (nc == 0)
         return 0;
-    if (maxm && rows > maxm)
-        rows = maxm;
-    if (p->k->limits.max[1] > 0 && n > (size_t)p->k->limits.max[1])
+    if (p->k->limits.max[1] > 0 && np > (size_t)p->k->limits.max[1])
         return perr(p, "the kernel takes at most N = %lld columns", (long long)p->k->limits.max[1]);
-    pc = calloc((nq + rows - 1) / rows, sizeof *pc);
+    pc = calloc(nc, sizeof *pc);
     if (!pc)
         return perr(p, "out of memory");
     total = (sizeof(preport) + 63) / 64 * 64;
-    for (q0 = 0; q0 < nq; q0 += rows) {
-        size_t m = nq - q0 < rows ? nq - q0 : rows;
+    for (c = 0; c < nc; c++) {
         qf_op_desc op;
-        pc[nc].m = fit(p->k, 0, m);
-        pc[nc].n = n;
-        pc[nc].off_a = total;
-        total += (pc[nc].m * p->K * (size_t)ba / 8 + 63) / 64 * 64;
-        pc[nc].off_b = total;
-        total += (p->K * n * (size_t)bb / 8 + 63) / 64 * 64;
-        pc[nc].off_d = total + SLACK;
-        total += (pc[nc].m * n * (size_t)bo / 8 + 63) / 64 * 64 + 2 * SLACK;
+        pc[c].m = fit(p->k, 0, m[c]);
+        pc[c].n = np;
+        pc[c].off_a = total;
+        total += (pc[c].m * p->K * (size_t)ba / 8 + 63) / 64 * 64;
+        pc[c].off_b = total;
+        total += (p->K * np * (size_t)bb / 8 + 63) / 64 * 64;
+        pc[c].off_d = total + SLACK;
+        total += (pc[c].m * np * (size_t)bo / 8 + 63) / 64 * 64 + 2 * SLACK;
         memset(&op, 0, sizeof op);
         op.op = QF_OP_GEMM;
-        op.u.gemm.m = pc[nc].m;
-        op.u.gemm.n = n;
+        op.u.gemm.m = pc[c].m;
+        op.u.gemm.n = np;
         op.u.gemm.k = p->K;
         op.u.gemm.alpha = 1;
         op.u.gemm.batch = 1;
-        if (nc == 0 || pc[nc].m != pc[nc - 1].m) {
+        if (c == 0 || pc[c].m != pc[c - 1].m) {
             qf_status s = qf_kernel_check(p->k, &op, p->t, why, sizeof why);
             if (s != QF_OK) {
                 free(pc);
-                return perr(p, "the kernel refuses M = %zu, N = %zu, K = %zu: %s", pc[nc].m, n, p->K, why);
+                return perr(p, "the kernel refuses M = %zu, N = %zu, K = %zu: %s", pc[c].m, np, p->K, why);
             }
         }
-        nc++;
     }
     reg = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (reg == MAP_FAILED) {
@@ -285,40 +280,114 @@ int _qf_pb_eval(_qf_pb *p, size_t nq, const double *a, const double *b, int b_sh
         return perr(p, "cannot map %zu bytes: %s", total, strerror(errno));
     }
     rep = (preport *)reg;
-    for (c = 0, q0 = 0; c < nc; c++, q0 += rows) {
-        size_t m = nq - q0 < rows ? nq - q0 : rows;
-        for (i = 0; i < pc[c].m; i++)
+    /* padding rows and columns are zeros (code 0) */
+    for (c = 0; c < nc; c++) {
+        for (i = 0; i < m[c]; i++)
             for (l = 0; l < p->K; l++) {
                 uint64_t code = 0;
-                if (i < m && code_of(p->fa, a[(q0 + i) * p->K + l], &code)) {
-                    rc = perr(p, "probe bug: %.17g is not a %s value", a[(q0 + i) * p->K + l], p->fa->name);
+                if (code_of(p->fa, a[c][i * p->K + l], &code)) {
+                    rc = perr(p, "probe bug: %.17g is not a %s value", a[c][i * p->K + l], p->fa->name);
                     goto done;
                 }
                 put(reg + pc[c].off_a, i * p->K + l, ba, code);
             }
-        for (l = 0; l < p->K; l++) {
-            uint64_t code;
-            double v = b_shared ? b[l] : b[q0 * p->K + l];
-            if (code_of(p->fb, v, &code)) {
-                rc = perr(p, "probe bug: %.17g is not a %s value", v, p->fb->name);
-                goto done;
+        for (l = 0; l < p->K; l++)
+            for (j = 0; j < n; j++) {
+                uint64_t code;
+                if (code_of(p->fb, b[c][l * n + j], &code)) {
+                    rc = perr(p, "probe bug: %.17g is not a %s value", b[c][l * n + j], p->fb->name);
+                    goto done;
+                }
+                put(reg + pc[c].off_b, l * np + j, bb, code);
             }
-            for (j = 0; j < n; j++)
-                put(reg + pc[c].off_b, l * n + j, bb, code);
-        }
-        memset(reg + pc[c].off_d, 0xff, pc[c].m * n * (size_t)bo / 8);
+        memset(reg + pc[c].off_d, 0xff, pc[c].m * np * (size_t)bo / 8);
     }
     if ((rc = run_child(p, reg, pc, nc, rep, threads)) != 0)
         goto done;
-    for (c = 0, q0 = 0; c < nc; c++, q0 += rows) {
-        size_t m = nq - q0 < rows ? nq - q0 : rows;
-        for (i = 0; i < m; i++)
-            for (j = 0; j < p->cols; j++)
-                res[(q0 + i) * p->cols + j] = qf_format_decode(p->fo, get(reg + pc[c].off_d, i * n + j, bo));
-    }
+    for (c = 0; c < nc; c++)
+        for (i = 0; i < m[c]; i++)
+            for (j = 0; j < n; j++)
+                res[c][i * n + j] = qf_format_decode(p->fo, get(reg + pc[c].off_d, i * np + j, bo));
 done:
     munmap(reg, total);
     free(pc);
+    return rc;
+}
+
+/* Broadcast calls (p->bm > 0): query q is its own bm x bn call whose rows
+ * of A are all the query's a and columns of B all its b, so that every
+ * element answers it; res[q * cols + c] is element sel[c] (or c). */
+static int eval_bcast(_qf_pb *p, size_t nq, const double *a, const double *b, int b_shared, int threads,
+                      double *res)
+{
+    size_t m = p->bm, n = p->bn, K = p->K, q, i, l, c, chunk = 64;
+    double *A = malloc(chunk * m * K * sizeof *A), *B = malloc(chunk * K * n * sizeof *B),
+           *O = malloc(chunk * m * n * sizeof *O);
+    const double **pa = malloc(chunk * sizeof *pa), **pb = malloc(chunk * sizeof *pb);
+    double **po = malloc(chunk * sizeof *po);
+    size_t *ms = malloc(chunk * sizeof *ms);
+    int rc = 0;
+    if (!A || !B || !O || !pa || !pb || !po || !ms)
+        rc = perr(p, "out of memory");
+    for (q = 0; q < nq && rc == 0; q += chunk) {
+        size_t nc = nq - q < chunk ? nq - q : chunk;
+        for (c = 0; c < nc; c++) {
+            const double *av = a + (q + c) * K, *bv = b_shared ? b : b + (q + c) * K;
+            for (i = 0; i < m; i++)
+                memcpy(A + (c * m + i) * K, av, K * sizeof *A);
+            for (l = 0; l < K; l++)
+                for (i = 0; i < n; i++)
+                    B[c * K * n + l * n + i] = bv[l];
+            pa[c] = A + c * m * K;
+            pb[c] = B + c * K * n;
+            po[c] = O + c * m * n;
+            ms[c] = m;
+        }
+        rc = _qf_pb_full(p, nc, ms, n, pa, pb, threads, po);
+        for (c = 0; c < nc && rc == 0; c++)
+            for (i = 0; i < p->cols; i++)
+                res[(q + c) * p->cols + i] = po[c][p->sel ? p->sel[i] : i];
+    }
+    free(A), free(B), free(O), free(pa), free(pb), free(po), free(ms);
+    return rc;
+}
+
+int _qf_pb_eval(_qf_pb *p, size_t nq, const double *a, const double *b, int b_shared, int threads, double *res)
+{
+    size_t n = p->cols, rows = b_shared ? MAX_ROWS : 1, maxm = p->k->limits.max[0] > 0 ? (size_t)p->k->limits.max[0] : 0;
+    size_t nc = 0, q0, c, l, j, nb;
+    size_t *ms;
+    const double **pa, **pb;
+    double **po, *B, *O;
+    int rc;
+    if (nq == 0)
+        return 0;
+    if (p->bm)
+        return eval_bcast(p, nq, a, b, b_shared, threads, res);
+    if (maxm && rows > maxm)
+        rows = maxm;
+    nc = (nq + rows - 1) / rows;
+    nb = b_shared ? 1 : nc;
+    ms = malloc(nc * sizeof *ms);
+    pa = malloc(nc * sizeof *pa);
+    pb = malloc(nc * sizeof *pb);
+    po = malloc(nc * sizeof *po);
+    B = malloc(nb * p->K * n * sizeof *B);
+    O = malloc(nq * n * sizeof *O);
+    rc = !ms || !pa || !pb || !po || !B || !O ? perr(p, "out of memory") : 0;
+    for (c = 0, q0 = 0; c < nc && rc == 0; c++, q0 += rows) {
+        ms[c] = nq - q0 < rows ? nq - q0 : rows;
+        pa[c] = a + q0 * p->K;
+        po[c] = O + q0 * n;
+        pb[c] = B + (b_shared ? 0 : c) * p->K * n;
+        if (c < nb)
+            for (l = 0; l < p->K; l++)
+                for (j = 0; j < n; j++)
+                    B[c * p->K * n + l * n + j] = b_shared ? b[l] : b[q0 * p->K + l];
+    }
+    if (rc == 0 && (rc = _qf_pb_full(p, nc, ms, n, pa, pb, threads, po)) == 0)
+        memcpy(res, O, nq * n * sizeof *res);
+    free(ms), free(pa), free(pb), free(po), free(B), free(O);
     return rc;
 }
 
@@ -503,22 +572,167 @@ out:
     return rc;
 }
 
-double qf_probe_replay_dot(const qf_probe_result *r, size_t col, const double *a, const double *b)
+static double replay_order(const qf_probe_result *r, const qf_probe_order *o, size_t k, const double *a,
+                           const double *b)
 {
     _qf_tree t;
-    _qf_arith h = _qf_arith_of(r);
-    const qf_probe_order *o = col < 64 && r->n_orders ? &r->orders[r->col_order[col]] : &r->order;
+    _qf_arith h = _qf_arith_of(r), outer = {.F = _QF_F_EXACT, .acc = r->outer_acc, .round = r->outer_round};
     double v;
-    if (_qf_tree_of_order(o, (int)r->k, &t)) {
-        _qf_tree_free(&t);
+    if (o->kind == QF_PROBE_ORDER_UNKNOWN || _qf_tree_of_order(o, (int)k, &t)) {
+        if (o->kind != QF_PROBE_ORDER_UNKNOWN)
+            _qf_tree_free(&t);
         return NAN;
     }
-    {
-        _qf_arith outer = {.F = _QF_F_EXACT, .acc = r->outer_acc, .round = r->outer_round};
-        v = _qf_arith_tree(&h, r->outer ? &outer : NULL, &t, a, b);
-    }
+    v = _qf_arith_tree(&h, r->outer ? &outer : NULL, &t, a, b);
     _qf_tree_free(&t);
     return v;
+}
+
+double qf_probe_replay_dot(const qf_probe_result *r, size_t col, const double *a, const double *b)
+{
+    return replay_order(r, col < 64 && r->n_orders ? &r->orders[r->col_order[col]] : &r->order, r->k, a, b);
+}
+
+const qf_probe_shape *qf_probe_find_shape(const qf_probe_result *r, size_t m, size_t n, size_t k)
+{
+    for (size_t i = 0; i < r->n_shapes; i++)
+        if (r->shapes[i].m == m && r->shapes[i].n == n && r->shapes[i].k == k)
+            return &r->shapes[i];
+    return NULL;
+}
+
+double qf_probe_replay_elem(const qf_probe_result *r, size_t m, size_t n, size_t k, size_t i, size_t j,
+                            const double *a, const double *b)
+{
+    const qf_probe_shape *s = qf_probe_find_shape(r, m, n, k);
+    const qf_probe_order *o = s && i < m && j < n ? &r->orders[s->map[i * n + j]]
+                              : r->n_orders       ? &r->orders[r->col_order[j < 64 ? j : 0]]
+                                                  : &r->order;
+    return replay_order(r, o, k, a, b);
+}
+
+/* One call at shape s on random inputs (seed): the kernel's outputs. */
+static int shape_outputs(_qf_pb *p, const qf_probe_shape *s, uint64_t seed, double **a, double **b, double **res)
+{
+    _qf_pb q = *p;
+    size_t m = s->m;
+    int rc;
+    q.K = s->k;
+    q.bm = 0;
+    *a = malloc(s->m * s->k * sizeof **a);
+    *b = malloc(s->k * s->n * sizeof **b);
+    *res = malloc(s->m * s->n * sizeof **res);
+    if (!*a || !*b || !*res)
+        return perr(p, "out of memory");
+    for (size_t i = 0; i < s->m * s->k; i++)
+        (*a)[i] = rnd_value(p->fa, qf_rng_u64(seed, i));
+    for (size_t i = 0; i < s->k * s->n; i++)
+        (*b)[i] = rnd_value(p->fb, qf_rng_u64(seed ^ 0xb, i));
+    rc = _qf_pb_full(&q, 1, &m, s->n, (const double *const *)a, (const double *const *)b, p->threads, res);
+    p->calls = q.calls;
+    if (rc)
+        snprintf(p->err, sizeof p->err, "%s", q.err);
+    return rc;
+}
+
+void _qf_pb_flush_in(const qf_probe_result *r, const qf_format *f, double *v, size_t n)
+{
+    for (size_t i = 0; r->flush_in == 1 && i < n; i++)
+        if (fabs(v[i]) < f->min_normal)
+            v[i] = 0;
+}
+
+/* Elements of shape s that the replay (with r's current leaf_round) gets
+ * wrong; the first in *first. */
+static size_t shape_bad(const qf_probe_result *r, const qf_probe_shape *s, const _qf_pb *p, const double *a,
+                        const double *b, const double *res, size_t *first)
+{
+    size_t bad = 0;
+    double *col = malloc(s->k * sizeof *col);
+    double *row = malloc(s->k * sizeof *row);
+    if (!col || !row) {
+        free(col), free(row);
+        return s->m * s->n;
+    }
+    for (size_t j = 0; j < s->n; j++) {
+        for (size_t l = 0; l < s->k; l++)
+            col[l] = b[l * s->n + j];
+        _qf_pb_flush_in(r, p->fb, col, s->k);
+        for (size_t i = 0; i < s->m; i++) {
+            double want;
+            memcpy(row, a + i * s->k, s->k * sizeof *row);
+            _qf_pb_flush_in(r, p->fa, row, s->k);
+            want = qf_format_decode(
+                p->fo, qf_format_encode(p->fo, qf_probe_replay_elem(r, s->m, s->n, s->k, i, j, row, col),
+                                        QF_ROUND_RNE, 0, 0, 0));
+            if (!(want == res[i * s->n + j]) && !(isnan(want) && isnan(res[i * s->n + j])) && !bad++)
+                *first = i * s->n + j;
+        }
+    }
+    free(col);
+    free(row);
+    return bad;
+}
+
+/* The replay at every probed shape, choosing leaf_round as validate() does. */
+static int validate_shapes(_qf_pb *p, qf_probe_result *r)
+{
+    double *a[QF_PROBE_MAX_SHAPES] = {0}, *b[QF_PROBE_MAX_SHAPES] = {0}, *res[QF_PROBE_MAX_SHAPES] = {0};
+    size_t bad = 0, first[QF_PROBE_MAX_SHAPES] = {0}, nb[QF_PROBE_MAX_SHAPES] = {0}, i;
+    int rc = -1;
+    for (i = 0; i < r->n_shapes; i++)
+        if (shape_outputs(p, &r->shapes[i], r->seed ^ 0x7a1 ^ (i << 8), &a[i], &b[i], &res[i]))
+            goto out;
+    /* the variant that replays the most elements (an order the replay
+     * cannot build, `any`, fails under each) */
+    for (int lr = 0, best = -1, least = -1; lr < 3; lr++) {
+        r->leaf_round = lr;
+        bad = 0;
+        for (i = 0; i < r->n_shapes; i++)
+            bad += shape_bad(r, &r->shapes[i], p, a[i], b[i], res[i], &first[i]);
+        if (best < 0 || bad < (size_t)least)
+            best = lr, least = (int)bad;
+        if (!bad)
+            break;
+        if (lr == 2)
+            r->leaf_round = best;
+    }
+    if (bad) {
+        for (i = 0, bad = 0; i < r->n_shapes; i++)
+            bad += nb[i] = shape_bad(r, &r->shapes[i], p, a[i], b[i], res[i], &first[i]);
+    }
+    if (r->leaf_round)
+        _qf_pb_evidence(r, "validation: the replay matches best when %s rounded alone first (acc = 0 + x)",
+                        r->leaf_round == 1 ? "the first term of a two-term node is" : "both terms of a two-term node are");
+    r->validated = r->validated_ok = 0;
+    for (i = 0; i < r->n_shapes; i++) {
+        qf_probe_shape *s = &r->shapes[i];
+        s->validated = s->m * s->n;
+        s->validated_ok = s->validated - nb[i];
+        r->validated += s->validated;
+        r->validated_ok += s->validated_ok;
+        if (nb[i]) {
+            size_t f = first[i], fi = f / s->n, fj = f % s->n;
+            double *col = malloc(s->k * sizeof *col);
+            for (size_t l = 0; col && l < s->k; l++)
+                col[l] = b[i][l * s->n + fj];
+            _qf_pb_evidence(r, "validation: %zu x %zu x %zu on random inputs (seed %llu): %zu of %zu elements differ "
+                               "from the replay, first (%zu, %zu) (order %s): kernel %.9g, replay %.9g",
+                            s->m, s->n, s->k, (unsigned long long)r->seed, nb[i], s->validated, fi, fj,
+                            r->orders[s->map[f]].text, res[i][f],
+                            col ? qf_probe_replay_elem(r, s->m, s->n, s->k, fi, fj, a[i] + fi * s->k, col) : NAN);
+            free(col);
+        }
+    }
+    if (!bad)
+        _qf_pb_evidence(r, "validation: the element maps and arithmetic replayed on %zu random elements of %zu "
+                           "shapes (seed %llu) reproduce every output bit for bit",
+                        r->validated, r->n_shapes, (unsigned long long)r->seed);
+    rc = 0;
+out:
+    for (i = 0; i < r->n_shapes; i++)
+        free(a[i]), free(b[i]), free(res[i]);
+    return rc;
 }
 
 static int validate(_qf_pb *p, qf_probe_result *r)
@@ -581,52 +795,88 @@ out:
         return ST;                                                                                           \
     } while (0)
 
-qf_status qf_probe_gemm(const qf_registry *reg, const char *name, const qf_probe_opts *o, qf_probe_result *r,
-                        char *err, size_t err_size)
+/* varies(...) over every order found, or the one order. */
+static void set_order_claim(qf_probe_result *r)
 {
-    _qf_pb p;
-    _qf_tree *trees = NULL;
-    const qf_kernel *k = reg ? qf_registry_find(reg, name) : NULL;
-    qf_probe_opts d = {0};
-    double t0 = now_s();
-    qf_status st = QF_EINVAL;
-    size_t i, j;
-    if (!o)
-        o = &d;
-    memset(r, 0, sizeof *r);
-    memset(&p, 0, sizeof p);
+    r->varies = r->n_orders > 1;
+    if (r->varies) {
+        size_t pos = (size_t)snprintf(r->order_claim, sizeof r->order_claim, "varies(");
+        for (size_t i = 0; i < r->n_orders && pos < sizeof r->order_claim; i++)
+            pos += (size_t)snprintf(r->order_claim + pos, sizeof r->order_claim - pos, "%s%s", i ? ", " : "",
+                                    r->orders[i].text);
+        if (pos < sizeof r->order_claim)
+            snprintf(r->order_claim + pos, sizeof r->order_claim - pos, ")");
+    } else
+        snprintf(r->order_claim, sizeof r->order_claim, "%s", r->order.text);
+}
+
+/* Set the error and return it (the kernel and tuple checks of the harness). */
+#define PFAIL(ST, ...)                                                                                       \
+    do {                                                                                                     \
+        perr(p, __VA_ARGS__);                                                                                \
+        return ST;                                                                                           \
+    } while (0)
+
+qf_status _qf_pb_open(_qf_pb *p, const qf_registry *reg, const char *name, const char *dtype)
+{
+    const qf_kernel *k = reg && name ? qf_registry_find(reg, name) : NULL;
+    size_t i;
     if (!k)
-        FAIL(QF_EINVAL, "no kernel named '%s' (qualify list kernels)", name ? name : "");
+        PFAIL(QF_EINVAL, "no kernel named '%s' (qualify list kernels)", name ? name : "");
     if (k->op != QF_OP_GEMM)
-        FAIL(QF_EUNSUPPORTED, "%s is a %s kernel; the probe reveals GEMM kernels", name, qf_op_name(k->op));
-    p.k = k;
-    if (o->dtype) {
-        p.t = qf_kernel_dtype(k, o->dtype);
-        if (!p.t)
-            FAIL(QF_EINVAL, "%s has no dtype tuple '%s'", name, o->dtype);
+        PFAIL(QF_EUNSUPPORTED, "%s is a %s kernel; the probe reveals GEMM kernels", name, qf_op_name(k->op));
+    p->k = k;
+    if (dtype) {
+        p->t = qf_kernel_dtype(k, dtype);
+        if (!p->t)
+            PFAIL(QF_EINVAL, "%s has no dtype tuple '%s'", name, dtype);
     } else
         for (i = 0; i < k->n_dtypes; i++) {
             const qf_dtype_tuple *t = &k->dtypes[i];
             const qf_format *f = qf_format_get(t->out[0]);
             if (t->in_scale[0] || t->in_scale[1])
                 continue;
-            if (!p.t || (f && f->man_bits > qf_format_get(p.t->out[0])->man_bits))
-                p.t = t;
+            if (!p->t || (f && f->man_bits > qf_format_get(p->t->out[0])->man_bits))
+                p->t = t;
         }
-    if (!p.t)
-        FAIL(QF_EUNSUPPORTED, "%s has no dtype tuple without input scales", name);
-    if (p.t->in_scale[0] || p.t->in_scale[1])
-        FAIL(QF_EUNSUPPORTED, "tuple %s has scaled inputs, which the probe does not drive", p.t->name);
-    p.fa = qf_format_get(p.t->in[0]);
-    p.fb = qf_format_get(p.t->in[1]);
-    p.fo = qf_format_get(p.t->out[0]);
-    if (!p.fa || !p.fb || !p.fo || p.fa->kind != QF_KIND_FLOAT || p.fb->kind != QF_KIND_FLOAT ||
-        p.fo->kind != QF_KIND_FLOAT || p.fa->man_bits > 23 || p.fb->man_bits > 23 || p.fa->storage_bits % 8 ||
-        p.fb->storage_bits % 8 || p.fo->storage_bits % 8)
-        FAIL(QF_EUNSUPPORTED,
+    if (!p->t)
+        PFAIL(QF_EUNSUPPORTED, "%s has no dtype tuple without input scales", name);
+    if (p->t->in_scale[0] || p->t->in_scale[1])
+        PFAIL(QF_EUNSUPPORTED, "tuple %s has scaled inputs, which the probe does not drive", p->t->name);
+    p->fa = qf_format_get(p->t->in[0]);
+    p->fb = qf_format_get(p->t->in[1]);
+    p->fo = qf_format_get(p->t->out[0]);
+    if (!p->fa || !p->fb || !p->fo || p->fa->kind != QF_KIND_FLOAT || p->fb->kind != QF_KIND_FLOAT ||
+        p->fo->kind != QF_KIND_FLOAT || p->fa->man_bits > 23 || p->fb->man_bits > 23 || p->fa->storage_bits % 8 ||
+        p->fb->storage_bits % 8 || p->fo->storage_bits % 8)
+        PFAIL(QF_EUNSUPPORTED,
              "tuple %s: the probe needs unpacked floating-point inputs of at most 24 significant bits "
              "(products exact in binary64) and a floating-point output",
-             p.t->name);
+             p->t->name);
+    return QF_OK;
+}
+#undef PFAIL
+
+qf_status qf_probe_gemm(const qf_registry *reg, const char *name, const qf_probe_opts *o, qf_probe_result *r,
+                        char *err, size_t err_size)
+{
+    _qf_pb p;
+    _qf_tree *trees = NULL;
+    const qf_kernel *k;
+    qf_probe_opts d = {0};
+    double t0 = now_s();
+    qf_status st = QF_EINVAL;
+    size_t j;
+    if (!o)
+        o = &d;
+    memset(r, 0, sizeof *r);
+    memset(&p, 0, sizeof p);
+    if ((st = _qf_pb_open(&p, reg, name, o->dtype)) != QF_OK) {
+        if (err && err_size)
+            snprintf(err, err_size, "%s", p.err);
+        return st;
+    }
+    k = p.k;
     p.K = fit(k, 2, o->k ? o->k : 256);
     p.cols = o->cols ? o->cols : 8;
     if (p.cols > 64)
@@ -664,19 +914,15 @@ qf_status qf_probe_gemm(const qf_registry *reg, const char *name, const qf_probe
         }
     }
     r->order = r->orders[0];
-    r->varies = r->n_orders > 1;
-    if (r->varies) {
-        size_t pos = (size_t)snprintf(r->order_claim, sizeof r->order_claim, "varies(");
-        for (i = 0; i < r->n_orders && pos < sizeof r->order_claim; i++)
-            pos += (size_t)snprintf(r->order_claim + pos, sizeof r->order_claim - pos, "%s%s", i ? ", " : "",
-                                    r->orders[i].text);
-        if (pos < sizeof r->order_claim)
-            snprintf(r->order_claim + pos, sizeof r->order_claim - pos, ")");
-    } else
-        snprintf(r->order_claim, sizeof r->order_claim, "%s", r->order.text);
+    set_order_claim(r);
     _qf_tree_text(&trees[0], r->tree, sizeof r->tree);
     if (_qf_mma_probe(&p, r, &trees[0]))
         goto bad;
+    if (!o->no_shapes && r->order.kind != QF_PROBE_ORDER_UNKNOWN) {
+        if (_qf_tiles_probe(&p, r, o, trees))
+            goto bad;
+        set_order_claim(r);
+    }
     r->sum_tree = r->order.kind == QF_PROBE_ORDER_BLOCKED && r->order.inner == QF_PROBE_ORDER_PAIRWISE;
     r->promote_interval = r->order.kind == QF_PROBE_ORDER_BLOCKED && r->order.inner == QF_PROBE_ORDER_SEQUENTIAL &&
                                   r->order.fused > 1
@@ -686,7 +932,7 @@ qf_status qf_probe_gemm(const qf_registry *reg, const char *name, const qf_probe
         r->block = r->order.odd_even ? 2 * r->order.fused : r->order.fused;
     if (special_tests(&p, r) || determinism(&p, r))
         goto bad;
-    if (r->order.kind != QF_PROBE_ORDER_UNKNOWN && validate(&p, r))
+    if (r->order.kind != QF_PROBE_ORDER_UNKNOWN && (r->n_shapes ? validate_shapes(&p, r) : validate(&p, r)))
         goto bad;
     st = QF_OK;
     goto done;

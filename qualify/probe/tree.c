@@ -812,42 +812,114 @@ static double small_of(const qf_format *f, int flushed)
     return s < 0x1p-40 ? 0x1p-40 : s;
 }
 
-int _qf_tree_reveal(_qf_pb *p, qf_probe_result *r, _qf_tree *trees)
+/* The design: M and the ones, on A alone when its range suffices (every
+ * query a row of one call), else on both operands (one call per query). */
+static void fprev_design(fprev *f, _qf_pb *p, qf_probe_result *r, int say)
 {
-    fprev f;
-    int K = (int)p->K, need = 26, rc = 0, flushed = r->flush_in == 1;
-    size_t rounds = 0, col, ncls = 0;
-    int *cls = calloc(p->cols, sizeof *cls);
+    int K = (int)p->K, need = 26, flushed = r->flush_in == 1;
     double ra;
-    memset(&f, 0, sizeof f);
-    f.p = p;
-    f.r = r;
-    if (!cls)
-        return -1;
+    memset(f, 0, sizeof *f);
+    f->p = p;
+    f->r = r;
     while ((1 << (need - 26)) < K)
         need++;
     /* One operand's range is enough when A alone can carry M and the ones
      * (every query a row of one call); otherwise both operands carry them,
      * one call per query (FP8). */
-    f.s_a = small_of(p->fa, flushed);
-    ra = log2(pow2_floor(p->fa->max) / f.s_a);
+    f->s_a = small_of(p->fa, flushed);
+    ra = log2(pow2_floor(p->fa->max) / f->s_a);
     if (ra >= need + 2) {
-        f.shared = 1;
-        f.big_a = ldexp(f.s_a, need + 2);
-        f.s_b = 1;
-        while (_qf_pb_split(p, f.s_b, &(double){0}, &(double){0}) && f.s_b < 2)
-            f.s_b *= 2;
-        f.big_b = f.s_b;
+        f->shared = 1;
+        f->big_a = ldexp(f->s_a, need + 2);
+        f->s_b = 1;
+        while (_qf_pb_split(p, f->s_b, &(double){0}, &(double){0}) && f->s_b < 2)
+            f->s_b *= 2;
+        f->big_b = f->s_b;
     } else {
-        f.big_a = pow2_floor(p->fa->max);
-        f.s_b = small_of(p->fb, flushed);
-        f.big_b = pow2_floor(p->fb->max);
-        if (log2(f.big_a * f.big_b / (f.s_a * f.s_b)) < need)
+        f->big_a = pow2_floor(p->fa->max);
+        f->s_b = small_of(p->fb, flushed);
+        f->big_b = pow2_floor(p->fb->max);
+        if (say && log2(f->big_a * f->big_b / (f->s_a * f->s_b)) < need)
             _qf_pb_evidence(r, "FPRev: the inputs span only 2^%.0f between M and the ones (2^%d wanted at K = %d): "
                                "a wide accumulator could make the order unrevealable",
-                            log2(f.big_a * f.big_b / (f.s_a * f.s_b)), need, K);
+                            log2(f->big_a * f->big_b / (f->s_a * f->s_b)), need, K);
     }
-    f.u = f.s_a * f.s_b;
+    f->u = f->s_a * f->s_b;
+}
+
+int _qf_tree_ask(_qf_pb *p, qf_probe_result *r, size_t nq, const int *pairs, int *L)
+{
+    fprev f;
+    int rc = 0, K = (int)p->K;
+    fprev_design(&f, p, r, 0);
+    for (size_t q = 0; q < nq && rc == 0; q++)
+        if (L_of(&f, pairs[2 * q], pairs[2 * q + 1], 0) < -1)
+            rc = -1;
+    if (rc == 0 && f.npend)
+        rc = ask_round(&f);
+    for (size_t q = 0; q < nq && rc == 0; q++) {
+        long *s = slot(&f.c, pairs[2 * q], pairs[2 * q + 1], 0);
+        for (size_t c = 0; c < p->cols; c++) {
+            double v = s && *s >= 0 ? f.c.vals[(size_t)*s * p->cols + c] / f.u : NAN;
+            L[q * p->cols + c] = v >= 0 && v <= K - 2 && v == floor(v) ? K - (int)v : -1;
+        }
+    }
+    free(f.c.keys);
+    free(f.c.idx);
+    free(f.c.vals);
+    free(f.pend);
+    return rc;
+}
+
+int _qf_tree_design(_qf_pb *p, qf_probe_result *r, size_t nq, const int *pairs, double *a, double *b)
+{
+    fprev f;
+    size_t K = p->K;
+    fprev_design(&f, p, r, 0);
+    for (size_t q = 0; q < nq; q++) {
+        for (size_t l = 0; l < K; l++)
+            a[q * K + l] = f.s_a, b[q * K + l] = f.s_b;
+        a[q * K + (size_t)pairs[2 * q]] = f.big_a;
+        a[q * K + (size_t)pairs[2 * q + 1]] = -f.big_a;
+        b[q * K + (size_t)pairs[2 * q]] = b[q * K + (size_t)pairs[2 * q + 1]] = f.big_b;
+    }
+    return 0;
+}
+
+int _qf_tree_lca_size(const _qf_tree *t, int i, int j)
+{
+    int *par = malloc((size_t)t->n * sizeof *par), v, size = -1;
+    char *mark = calloc((size_t)t->n, 1);
+    if (!par || !mark || t->root < 0) {
+        free(par);
+        free(mark);
+        return -1;
+    }
+    for (v = 0; v < t->n; v++)
+        par[v] = -1;
+    for (v = t->K; v < t->n; v++)
+        for (int c = 0; c < t->nch[v]; c++)
+            par[t->ch[v][c]] = v;
+    for (v = i; v >= 0; v = par[v])
+        mark[v] = 1;
+    for (v = j; v >= 0 && !mark[v]; v = par[v])
+        ;
+    if (v >= 0)
+        size = t->size[v];
+    free(par);
+    free(mark);
+    return size;
+}
+
+int _qf_tree_reveal(_qf_pb *p, qf_probe_result *r, _qf_tree *trees)
+{
+    fprev f;
+    int K = (int)p->K, rc = 0;
+    size_t rounds = 0, col, ncls = 0;
+    int *cls = calloc(p->cols, sizeof *cls);
+    if (!cls)
+        return -1;
+    fprev_design(&f, p, r, 1);
     /* column 0 first; every other column either answers column 0's queries
      * the same way (the same tree: the reveal is a function of the answers)
      * or gets its own reveal */

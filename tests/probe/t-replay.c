@@ -1,0 +1,146 @@
+/* t-replay.c: `qualify replay` from the claims `qualify probe -o` writes.
+ * Every model preset and the CPU kernels replay bit-exact (QUALIFIED) from
+ * their own claim; a claim with one wrong field (accumulator rounding,
+ * accumulator bits, block) FAILS with the first differing element (exit 1);
+ * OpenBLAS sgemm (cblas adapter) replays 256 of 256 outputs of its 32-row
+ * call from the claim's order_map (skipped, exit 77 at the end, when
+ * libopenblas is absent).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <unistd.h>
+
+#include "qf_cli_test.h"
+#include "qf_model.h"
+#include "qf_test.h"
+
+static char dir[] = "/tmp/qf-replay-XXXXXX";
+
+/* probe KERNEL -o claim (extra: adapter), then replay; returns the claim path */
+static void probe_claim(const char *bin, const char *kernel, const char *extra, char *path, size_t size)
+{
+    char args[900];
+    qf_cli_result res;
+    snprintf(path, size, "%s/%s.yaml", dir, kernel);
+    snprintf(args, sizeof args, "%s %s -o %s", kernel, extra, path);
+    res = qf_cli_expect(bin, "probe", args, 0, NULL);
+    qf_cli_result_free(&res);
+}
+
+static void replay_expect(const char *bin, const char *kernel, const char *extra, const char *claim, int rc,
+                          const char *want)
+{
+    char args[1600];
+    qf_cli_result res;
+    snprintf(args, sizeof args, "%s %s --claim %s --n 1", kernel, extra, claim);
+    res = qf_cli_expect(bin, "replay", args, rc, NULL);
+    fprintf(stderr, "%s", res.out);
+    ck_assert_msg(strstr(res.out, want), "replay %s: '%s' wanted in:\n%s", args, want, res.out);
+    qf_cli_result_free(&res);
+}
+
+/* the claim with `key: old` replaced by `key: new` */
+static void edit(const char *src, const char *dst, const char *from, const char *to)
+{
+    char *y = qf_cli_slurp(src), *at;
+    FILE *f = fopen(dst, "w");
+    ck_assert_ptr_nonnull(y);
+    ck_assert_ptr_nonnull(f);
+    at = strstr(y, from);
+    ck_assert_msg(at != NULL, "%s has no '%s'", src, from);
+    fwrite(y, 1, (size_t)(at - y), f);
+    fputs(to, f);
+    fputs(at + strlen(from), f);
+    fclose(f);
+    free(y);
+}
+
+START_TEST(presets_and_cpu)
+{
+    const char *bin = getenv("QF_QUALIFY_BIN");
+    static const char *const cpu[] = {"gemm.cpu.naive.f32", "gemm.cpu.blocked.f32", "gemm.cpu.splitk4.f32",
+                                      "gemm.cpu.f16acc"};
+    size_t n;
+    const qf_model_params *ps = qf_model_presets(&n);
+    char path[600], kernel[128];
+    if (!bin || !*bin)
+        return;
+    for (size_t i = 0; i < n + 4; i++) {
+        if (i < n)
+            snprintf(kernel, sizeof kernel, "gemm.model.%s", ps[i].name);
+        else
+            snprintf(kernel, sizeof kernel, "%s", cpu[i - n]);
+        probe_claim(bin, kernel, "", path, sizeof path);
+        replay_expect(bin, kernel, "", path, 0, "QUALIFIED (bit-exact)");
+    }
+}
+END_TEST
+
+START_TEST(wrong_fields_fail)
+{
+    const char *bin = getenv("QF_QUALIFY_BIN");
+    char path[600], bad[700];
+    if (!bin || !*bin)
+        return;
+    probe_claim(bin, "gemm.cpu.naive.f32", "", path, sizeof path);
+    snprintf(bad, sizeof bad, "%s/rtz.yaml", dir);
+    edit(path, bad, "acc_round: rne", "acc_round: rtz");
+    replay_expect(bin, "gemm.cpu.naive.f32", "", bad, 1, "FAILED: ");
+    edit(path, bad, "acc_frac_bits: 0", "acc_frac_bits: 20");
+    replay_expect(bin, "gemm.cpu.naive.f32", "", bad, 1, "element (0, 0)");
+    probe_claim(bin, "gemm.model.h100.e4m3", "", path, sizeof path);
+    edit(path, bad, "block_fma: 32", "block_fma: 16");
+    replay_expect(bin, "gemm.model.h100.e4m3", "", bad, 1, "got ");
+}
+END_TEST
+
+static const char *openblas;
+
+START_TEST(openblas_sgemm)
+{
+    const char *bin = getenv("QF_QUALIFY_BIN");
+    char path[600], extra[300], args[1600];
+    qf_cli_result res;
+    if (!bin || !*bin)
+        return;
+    snprintf(extra, sizeof extra, "--adapter 'cblas:%s'", openblas);
+    snprintf(path, sizeof path, "%s/openblas.yaml", dir);
+    snprintf(args, sizeof args, "gemm.cblas.openblas.f32 %s -o %s", extra, path);
+    res = qf_cli_expect(bin, "probe", args, 0, NULL);
+    fprintf(stderr, "%s", res.out);
+    /* the 32-row call: every element replayed from the element map */
+    ck_assert_msg(strstr(res.out, "32 x  8 x  256: ") && strstr(res.out, "(256 of 256 replayed)"), "%s", res.out);
+    qf_cli_result_free(&res);
+    snprintf(args, sizeof args, "gemm.cblas.openblas.f32 %s --claim %s --shape 32,8,256 --n 2", extra, path);
+    res = qf_cli_expect(bin, "replay", args, 0, NULL);
+    fprintf(stderr, "%s", res.out);
+    ck_assert_msg(strstr(res.out, "QUALIFIED (bit-exact): "), "%s", res.out);
+    qf_cli_result_free(&res);
+}
+END_TEST
+
+int main(void)
+{
+    static const char *const candidates[] = {"/usr/lib/x86_64-linux-gnu/libopenblas.so.0",
+                                             "/usr/lib/aarch64-linux-gnu/libopenblas.so.0",
+                                             "/usr/lib64/libopenblas.so.0", "/usr/lib/libopenblas.so.0"};
+    Suite *s = suite_create("probe/replay");
+    TCase *tc = tcase_create("replay");
+    int rc;
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0] && !openblas; i++)
+        if (access(candidates[i], R_OK) == 0)
+            openblas = candidates[i];
+    if (!mkdtemp(dir))
+        return 1;
+    tcase_set_timeout(tc, 900);
+    tcase_add_test(tc, presets_and_cpu);
+    tcase_add_test(tc, wrong_fields_fail);
+    if (openblas)
+        tcase_add_test(tc, openblas_sgemm);
+    suite_add_tcase(s, tc);
+    rc = qf_test_run(s);
+    if (rc == 0 && !openblas) {
+        fprintf(stderr, "OpenBLAS not found: its replay was skipped\n");
+        return QF_TEST_SKIP;
+    }
+    return rc;
+}

@@ -191,6 +191,22 @@ static inline const char *qf_test_require_env(const char *name)
     return v;
 }
 
+/* 1 in a sanitizer build (QF_SANITIZED set, not 0 or OFF): an unoptimized
+ * build several times slower, where the heaviest sweeps take every k-th
+ * item (qf_test_stride) so that the suite keeps its time budget; the
+ * normal build runs them whole. */
+static inline int qf_test_sanitized(void)
+{
+    const char *san = getenv("QF_SANITIZED");
+    return san && *san && strcmp(san, "0") && strcmp(san, "OFF");
+}
+
+/* The step of a sweep: 1, or k in a sanitizer build. */
+static inline size_t qf_test_stride(size_t k)
+{
+    return qf_test_sanitized() ? k : 1;
+}
+
 /* For main(): exit 77 in a sanitizer build (QF_SANITIZED set, not 0 or
  * OFF), where what the test builds would need the sanitizer runtime. */
 static inline void qf_test_skip_if_sanitized(const char *test)

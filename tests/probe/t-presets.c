@@ -47,7 +47,7 @@ START_TEST(every_preset)
 {
     size_t n, i, bad = 0;
     const qf_model_params *ps = qf_model_presets(&n);
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n; i += qf_test_stride(5)) {
         const qf_model_params *p = &ps[i];
         char name[96], err[512];
         qf_probe_opts o = {.k = 256, .cols = 2, .seed = qf_test_seed()};
@@ -134,7 +134,7 @@ START_TEST(every_preset)
         bad += !ok;
         free(r);
     }
-    qf_test_tally("presets probed", (long)n, (long)bad);
+    qf_test_tally("presets probed", (long)((n + qf_test_stride(5) - 1) / qf_test_stride(5)), (long)bad);
 }
 END_TEST
 

@@ -125,7 +125,7 @@ static int check_one(int fn, double x, double max_rel, long *used)
 START_TEST(enclosures)
 {
     uint64_t seed = qf_test_seed();
-    long n = qf_test_iters(20000), i, bad = 0, used = 0;
+    long n = qf_test_iters(qf_test_sanitized() ? 2000 : 8000), i, bad = 0, used = 0;
     int fn;
     static const double edges[] = {0, 0x1p-1000, -0x1p-1000, 1e-300, 0.3465735902799726, -0.3465735902799726, 0.5,
                                    -0.5, 1, -1, 2, -2, 0x1.fffffffffffffp+0, 0x1.0000000000001p+1, 2.5, -2.5, 5,
@@ -183,7 +183,7 @@ START_TEST(decisions)
     static const qf_format_id fmts[] = {QF_FLOAT32, QF_BFLOAT16, QF_FLOAT16, QF_FLOAT8_E4M3FN};
     static const qf_round rnds[] = {QF_ROUND_RNE, QF_ROUND_RTZ, QF_ROUND_UP, QF_ROUND_DOWN};
     uint64_t seed = qf_test_seed() ^ 0x5eed;
-    size_t n = (size_t)qf_test_iters(3000), i, f, r, bad = 0, fast = 0, total = 0;
+    size_t n = (size_t)qf_test_iters(qf_test_sanitized() ? 400 : 1500), i, f, r, bad = 0, fast = 0, total = 0;
     double *x = malloc(n * sizeof *x), *up = malloc(n * sizeof *up);
     int act, glu;
     ck_assert_ptr_nonnull(x);

@@ -129,6 +129,9 @@ int _qf_sink_decide(_qf_sink *s, size_t i, const _qf_iv *v);
  * path is off. */
 struct _qf_fenc;
 int _qf_sink_decide_fast(_qf_sink *s, size_t i, const struct _qf_fenc *f, int may_be_exact);
+/* The approximation of element i's exact value (qf_ref_out.approx): v
+ * with |v - exact| <= e, when the output asks for it. */
+void _qf_sink_approx(_qf_sink *s, size_t i, double v, double e);
 /* The enclosure's midpoint rounded, status UNDECIDED. */
 void _qf_sink_guess(_qf_sink *s, size_t i, const _qf_iv *v);
 /* An exact value known as a double (infinities included): EXACT when the

@@ -124,6 +124,16 @@ typedef struct qf_ref_out {
     size_t n_fast; /* decided by the binary64 fast path (docs/refs.md "Fast
                     * path"); the others that are not special values went
                     * through MPFR */
+    /* Optional (NULL: not written; qf_ref_out_alloc leaves them NULL): a
+     * binary64 approximation of each element's EXACT value and a bound on
+     * its error, |approx - exact| <= approx_err (0 where approx is the
+     * exact value; NaN/Inf as value for special elements).  Where the fast
+     * path decided, the error is about 2^-45 relative; where MPFR did, the
+     * half-width of the deciding enclosure plus half an ulp.  A caller that
+     * needs the exact value only to measure errors (the runner) takes it
+     * from here instead of a second, binary64 reference. */
+    double *approx;
+    double *approx_err;
     int max_prec;  /* largest working precision any element needed */
 } qf_ref_out;
 

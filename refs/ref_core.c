@@ -592,7 +592,47 @@ static uint64_t enc_m(const _qf_sink *s, mpfr_srcptr x)
     return qf_format_encode_mpfr(s->f, x, s->round, s->saturate, 32, 0);
 }
 
+static int sink_decide(_qf_sink *s, size_t i, const _qf_iv *v);
+
+void _qf_sink_approx(_qf_sink *s, size_t i, double v, double e)
+{
+    if (s->out->approx)
+        s->out->approx[i] = v;
+    if (s->out->approx_err)
+        s->out->approx_err[i] = e;
+}
+
+/* approx from an enclosure: its midpoint in binary64, with the half-width
+ * (rounded up) and half an ulp of the rounding to binary64. */
+static void approx_iv(_qf_sink *s, size_t i, const _qf_iv *v)
+{
+    mpfr_t m;
+    mpfr_prec_t p;
+    double mid, hw;
+    if (!s->out->approx && !s->out->approx_err)
+        return;
+    p = mpfr_get_prec(v->lo) > mpfr_get_prec(v->hi) ? mpfr_get_prec(v->lo) : mpfr_get_prec(v->hi);
+    mpfr_init2(m, p + 1);
+    mpfr_sub(m, v->hi, v->lo, MPFR_RNDU);
+    hw = mpfr_get_d(m, MPFR_RNDU) * 0.5;
+    mpfr_add(m, v->lo, v->hi, MPFR_RNDN);
+    mpfr_div_2ui(m, m, 1, MPFR_RNDN);
+    mid = mpfr_get_d(m, MPFR_RNDN);
+    mpfr_clear(m);
+    /* half an ulp of binary64 (at least the subnormal spacing), or more */
+    hw += isfinite(mid) && fabs(mid) >= 0x1p-1022 ? 0.5 * fabs(mid) * 0x1p-52 : 0x1p-1074;
+    _qf_sink_approx(s, i, mid, hw);
+}
+
 int _qf_sink_decide(_qf_sink *s, size_t i, const _qf_iv *v)
+{
+    int done = sink_decide(s, i, v);
+    if (done)
+        approx_iv(s, i, v);
+    return done;
+}
+
+static int sink_decide(_qf_sink *s, size_t i, const _qf_iv *v)
 {
     uint64_t code, a, b;
     if (mpfr_nan_p(v->lo) || mpfr_nan_p(v->hi))
@@ -672,6 +712,7 @@ int _qf_sink_decide_fast(_qf_sink *s, size_t i, const _qf_fenc *f, int may_be_ex
             return 0;
     }
     put(s, i, a, QF_REF_ROUNDED);
+    _qf_sink_approx(s, i, f->v, f->e);
     atomic_fetch_add_explicit(&s->n_fast, 1, memory_order_relaxed);
     return 1;
 }
@@ -685,6 +726,7 @@ void _qf_sink_guess(_qf_sink *s, size_t i, const _qf_iv *v)
     mpfr_div_2ui(m, m, 1, MPFR_RNDN);
     put(s, i, enc_m(s, m), QF_REF_UNDECIDED);
     mpfr_clear(m);
+    approx_iv(s, i, v);
 }
 
 void _qf_sink_put_d(_qf_sink *s, size_t i, double x)
@@ -700,6 +742,7 @@ void _qf_sink_put_d(_qf_sink *s, size_t i, double x)
     code = enc_d(s, x);
     d = qf_format_decode(s->f, code);
     put(s, i, code, d == x ? QF_REF_EXACT : QF_REF_ROUNDED);
+    _qf_sink_approx(s, i, x, 0);
 }
 
 void _qf_sink_undefined(_qf_sink *s, size_t i, double x)
@@ -707,4 +750,5 @@ void _qf_sink_undefined(_qf_sink *s, size_t i, double x)
     put(s, i, enc_d(s, x), QF_REF_UNDEFINED);
     if (isnan(x))
         s->out->value[i] = x;
+    _qf_sink_approx(s, i, x, 0);
 }

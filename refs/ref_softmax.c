@@ -64,8 +64,12 @@ static int tiny_below(_qf_sink *s, const _qf_iv *S1, size_t k, size_t i)
         mpfr_sub(y.lo, y.lo, y.hi, MPFR_RNDN); /* exact at p + 24 bits */
         mpfr_set(y.hi, y.lo, MPFR_RNDN);
         done = _qf_sink_decide(s, i, &y);
-        if (done)
+        if (done) {
             s->st[i] = QF_REF_ROUNDED;
+            /* the value is 1/k - q, 0 < q <= the bound in q (not the
+             * stand-in point decided above) */
+            _qf_sink_approx(s, i, ldexp(1.0, (int)-e), mpfr_get_d(q, MPFR_RNDU));
+        }
         _qf_iv_clear(&y);
     }
     mpfr_clear(q);

@@ -1,8 +1,10 @@
 /* rowref.c: the reference of the row-wise ops (_ops.h _qf_rowops):
  * sample rows (edges, then seeded rows up to the suite's target), gather
- * them, run the class's reference twice (binary64 and correctly rounded
- * into the output format), then the claimed ulp or the class's derived
- * bound. */
+ * them, run the class's reference once, correctly rounded into the output
+ * format, with a binary64 approximation of each exact value and its error
+ * bound (qf_ref_out.approx, approx_err: the exact values the metrics
+ * measure errors from), then the claimed ulp or the class's derived bound,
+ * enlarged by the approximation's error so that no kernel fails on it. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -60,16 +62,17 @@ int _qf_reference_rows(_qf_case *p, const _qf_rowops *ops, _qf_checked *ck, qf_r
     size_t nr = 0, i, j, C = p->cols;
     double *x = NULL;
     _qf_rowref rr;
-    qf_ref_out ex, ro;
-    qf_ref_opts o64 = qf_ref_opts_default(), oo = qf_ref_opts_default();
+    qf_ref_out ro;
+    qf_ref_opts oo = qf_ref_opts_default();
+    double *err = NULL, *approx = NULL;
     qf_status s = QF_OK;
     int rc = -1;
-    memset(&ex, 0, sizeof ex);
     memset(&ro, 0, sizeof ro);
     memset(&rr, 0, sizeof rr);
     if (pick_rows(p, target, tile, &rows, &nr) || _qf_checked_alloc(ck, nr * C) ||
         !(ck->idx = malloc((nr * C + 1) * sizeof *ck->idx)) || !(x = malloc((nr * C + 1) * sizeof *x)) ||
-        qf_ref_out_alloc(&ex, nr * C) != QF_OK || qf_ref_out_alloc(&ro, nr * C) != QF_OK) {
+        !(err = malloc((nr * C + 1) * sizeof *err)) || !(approx = malloc((nr * C + 1) * sizeof *approx)) ||
+        qf_ref_out_alloc(&ro, nr * C) != QF_OK) {
         _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
         goto done;
     }
@@ -82,11 +85,11 @@ int _qf_reference_rows(_qf_case *p, const _qf_rowops *ops, _qf_checked *ck, qf_r
     rr.nr = nr;
     rr.cols = C;
     rr.x = x;
-    o64.threads = oo.threads = 1;
+    oo.threads = 1;
     oo.format = p->outf;
-    s = ops->ref(p, &rr, ck, &o64, &ex);
-    if (s == QF_OK)
-        s = ops->ref(p, &rr, ck, &oo, &ro);
+    ro.approx = ck->exact;
+    ro.approx_err = err;
+    s = ops->ref(p, &rr, ck, &oo, &ro);
     if (s == QF_ENOMEM) {
         _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
         goto done;
@@ -95,16 +98,23 @@ int _qf_reference_rows(_qf_case *p, const _qf_rowops *ops, _qf_checked *ck, qf_r
         _qf_say(r, QF_VERDICT_MISTRUSTED, "reference failed: %s", qf_status_str(s));
         goto done;
     }
-    memcpy(ck->exact, ex.value, nr * C * sizeof(double));
     memcpy(ck->rounded, ro.value, nr * C * sizeof(double));
     memcpy(ck->status, ro.status, nr * C);
     r->ref_exact = ro.n_exact;
     r->ref_rounded = ro.n_rounded;
     r->ref_undecided = ro.n_undecided;
     r->ref_undefined = ro.n_undefined;
-    /* Bounds per element: a claimed max_ulp first, else the derived one. */
-    for (i = 0; i < nr * C; i++)
+    /* Bounds per element: a claimed max_ulp first, else the derived one,
+     * computed at the approximation pushed away from zero by its error
+     * (bounds grow with |exact|: at least the bound of the exact value),
+     * then enlarged by that error; exact is the approximation again for
+     * the metrics. */
+    memcpy(approx, ck->exact, nr * C * sizeof *approx);
+    for (i = 0; i < nr * C; i++) {
         ck->bound[i] = NAN;
+        if (err[i] > 0 && isfinite(ck->exact[i]))
+            ck->exact[i] += ck->exact[i] < 0 ? -err[i] : err[i];
+    }
     if (p->t->arith.max_ulp > 0) {
         qf_bound_ulp(p->outf, p->t->arith.max_ulp, nr * C, ck->exact, ck->bound);
         snprintf(r->bound.kind, sizeof r->bound.kind, "ulp");
@@ -117,13 +127,19 @@ int _qf_reference_rows(_qf_case *p, const _qf_rowops *ops, _qf_checked *ck, qf_r
         _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot derive the bound from the claim: %s", qf_status_str(s));
         goto done;
     }
+    memcpy(ck->exact, approx, nr * C * sizeof *approx);
+    for (i = 0; i < nr * C; i++)
+        if (err[i] > 0 && !isnan(ck->bound[i]))
+            ck->bound[i] = (ck->bound[i] + err[i]) * (1 + 0x1p-51); /* the sum rounded up */
     rc = 0;
 done:
     free(rows);
     free(x);
     free(rr.up);
     free(rr.pos);
-    qf_ref_out_free(&ex);
+    free(err);
+    free(approx);
+    ro.approx = ro.approx_err = NULL; /* ck's and ours, not the output's */
     qf_ref_out_free(&ro);
     return rc;
 }

@@ -47,13 +47,15 @@ static double arg(uint64_t seed, uint64_t i)
     }
 }
 
-/* f(x) into r at OP bits: 0 exp, 1 erfc, else 2 + activation. */
+/* f(x) into r at OP bits: -1 relu, 0 exp, 1 erfc, else 2 + activation. */
 static void exact(int fn, double x, mpfr_t r)
 {
     mpfr_t t, u;
     mpfr_inits2(OP, t, u, (mpfr_ptr)0);
     mpfr_set_d(t, x, MPFR_RNDN);
-    if (fn == 0) {
+    if (fn == -1) { /* relu */
+        mpfr_set_d(r, x > 0 ? x : 0.0, MPFR_RNDN);
+    } else if (fn == 0) {
         mpfr_exp(r, t, MPFR_RNDN);
     } else if (fn == 1) {
         mpfr_erfc(r, t, MPFR_RNDN);
@@ -204,7 +206,12 @@ START_TEST(decisions)
                 for (r = 0; r < 4; r++) {
                     qf_ref_opts o, os;
                     qf_ref_out a, b;
+                    double *ap = f == 0 && r == 0 && !glu ? malloc(2 * n * sizeof *ap) : NULL;
                     pair_setup(fmts[f], rnds[r], n, &o, &os, &a, &b);
+                    if (ap) {
+                        a.approx = ap;
+                        a.approx_err = ap + n;
+                    }
                     if (glu) {
                         ck_assert_int_eq(qf_ref_glu(&o, (qf_ref_act)act, x, up, n, &a), QF_OK);
                         ck_assert_int_eq(qf_ref_glu(&os, (qf_ref_act)act, x, up, n, &b), QF_OK);
@@ -220,6 +227,24 @@ START_TEST(decisions)
                                    x[i], up[i], (unsigned long long)a.code[i], a.status[i],
                                    (unsigned long long)b.code[i], b.status[i]);
                     ck_assert_uint_eq(a.n_undecided, b.n_undecided);
+                    if (ap) {
+                        /* qf_ref_out.approx: within approx_err of the exact value */
+                        mpfr_t ex, d;
+                        mpfr_inits2(OP, ex, d, (mpfr_ptr)0);
+                        for (i = 0; i < n; i++) {
+                            if (!isfinite(x[i]) || !isfinite(ap[i]))
+                                continue;
+                            exact(act == QF_REF_ACT_RELU ? -1 : 2 + act, x[i], ex);
+                            mpfr_sub_d(d, ex, ap[i], MPFR_RNDN);
+                            mpfr_abs(d, d, MPFR_RNDU);
+                            if (mpfr_cmp_d(d, ap[n + i]) > 0 && bad++ < 10)
+                                mpfr_printf("%s x = %a: approx %a err %a but |approx - exact| = %.5Re\n",
+                                            qf_ref_act_name((qf_ref_act)act), x[i], ap[i], ap[n + i], d);
+                        }
+                        mpfr_clears(ex, d, (mpfr_ptr)0);
+                        a.approx = a.approx_err = NULL;
+                        free(ap);
+                    }
                     if (getenv("QF_TEST_VERBOSE"))
                         printf("%s%s %s round %d: %zu of %zu fast\n", glu ? "glu " : "", qf_ref_act_name((qf_ref_act)act),
                                o.format->name, (int)rnds[r], a.n_fast, n);

@@ -206,6 +206,10 @@ typedef struct qf_suite_group {
     const char **arch; /* architecture globs; none: every architecture */
     size_t nthreads;
     uint32_t *threads; /* kernel thread counts (call.threads); default: [1] */
+    /* `refute:` (default true): add the op's refuting inputs (docs/refute.md)
+     * to each case of the group, once per dtype, shape, parameters and
+     * thread count, with the group's first seed. */
+    int refute;
 } qf_suite_group;
 
 typedef struct qf_suite qf_suite;

@@ -63,7 +63,8 @@ typedef struct design {
     double sig;     /* significand of the small a values, in [1, 2) */
     int ri, rj;     /* width rungs along rows and columns */
     size_t step;    /* small terms at l = step, 2 step, ... */
-    size_t nsmall;  /* that many */
+    size_t nsmall;  /* at most that many */
+    int capx;       /* and at most 2^(capx - r) on rung r (the t sum stays below M / 4) */
     int cancel;     /* -M as the last term */
 } design;
 
@@ -137,6 +138,7 @@ static int plan(const qf_refute_spec *s, size_t m, size_t n, design *d, char *wh
     d->sig = 1;
     d->step = 1;
     d->nsmall = s->k - 1;
+    d->capx = 1000;
     p = imin(fa->man_bits, 10); /* significand bits the small a values may carry */
     switch (s->family) {
     case QF_REFUTE_STAGNATION:
@@ -156,8 +158,8 @@ static int plan(const qf_refute_spec *s, size_t m, size_t n, design *d, char *wh
         }
         break;
     case QF_REFUTE_WIDTH:
-        /* Rung r: t = 2^-(f - 2 + 2r) M, half an ulp of a unit with
-         * f - 3 - 2r kept fraction bits (dropped by truncation and by
+        /* Rung r: t = 2^-(f - 2 - r) M, half an ulp of a unit with
+         * f - 3 - r kept fraction bits (dropped by truncation and by
          * nearest-even), kept exactly by the claimed f bits while the t sum
          * stays below M / 4. */
         d->D = d->f - 2;
@@ -165,9 +167,8 @@ static int plan(const qf_refute_spec *s, size_t m, size_t n, design *d, char *wh
             say(why, ws, "the claimed accumulator keeps %d fraction bits: no narrower unit to tell apart", d->f);
             return -1;
         }
-        rmax = imin((d->f - 4) / 2, 7);
-        if ((double)d->nsmall > ldexp(1.0, d->D - 2))
-            d->nsmall = (size_t)ldexp(1.0, d->D - 2);
+        rmax = imin(d->f - 5, 15);
+        d->capx = d->D - 2;
         break;
     case QF_REFUTE_TIES:
         if (!rne_claim(c)) {
@@ -189,8 +190,7 @@ static int plan(const qf_refute_spec *s, size_t m, size_t n, design *d, char *wh
             say(why, ws, "K = %zu: no block step after the first (block %d)", s->k, c->block_fma);
             return -1;
         }
-        if ((double)d->nsmall > ldexp(1.0, d->f - 3))
-            d->nsmall = (size_t)ldexp(1.0, d->f - 3);
+        d->capx = d->f - 3;
         break;
     default: break;
     }
@@ -207,11 +207,12 @@ static int plan(const qf_refute_spec *s, size_t m, size_t n, design *d, char *wh
     d->rj = imin(rmax, (int)(n > 0 ? n - 1 : 0));
     d->ri = imin(rmax - d->rj, (int)(m > 0 ? m - 1 : 0));
     for (;;) {
-        int need = d->D + 2 * (d->ri + d->rj), em = imax(0, imax(floor_lo, lo_a + lo_b) + need);
+        /* Rung 0 holds the smallest t; rung r is 2^r larger. */
+        int em = imax(0, imax(floor_lo, lo_a + lo_b) + d->D);
         if (em > em_hi)
             em = em_hi;
-        if (em - need >= floor_lo && split_exp(em, lo_a0, hi_a, lo_b, hi_b, &d->ea0, &d->eb0) == 0 &&
-            split_exp(em - d->D, lo_a + 2 * d->ri, hi_a1, lo_b + 2 * d->rj, hi_b, &d->ea1, &d->eb1) == 0)
+        if (em - d->D >= floor_lo && split_exp(em, lo_a0, hi_a, lo_b, hi_b, &d->ea0, &d->eb0) == 0 &&
+            split_exp(em - d->D, lo_a, hi_a1 - d->ri, lo_b, hi_b - d->rj, &d->ea1, &d->eb1) == 0)
             return 0;
         if (d->ri > 0)
             d->ri--;
@@ -232,9 +233,13 @@ static void term(const design *d, size_t k, size_t i, size_t j, size_t l, double
     if (l == 0 || (d->cancel && l == k - 1)) {
         *a = ldexp(l == 0 ? 1.0 : -1.0, d->ea0);
         *b = ldexp(1.0, d->eb0);
-    } else if (l % d->step == 0 && l / d->step <= d->nsmall) {
-        *a = ldexp(d->sig, d->ea1 - 2 * (int)(i < (size_t)d->ri ? i : (size_t)d->ri));
-        *b = ldexp(1.0, d->eb1 - 2 * (int)(j < (size_t)d->rj ? j : (size_t)d->rj));
+    } else if (l % d->step == 0) {
+        int ri = (int)(i < (size_t)d->ri ? i : (size_t)d->ri), rj = (int)(j < (size_t)d->rj ? j : (size_t)d->rj);
+        /* rung r's terms are 2^r larger: fewer of them keep the sum below M / 4 */
+        if ((double)(l / d->step) > fmin((double)d->nsmall, ldexp(1.0, d->capx - (ri + rj))))
+            return;
+        *a = ldexp(d->sig, d->ea1 + ri);
+        *b = ldexp(1.0, d->eb1 + rj);
     }
 }
 
@@ -448,8 +453,8 @@ int qf_refute_diagnose(const qf_refute_spec *s, size_t ne, const double *x, cons
 {
     static const int splits[] = {2, 4, 8, 16, 32, 64}, blocks[] = {4, 8, 16, 32, 64, 128, 256, 512, 1024};
     qf_probe_result *base = malloc(sizeof *base), *r = malloc(sizeof *r);
-    char claimed[96], what[160];
-    int f, found = 0, b;
+    char claimed[96], what[160], range[48];
+    int f, found = 0, b, lo;
     size_t i;
     if (!s || !s->claim || !base || !r || ne == 0) {
         say(out, size, "no diagnosis (nothing to replay)");
@@ -527,12 +532,27 @@ int qf_refute_diagnose(const qf_refute_spec *s, size_t ne, const double *x, cons
                 if (!replays(s, r, ne, x, y, got))
                     continue;
                 found = 1;
+                /* the narrower widths these inputs cannot tell apart */
+                lo = fw;
+                while (lo > 7) {
+                    set_width(r, s->claim, lo - 1, rnd);
+                    if (!replays(s, r, ne, x, y, got))
+                        break;
+                    lo--;
+                }
+                if (lo < fw)
+                    snprintf(range, sizeof range, "%d to %d", lo, fw);
+                else
+                    snprintf(range, sizeof range, "%d", fw);
                 if (fw == f)
                     say(out, size, "claims %s accumulation at %d kept fraction bits; behaves as %s%s", rnd_word(base->acc_round),
                         f, rnd_word(rnd), chain ? " in one FMA chain over K" : "");
                 else
-                    say(out, size, "claims %d kept fraction bits (%s); behaves as %d with %s%s (replayed bit for bit on %zu refuting dot products)",
-                        f, rnd_word(base->acc_round), fw, rnd_word(rnd), chain ? ", one FMA chain over K" : "", ne);
+                    say(out, size,
+                        "claims %d kept fraction bits (%s); behaves as %s with %s%s (replayed bit for bit on %zu "
+                        "refuting dot products)",
+                        f, rnd_word(base->acc_round), range, rnd_word(rnd), chain ? ", one FMA chain over K" : "",
+                        ne);
             }
     if (!found)
         say(out, size,

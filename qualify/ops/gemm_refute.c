@@ -125,7 +125,7 @@ void _qf_gemm_refute_explain(const _qf_case *p, const _qf_checked *ck, qf_result
 {
     const qf_op_gemm *g = &p->op.u.gemm;
     qf_refute_spec s;
-    char diag[600], old[QF_RESULT_TEXT_MAX];
+    char diag[600], old[QF_RESULT_TEXT_MAX - 320];
     size_t i, l, ne = 0, k = g->k;
     double *x, *y, got[EXPLAIN_MAX];
     if (!spec_of(p->c, p->t, _qf_case_refute(p->c), &s, NULL, 0) || !ck->n)
@@ -151,7 +151,7 @@ void _qf_gemm_refute_explain(const _qf_case *p, const _qf_checked *ck, qf_result
         }
     qf_refute_diagnose(&s, ne, x, y, got, diag, sizeof diag);
     free(x);
-    snprintf(old, sizeof old, "%s", r->reason);
-    snprintf(r->reason, sizeof r->reason, "refute:%s: %.360s; %.*s", qf_refute_family_name(s.family), diag,
-             (int)(sizeof r->reason - 400), old);
+    snprintf(old, sizeof old, "%.*s", (int)sizeof old - 1, r->reason);
+    /* the diagnosis first (the property), then as much of the violation as fits */
+    snprintf(r->reason, sizeof r->reason, "refute:%s: %.300s; %s", qf_refute_family_name(s.family), diag, old);
 }

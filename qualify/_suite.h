@@ -36,6 +36,9 @@ typedef struct dist_schema {
 
 /* The schema of op (a valid qf_suite_op): its op class's. */
 const op_schema *_qf_suite_op_schema(qf_suite_op op);
+/* The refuting inputs the op's class adds to every case (docs/refute.md):
+ * their count, and the array in *inputs (may be NULL). */
+size_t _qf_suite_op_refute(qf_suite_op op, const qf_suite_input **inputs);
 /* The distributions, ended by an entry whose name is NULL. */
 const dist_schema *_qf_suite_dist_schemas(void);
 /* The first component of the names of op's kernels: the ABI op its
@@ -277,6 +280,8 @@ qf_status _qf_suite_parse_seeds(ctx *c, yaml_node_t *n, const char *field, qf_su
 qf_status _qf_suite_parse_threads(ctx *c, yaml_node_t *n, const char *field, qf_suite_group *g);
 qf_status _qf_suite_parse_layouts(ctx *c, yaml_node_t *n, const char *field, const op_schema *os,
                                   qf_suite_group *g);
+/* true / false (also True, TRUE, False, FALSE; not yes / no). */
+qf_status _qf_suite_parse_bool(ctx *c, const yaml_node_t *n, const char *field, int *out);
 qf_status _qf_suite_parse_sampling(ctx *c, yaml_node_t *n, const char *field, qf_suite_sampling *s);
 qf_status _qf_suite_parse_policy(ctx *c, yaml_node_t *n, const char *field, qf_suite_policy *pol);
 

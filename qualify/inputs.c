@@ -13,6 +13,7 @@
 #include "qf_format.h"
 #include "qf_inputs.h"
 #include "qf_npy.h"
+#include "qf_refute.h"
 #include "qf_safetensors.h"
 
 static const char *const dist_names[QF_DIST_COUNT] = {
@@ -21,6 +22,7 @@ static const char *const dist_names[QF_DIST_COUNT] = {
     [QF_DIST_HEAVY_TAIL] = "heavy_tail", [QF_DIST_NEAR_SATURATION] = "near_saturation",
     [QF_DIST_SUBNORMAL] = "subnormal",   [QF_DIST_ILL_CONDITIONED] = "ill_conditioned",
     [QF_DIST_SPECIAL] = "special",       [QF_DIST_FILE] = "file",
+    [QF_DIST_REFUTE] = "refute",
 };
 
 /* Parameters each kind reads (for qf_dist_set and its messages). */
@@ -35,6 +37,7 @@ static const char *const dist_params[QF_DIST_COUNT] = {
     [QF_DIST_ILL_CONDITIONED] = "cond",
     [QF_DIST_SPECIAL] = "mean std rate_nan rate_inf rate_zero sign",
     [QF_DIST_FILE] = "path tensor",
+    [QF_DIST_REFUTE] = "family",
 };
 
 qf_dist qf_dist_default(qf_dist_kind kind)
@@ -158,6 +161,17 @@ qf_status qf_dist_set(qf_dist *d, const char *key, const char *value, char *err,
                             "distribution '%s': parameter '%s' longer than %zu bytes", kn, key, cap - 1);
         memcpy(dst, value, strlen(value) + 1);
         return QF_OK;
+    }
+    if (strcmp(key, "family") == 0) {
+        char list[80];
+        int f = qf_refute_family_lookup(value);
+        if (f >= 0) {
+            d->refute_family = f;
+            return QF_OK;
+        }
+        qf_refute_family_list(list, sizeof list);
+        return _qf_fail(err, err_size, QF_EPARSE, NULL, "distribution '%s': family '%s' unknown (valid: %s)", kn,
+                        value, list);
     }
     if (strcmp(key, "tail") == 0) {
         if (strcmp(value, "student_t") == 0)
@@ -328,6 +342,10 @@ qf_status qf_dist_check(const qf_dist *d, const qf_format *fmt, char *err, size_
             "%s: mean = %g, std = %g: need finite, std >= 0", kn, d->mean, d->std);
         break;
     case QF_DIST_FILE: BAD(d->path[0] == '\0', "%s: parameter 'path' is empty", kn); break;
+    case QF_DIST_REFUTE:
+        BAD(!qf_refute_family_name((qf_refute_family)d->refute_family), "%s: family %d invalid", kn,
+            d->refute_family);
+        break;
     default: break;
     }
 #undef BAD
@@ -638,6 +656,11 @@ qf_status qf_inputs_draw(const qf_dist *d, uint64_t seed, uint64_t stream, const
     rn = eff_rate(d->rate_nan, fmt->nan != QF_NAN_NONE);
     ri = eff_rate(d->rate_inf, fmt->has_inf);
 
+    if (d->kind == QF_DIST_REFUTE)
+        return _qf_fail(err, err_size, QF_EUNSUPPORTED, NULL,
+                        "inputs: refute:%s values are designed by the op from the kernel's claim "
+                        "(qf_refute.h), not drawn",
+                        qf_refute_family_name((qf_refute_family)d->refute_family));
     if (d->kind == QF_DIST_FILE) {
         double *all;
         if ((s = load_file(d, fmt, rows * cols, &all, err, err_size)) != QF_OK)

@@ -47,6 +47,10 @@ typedef enum qf_dist_kind {
     QF_DIST_ILL_CONDITIONED, /* dot-product pairs of a given condition */
     QF_DIST_SPECIAL,         /* normal with NaN, +-Inf, +-0 at given rates */
     QF_DIST_FILE,            /* a tensor from .npy or .safetensors */
+    /* Designed against a kernel's claim by its op (qf_refute.h), never
+     * drawn here: the values depend on the claim, so only an op that knows
+     * the kernel can build them (docs/refute.md). */
+    QF_DIST_REFUTE,
     QF_DIST_COUNT
 } qf_dist_kind;
 
@@ -83,6 +87,7 @@ typedef struct qf_dist {
     int sign;                             /* special: sign of Inf and zero entries: 0 random, +1, -1 */
     char path[QF_DIST_PATH_MAX];          /* file: .npy or .safetensors */
     char tensor[QF_DIST_NAME_MAX];        /* file: tensor name in a .safetensors */
+    int refute_family;                    /* refute: a qf_refute_family (qf_refute.h) */
 } qf_dist;
 
 /* Defaults: normal(0, 1); uniform [-1, 1); small_int 4; outliers 1% of

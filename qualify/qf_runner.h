@@ -55,6 +55,7 @@ typedef struct qf_runner_opts {
     const struct json_t *header; /* extra journal header members (argv ...), or NULL */
     qf_runner_progress_fn progress;
     void *progress_user;
+    int no_refute; /* --no-refute: leave out the refuting inputs' pairs (docs/refute.md) */
 } qf_runner_opts;
 
 /* The GPU this process's sweeps ran on (probed by the runner for GPU

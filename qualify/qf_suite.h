@@ -224,6 +224,10 @@ typedef struct qf_suite_group {
     uint32_t *threads; /* kernel thread counts (call.threads); default: [1] */
     size_t nlayouts;
     qf_suite_layout *layouts; /* operand layouts; default: [dense] */
+    /* `refute:` (default true): add the op's refuting inputs (docs/refute.md)
+     * to each case of the group, once per dtype, shape, parameters and
+     * thread count, with the group's first seed. */
+    int refute;
 } qf_suite_group;
 
 typedef struct qf_suite qf_suite;

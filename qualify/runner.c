@@ -97,10 +97,7 @@ static void prep_free(_qf_case *p)
  * the inputs as the op class says. */
 static int tuple_matches(const _qf_case *p, const qf_dtype_tuple *t)
 {
-    const qf_format *acc = _qf_role(p->c, "acc"), *out = _qf_role(p->c, "out");
-    if (!_qf_fmt_eq(out, t->out[0]) || (acc && !_qf_fmt_eq(acc, t->arith.acc_format)))
-        return 0;
-    return p->cls->tuple_matches(p->c, t);
+    return _qf_tuple_serves(p->c, p->cls, t);
 }
 
 static qf_status case_dist(const qf_suite_input *in, qf_dist *d, char *err, size_t err_size)
@@ -485,6 +482,12 @@ static qf_policy case_policy(const _qf_case *p)
      * zeros in their data are degenerate (docs/suites.md#policy). */
     if (sp->set & QF_POLICY_MAX_ZERO_FRAC)
         pol.max_zero_frac = sp->max_zero_frac;
+    /* Refuting inputs check the claim, not fitness: they are built to push
+     * the error to the claimed bound (docs/refute.md). */
+    if (_qf_case_refute(p->c) >= 0) {
+        pol.max_ulp = pol.max_normwise = pol.min_sqnr_db = pol.baseline_factor = NAN;
+        pol.max_zero_frac = 1;
+    }
     return pol;
 }
 
@@ -771,8 +774,11 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
      * pass cannot, since its fitness against the baseline is unknown. */
     if (p->bk && !vi.baseline && r->verdict == QF_VERDICT_QUALIFIED)
         _qf_say(r, bverdict, "%s", bwhy);
-    if (r->verdict == QF_VERDICT_QUALIFIED && (p->c->group->policy.set & QF_POLICY_MAX_COMPONENTWISE))
+    if (r->verdict == QF_VERDICT_QUALIFIED && (p->c->group->policy.set & QF_POLICY_MAX_COMPONENTWISE) &&
+        _qf_case_refute(p->c) < 0)
         componentwise_policy(p, &ck, r);
+    if (r->verdict == QF_VERDICT_FAILED && p->cls->explain && _qf_case_refute(p->c) >= 0)
+        p->cls->explain(p, &ck, r);
     /* The second output: wrong moe indices are FAILED; attention's lse is
      * judged for conformance on its own, and the worse verdict stands. */
     if (p->fail1[0]) /* the root cause: the weights of a wrong expert are wrong too */
@@ -1001,7 +1007,8 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
                 continue;
             for (gi = 0; gi < c->group->nkernels && !match; gi++)
                 match = qf_kernel_glob(c->group->kernels[gi], k->name);
-            if (!match)
+            /* A refuting input runs only against a claim it can refute (docs/refute.md). */
+            if (!match || !_qf_pair_planned(c, k, o.no_refute))
                 continue;
             if (npairs == cap) {
                 size_t nc = cap ? 2 * cap : 64;

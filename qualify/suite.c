@@ -242,7 +242,7 @@ static qf_status parse_shapes(ctx *c, yaml_node_t *shapes, yaml_node_t *wref, co
 
 static const char *const group_keys[] = {"name",     "op",     "kernels", "dtypes", "shapes",
                                          "workload", "params", "inputs",  "seeds",  "sampling",
-                                         "policy",   "arch",   "threads", "layout"};
+                                         "policy",   "arch",   "threads", "layout", "refute"};
 #define NGROUP_KEYS (sizeof group_keys / sizeof group_keys[0])
 
 static qf_status add_group(ctx *c, group_raw **out)
@@ -332,6 +332,11 @@ static qf_status parse_group(ctx *c, yaml_node_t *gm, yaml_node_t *tm, const cha
         return c->st;
     v = PICK("layout", p);
     if (_qf_suite_parse_layouts(c, v, p, os, g))
+        return c->st;
+    /* Refuting inputs (docs/refute.md): on unless the group turns them off. */
+    v = PICK("refute", p);
+    g->refute = 1;
+    if (v && _qf_suite_parse_bool(c, v, p, &g->refute))
         return c->st;
 #undef PICK
     return QF_OK;

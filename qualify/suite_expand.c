@@ -47,8 +47,9 @@ static qf_status group_count(ctx *c, const qf_suite_group *g, uint64_t *n)
         k = mul_cap(k, g->params[i].nvalues, QF_SUITE_CASES_MAX);
     k = mul_cap(k, g->nthreads, QF_SUITE_CASES_MAX);
     k = mul_cap(k, g->nlayouts, QF_SUITE_CASES_MAX);
-    k = mul_cap(k, g->ninputs, QF_SUITE_CASES_MAX);
-    k = mul_cap(k, g->nseeds, QF_SUITE_CASES_MAX);
+    k = mul_cap(k, mul_cap(g->ninputs, g->nseeds, QF_SUITE_CASES_MAX) +
+                       (g->refute && g->nseeds ? _qf_suite_op_refute(g->op, NULL) : 0),
+                QF_SUITE_CASES_MAX);
     *n = k;
     return QF_OK;
 }
@@ -236,6 +237,8 @@ static qf_status walk(expander *e, const qf_suite *s)
     for (size_t gi = 0; gi < s->ngroups; gi++) {
         const qf_suite_group *g = &s->groups[gi];
         const op_schema *os = _qf_suite_op_schema(g->op);
+        const qf_suite_input *refute = NULL;
+        size_t nrefute = g->refute && g->nseeds ? _qf_suite_op_refute(g->op, &refute) : 0;
         for (size_t di = 0; di < g->ndtypes; di++) {
             for (size_t si = 0; si < g->nsets; si++) {
                 const qf_suite_shape_set *ss = &g->sets[si];
@@ -252,12 +255,18 @@ static qf_status walk(expander *e, const qf_suite *s)
                         if (check_shape(c, g, ss, dims, ch))
                             return c->st;
                         for (size_t ti = 0; ti < g->nthreads; ti++)
-                            for (size_t li = 0; li < g->nlayouts; li++)
+                            for (size_t li = 0; li < g->nlayouts; li++) {
                                 for (size_t ii = 0; ii < g->ninputs; ii++)
                                     for (size_t k = 0; k < g->nseeds; k++)
                                         if (emit(e, g, dims, &g->dtypes[di], ch, g->threads[ti],
                                                  &g->layouts[li], &g->inputs[ii], g->seeds[k]))
                                             return c->st;
+                                /* The op's refuting inputs, after the group's, once (docs/refute.md). */
+                                for (size_t ri = 0; ri < nrefute; ri++)
+                                    if (emit(e, g, dims, &g->dtypes[di], ch, g->threads[ti], &g->layouts[li],
+                                             &refute[ri], g->seeds[0]))
+                                        return c->st;
+                            }
                         /* next parameter combination, last fastest */
                         size_t p = g->nparams;
                         while (p > 0) {

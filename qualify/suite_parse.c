@@ -235,7 +235,7 @@ static qf_status parse_real(ctx *c, const yaml_node_t *n, const char *field, rra
     return QF_OK;
 }
 
-static qf_status parse_bool(ctx *c, const yaml_node_t *n, const char *field, int *out)
+qf_status _qf_suite_parse_bool(ctx *c, const yaml_node_t *n, const char *field, int *out)
 {
     const char *s;
     if (_qf_suite_scalar_text(c, n, field, &s))
@@ -549,7 +549,7 @@ static qf_status parse_pvalue(ctx *c, yaml_node_t *n, const char *field, const p
     const char *s;
     switch (ps->type) {
     case PT_BOOL:
-        if (parse_bool(c, n, field, &b))
+        if (_qf_suite_parse_bool(c, n, field, &b))
             return c->st;
         v->type = QF_PARAM_BOOL;
         v->i = b;
@@ -1093,7 +1093,7 @@ qf_status _qf_suite_parse_sampling(ctx *c, yaml_node_t *n, const char *field, qf
         _qf_suite_parse_u64(c, v, pjoin(p, sizeof p, field, "max_elements"), 1, UINT64_MAX, &s->max_elements))
         return c->st;
     if ((v = _qf_suite_map_get(c, n, "edges")) &&
-        parse_bool(c, v, pjoin(p, sizeof p, field, "edges"), &s->edges))
+        _qf_suite_parse_bool(c, v, pjoin(p, sizeof p, field, "edges"), &s->edges))
         return c->st;
     if ((v = _qf_suite_map_get(c, n, "tile")) &&
         _qf_suite_parse_u64(c, v, pjoin(p, sizeof p, field, "tile"), 1, QF_SUITE_DIM_MAX, &s->tile))

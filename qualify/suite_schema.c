@@ -165,6 +165,14 @@ const op_schema *_qf_suite_op_schema(qf_suite_op op)
     return _qf_opclass_get(op)->schema;
 }
 
+size_t _qf_suite_op_refute(qf_suite_op op, const qf_suite_input **inputs)
+{
+    const _qf_opclass *k = _qf_opclass_get(op);
+    if (inputs)
+        *inputs = k ? k->refute_inputs : NULL;
+    return k ? k->n_refute : 0;
+}
+
 const dist_schema *_qf_suite_dist_schemas(void)
 {
     return dist_schemas;

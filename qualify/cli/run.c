@@ -53,6 +53,8 @@ static const char *help_text =
     "  --case ID            only the case with this id (see --list)\n"
     "  --seed S             replace every group's seeds by the single seed S\n"
     "  --fail-on LIST       also exit 1 on: marginal, mistrusted (comma-separated)\n"
+    "  --no-refute          leave out the refuting inputs designed against each\n"
+    "                       kernel's claim (docs/refute.md)\n"
     "  --list               print the case ids and exit\n"
     "  -q, --quiet          no progress output\n"
     "  -h, --help           this text\n"
@@ -77,7 +79,8 @@ enum {
     OPT_SEED,
     OPT_FAIL_ON,
     OPT_LIST,
-    OPT_REPS
+    OPT_REPS,
+    OPT_NO_REFUTE
 };
 
 static int file_exists(const char *p)
@@ -212,6 +215,7 @@ int qf_cli_run(int argc, char **argv)
                                              {"seed", required_argument, NULL, OPT_SEED},
                                              {"fail-on", required_argument, NULL, OPT_FAIL_ON},
                                              {"list", no_argument, NULL, OPT_LIST},
+                                             {"no-refute", no_argument, NULL, OPT_NO_REFUTE},
                                              {"quiet", no_argument, NULL, 'q'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
@@ -334,6 +338,7 @@ int qf_cli_run(int argc, char **argv)
             }
             break;
         case OPT_LIST: list = 1; break;
+        case OPT_NO_REFUTE: o.no_refute = 1; break;
         case 'q': quiet = 1; break;
         case 'h':
             fputs(help_text, stdout);

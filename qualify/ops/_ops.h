@@ -175,6 +175,18 @@ typedef struct _qf_opclass {
      * must get exactly right, not degenerate data, so the max_zero_frac
      * rule leaves them out (qf_verdict_input.n_zero_exact). */
     size_t (*exact_zeros)(const _qf_case *p, const _qf_checked *ck);
+    /* Optional: refuting inputs, designed against the kernel's claim
+     * (qf_refute.h, docs/refute.md).  The suite adds refute_inputs[0 ..
+     * n_refute) to every case (once per dtype, shape, parameters and thread
+     * count); refute_applies says whether a (case, kernel) pair with one of
+     * them is run (0, with the reason in why, when the family refutes
+     * nothing the kernel claims); explain, on a FAILED case with one of
+     * them, names the arithmetic that reproduces the kernel's outputs in
+     * r->reason. */
+    const qf_suite_input *refute_inputs;
+    size_t n_refute;
+    int (*refute_applies)(const qf_suite_case *c, const qf_kernel *k, char *why, size_t why_size);
+    void (*explain)(const _qf_case *p, const _qf_checked *ck, qf_result *r);
 } _qf_opclass;
 
 /* The op classes, indexed by qf_suite_op. */
@@ -187,6 +199,17 @@ struct json_t *_qf_op_json(const qf_op_desc *d);
 int64_t _qf_abi_dim(size_t v);
 
 /* ---- Helpers the op classes share (ops/common.c) -------------------------- */
+
+/* Does tuple t serve the case's dtype roles?  out and acc for every op, the
+ * inputs as the op class says (the runner's and the refute plan's rule). */
+int _qf_tuple_serves(const qf_suite_case *c, const _qf_opclass *cls, const qf_dtype_tuple *t);
+/* The refute family of the case's input (qf_refute_family), or -1 when the
+ * input is not a refuting one. */
+int _qf_case_refute(const qf_suite_case *c);
+/* Is the (case, kernel) pair run?  Every pair but those of a refuting input
+ * the kernel's claim gives nothing to refute (or all of them when
+ * no_refute). */
+int _qf_pair_planned(const qf_suite_case *c, const qf_kernel *k, int no_refute);
 
 void _qf_say(qf_result *r, qf_verdict v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The case's format of a dtype role, NULL when the op has no such role. */

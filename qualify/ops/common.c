@@ -11,6 +11,7 @@
 
 #include "_ops.h"
 #include "qf_npy.h"
+#include "qf_refute.h"
 #include "qf_safetensors.h"
 
 /* THE op table: every op class, in qf_suite_op order (qf_suite.h names
@@ -151,6 +152,30 @@ int _qf_fmt_eq(const qf_format *f, qf_format_id id)
 const qf_format *_qf_role(const qf_suite_case *c, const char *name)
 {
     return qf_suite_case_format(c, name);
+}
+
+int _qf_tuple_serves(const qf_suite_case *c, const _qf_opclass *cls, const qf_dtype_tuple *t)
+{
+    const qf_format *acc = _qf_role(c, "acc"), *out = _qf_role(c, "out");
+    if (!_qf_fmt_eq(out, t->out[0]) || (acc && !_qf_fmt_eq(acc, t->arith.acc_format)))
+        return 0;
+    return cls->tuple_matches(c, t);
+}
+
+int _qf_case_refute(const qf_suite_case *c)
+{
+    const qf_suite_input *in = c ? c->input : NULL;
+    if (!in || strcmp(in->name, "refute") || in->nparams != 1 || !in->texts)
+        return -1;
+    return qf_refute_family_lookup(in->texts[0]);
+}
+
+int _qf_pair_planned(const qf_suite_case *c, const qf_kernel *k, int no_refute)
+{
+    const _qf_opclass *cls = _qf_opclass_get(c->op);
+    if (_qf_case_refute(c) < 0)
+        return 1;
+    return !no_refute && cls && cls->refute_applies && cls->refute_applies(c, k, NULL, 0);
 }
 
 double _qf_param_real(const qf_suite_case *c, const char *key, double dflt)

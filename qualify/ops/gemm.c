@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "_gemm_range.h"
+#include "_gemm_refute.h"
 #include "_ops.h"
 #include "qf_block.h"
 #include "qf_bound.h"
@@ -165,7 +166,10 @@ static int inputs(_qf_case *p, qf_result *r, const qf_dist *d)
     } else {
         sa[0] = ar, sa[1] = ac, sb[0] = br, sb[1] = bc, sc[0] = m, sc[1] = n;
     }
-    if (p->recipe == QF_SCALE_RECIPE_PER_TENSOR) {
+    if (d->kind == QF_DIST_REFUTE) { /* designed against the claim (gemm_refute.c) */
+        if (_qf_gemm_refute_gen(p, r, nd, sa, sb))
+            return -1;
+    } else if (p->recipe == QF_SCALE_RECIPE_PER_TENSOR) {
         if (gen_scaled(p, r, 0, d, nd, sa, (size_t)(bt * ar), (size_t)ac) ||
             gen_scaled(p, r, 1, d, nd, sb, (size_t)(bt * br), (size_t)bc))
             return -1;
@@ -481,4 +485,8 @@ const _qf_opclass _qf_op_gemm = {
     .reference = reference_gemm,
     .mark_overflow = mark_overflow,
     .acc_max = acc_max,
+    .refute_inputs = _qf_gemm_refute_inputs,
+    .n_refute = QF_REFUTE_COUNT,
+    .refute_applies = _qf_gemm_refute_applies,
+    .explain = _qf_gemm_refute_explain,
 };

@@ -100,7 +100,7 @@ START_TEST(openblas_threads)
     qf_result *r = NULL;
     size_t n = 0, i, two = 0;
     qf_test_write_text(dir, "threads.yaml",
-                       "suite: cblas-threads\ninputs: [normal]\nseeds: 1\n"
+                       "suite: cblas-threads\ninputs: [normal]\nseeds: 1\nrefute: false\n"
                        "sampling: {max_elements: 4096}\ngroups:\n"
                        "  - op: gemm\n    kernels: [gemm.cblas.openblas.f32]\n"
                        "    dtypes: [float32]\n"

@@ -48,7 +48,7 @@ START_TEST(onednn_verdicts)
 {
     char path[512], err[512];
     qf_result *r = NULL;
-    size_t n = 0, i, f32 = 0, small_w = 0, big_w = 0, big_failed = 0;
+    size_t n = 0, i, f32 = 0, refute = 0, small_w = 0, big_w = 0, big_failed = 0;
     char args[1024];
     qf_cli_result res;
     int rc;
@@ -74,7 +74,11 @@ START_TEST(onednn_verdicts)
             ck_assert_uint_eq(c->metrics.n_violations, 0);
             ck_assert_msg(c->metrics.max_util <= 1.0, "%s: bound utilization %g", c->case_id,
                           c->metrics.max_util);
-            f32++;
+            /* the refuting inputs its `any` claim admits (width, ties: docs/refute.md) */
+            if (!strncmp(c->input, "refute:", 7))
+                refute++;
+            else
+                f32++;
             continue;
         }
         ck_assert_str_eq(c->kernel, "gemm.onednn.s8");
@@ -105,6 +109,7 @@ START_TEST(onednn_verdicts)
     /* f32: (24 + 1) shapes x 4 transposes x 2 inputs; s8: (4 + 1) shapes
      * x 4 transposes per input, 2 inputs each side of |b| = 64. */
     ck_assert_uint_eq(f32, 200);
+    ck_assert_uint_gt(refute, 0);
     ck_assert_uint_eq(small_w, 40);
     ck_assert_uint_eq(big_w, 40);
     if (!has_vnni)
@@ -112,6 +117,54 @@ START_TEST(onednn_verdicts)
     ck_assert_int_eq(rc, big_failed > 0);
     fprintf(stderr, "t-onednn: VNNI %s; int8 cases with |b| <= 127: %zu of %zu FAILED\n",
             has_vnni ? "yes" : "no", big_failed, big_w);
+    free(r);
+}
+END_TEST
+
+/* The M = 1 path under a claim of blocked(320, sequential): the normal
+ * and outlier inputs stay far inside the blocked bound, refute:stagnation
+ * and refute:cancel exceed it and name one FMA chain over K (the path
+ * measured in docs/third-party.md; N = 1, K = 1000 and 4096). */
+START_TEST(onednn_m1_blocked_claim)
+{
+    char path[512], err[512], args[1024];
+    qf_result *r = NULL;
+    size_t n = 0, i, refuted = 0;
+    qf_cli_result res;
+    FILE *f;
+    snprintf(path, sizeof path, "%s/m1.yaml", dir);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("suite: onednn-m1\nop: gemm\nkernels: [gemm.onednn.f32]\ndtypes: [float32]\n"
+          "shapes: {M: [1], N: [1], K: [1000, 4096]}\n"
+          "inputs: [normal, {name: outliers, fraction: 0.05, scale: 50}]\n",
+          f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/blocked.yaml", dir);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("claim_version: 1\nkernel: gemm.onednn.f32\narith:\n  acc_format: float32\n"
+          "  order: blocked(320, sequential)\n",
+          f);
+    fclose(f);
+    snprintf(args, sizeof args, "%s/m1.yaml -q -o %s/m1 --plugin '%s' --claim %s", dir, dir, plugin, path);
+    res = qf_cli_run(bin, "run", args);
+    ck_assert_msg(res.rc == 1, "qualify run %s: exit %d: %s", args, res.rc, res.err);
+    qf_cli_result_free(&res);
+    snprintf(path, sizeof path, "%s/m1/journal.jsonl", dir);
+    ck_assert_msg(qf_journal_read(path, &r, &n, NULL, NULL, err, sizeof err) == QF_OK, "%s", err);
+    for (i = 0; i < n; i++) {
+        const qf_result *c = &r[i];
+        if (!strcmp(c->input, "refute:stagnation") || !strcmp(c->input, "refute:cancel")) {
+            ck_assert_msg(c->verdict == QF_VERDICT_FAILED, "%s: %s", c->case_id, c->reason);
+            ck_assert_msg(strstr(c->reason, "claims blocked(320, sequential) order; behaves as one FMA chain over K"),
+                          "%s: reason '%s'", c->case_id, c->reason);
+            refuted++;
+        } else if (strncmp(c->input, "refute:", 7)) {
+            ck_assert_msg(c->verdict == QF_VERDICT_QUALIFIED, "%s: %s", c->case_id, c->reason);
+        }
+    }
+    ck_assert_uint_eq(refuted, 4);
     free(r);
 }
 END_TEST
@@ -128,5 +181,5 @@ int main(void)
     has_vnni = cpu_has_vnni();
     snprintf(dir, sizeof dir, "/tmp/qf-t-onednn-%d", (int)getpid());
     return qf_test_run_in_dir(
-        qf_test_suite("kernels/onednn", "onednn", 600, NULL, NULL, 0, NULL, QF_TESTS(onednn_verdicts)), dir);
+        qf_test_suite("kernels/onednn", "onednn", 600, NULL, NULL, 0, NULL, QF_TESTS(onednn_verdicts, onednn_m1_blocked_claim)), dir);
 }

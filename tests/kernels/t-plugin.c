@@ -176,7 +176,7 @@ START_TEST(test_qualify_run)
     ck_assert_msg(bin != NULL, "QF_QUALIFY_BIN comes from CTest");
     qf_test_mkdtemp(dir, sizeof dir, "qf-t-plugin");
     qf_test_write_text(dir, "suite.yaml",
-                       "suite: plugin\nop: gemm\nkernels: [gemm.user.*]\ndtypes: [float32]\n"
+                       "suite: plugin\nrefute: false\nop: gemm\nkernels: [gemm.user.*]\ndtypes: [float32]\n"
                        "shapes: {M: [1, 5], N: [8], K: [3, 64]}\n");
     snprintf(cmd, sizeof cmd, "\"%s\" run \"%s/suite.yaml\" --plugin \"%s\" -q -o \"%s/out\"", bin, dir, good,
              dir);

@@ -42,6 +42,7 @@ START_TEST(componentwise)
     qf_runner_summary sum;
     const qf_result *r;
     run_text("suite: policy\n"
+             "refute: false\n" /* the counts are of these inputs alone (docs/refute.md) */
              "groups:\n"
              "  - {name: tight, op: gemm, kernels: [gemm.cpu.naive.f32], dtypes: [float32],\n"
              "     shapes: {M: [8], N: [8], K: [64]}, policy: {max_componentwise: 1.0e-12}}\n"
@@ -73,6 +74,7 @@ START_TEST(zero_frac)
     qf_runner_summary sum;
     const qf_result *r;
     run_text("suite: zeros\n"
+             "refute: false\n"
              "kernels: [gemm.cpu.naive.f32]\n"
              "dtypes: [float32]\n"
              "shapes: {M: [4], N: [4], K: [16]}\n"
@@ -104,6 +106,7 @@ START_TEST(relu_zeros)
     qf_runner_summary sum;
     const qf_result *r;
     run_text("suite: relu\n"
+             "refute: false\n"
              "dtypes: [float32]\n"
              "groups:\n"
              "  - {name: relu, op: activation, kernels: [activation.cpu.f32], params: {fn: relu},\n"

@@ -46,6 +46,7 @@ START_TEST(per_slot_files)
     ck_assert_int_eq(qf_registry_add_builtins(reg), QF_OK);
     /* the suite's name puts it in dir, where its relative paths resolve */
     qf_test_run_yaml("suite: slots\n"
+                     "refute: false\n" /* the counts are of these inputs alone (docs/refute.md) */
                      "op: gemm\n"
                      "kernels: [gemm.cpu.naive.f32]\n"
                      "dtypes: [float32]\n"

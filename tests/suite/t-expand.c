@@ -41,7 +41,8 @@ static void expand_ok(const qf_suite *s, qf_suite_cases *c)
 
 START_TEST(test_order)
 {
-    qf_suite *s = mem("op: gemm\n"
+    qf_suite *s = mem("refute: false\n" /* counted apart in test_refute */
+                      "op: gemm\n"
                       "dtypes: [f32, bf16]\n"
                       "shapes: {M: [1, 2], N: 3, K: [4, 5]}\n"
                       "params: {trans_a: [false, true]}\n"
@@ -121,7 +122,7 @@ static void roundtrip(const char *path, size_t want_min, size_t want_max)
 START_TEST(test_quick_roundtrip)
 {
     /* small enough for a pre-merge run */
-    roundtrip(src_path("shapes/quick.yaml"), 50, 600); /* 518 with the quantized GEMMs; issue 5 adds 44 */
+    roundtrip(src_path("shapes/quick.yaml"), 50, 2000); /* 562 + 4 refuting inputs per gemm dtype, shape, params */
     roundtrip(src_path("tests/suite/data/good_full.yaml"), 1, 10000);
 }
 END_TEST
@@ -162,6 +163,7 @@ END_TEST
 START_TEST(test_workloads)
 {
     qf_suite *s = mem("include: ../../../shapes/workloads.yaml\n"
+                      "refute: false\n"
                       "op: gemm\n"
                       "dtypes: f32\n"
                       "workload: [llama3-8b.gemm, deepseek-v3.expert_down]\n"
@@ -245,7 +247,7 @@ END_TEST
 START_TEST(test_names)
 {
     qf_suite *s =
-        mem("dtypes: f32\n"
+        mem("dtypes: f32\nrefute: false\n"
             "groups:\n"
             "  - {name: naive, op: gemm, kernels: gemm.cpu.naive*, shapes: {M: 1, N: 1, K: 1}}\n"
             "  - {name: blocked, op: gemm, kernels: gemm.cpu.blocked*, shapes: {M: 1, N: 1, K: 1},\n"
@@ -266,7 +268,7 @@ END_TEST
  * one thread, the default, stays out of ids. */
 START_TEST(test_threads)
 {
-    qf_suite *s = mem("dtypes: f32\n"
+    qf_suite *s = mem("dtypes: f32\nrefute: false\n"
                       "groups:\n"
                       "  - {op: gemm, shapes: {M: 1, N: 1, K: 1}, threads: [1, 4], seeds: 2}\n"
                       "  - {name: p, op: gemm, shapes: {M: 1, N: 1, K: 1}, params: {alpha: 2}, threads: 8}\n"
@@ -283,6 +285,34 @@ START_TEST(test_threads)
     ck_assert_str_eq(c.cases[5].id, "d:gemm/M=1,N=1,K=1/f32.f32.f32.f32/normal/seed=0");
     ck_assert_uint_eq(c.cases[5].threads, 1);
     ck_assert_ptr_eq(qf_suite_cases_find(&c, c.cases[2].id), &c.cases[2]);
+    qf_suite_cases_free(&c);
+    qf_suite_free(s);
+}
+END_TEST
+
+/* Refuting inputs (docs/refute.md): four per gemm dtype, shape, params and
+ * thread count, after the group's inputs, with the first seed; none for
+ * other ops or with refute: false; qf_suite_count agrees. */
+START_TEST(test_refute)
+{
+    qf_suite *s = mem("dtypes: f32\n"
+                      "groups:\n"
+                      "  - {op: gemm, shapes: {M: 1, N: 1, K: [8, 9]}, seeds: [3, 5], threads: [1, 2]}\n"
+                      "  - {name: off, op: gemm, shapes: {M: 1, N: 1, K: 8}, refute: false}\n"
+                      "  - {name: sm, op: softmax, shapes: {rows: 1, cols: 8}}\n");
+    qf_suite_cases c;
+    uint64_t n = 0;
+    expand_ok(s, &c);
+    /* 2 K x 2 threads x (2 seeds + 4 refute) + 1 + 1 */
+    ck_assert_uint_eq(c.n, 2 * 2 * (2 + 4) + 1 + 1);
+    ck_assert_int_eq(qf_suite_count(s, &n, errbuf, sizeof errbuf), QF_OK);
+    ck_assert_uint_eq(n, c.n);
+    ck_assert_str_eq(c.cases[1].id, "gemm/M=1,N=1,K=8/f32.f32.f32.f32/normal/seed=5");
+    ck_assert_str_eq(c.cases[2].id, "gemm/M=1,N=1,K=8/f32.f32.f32.f32/refute:stagnation/seed=3");
+    ck_assert_str_eq(c.cases[5].id, "gemm/M=1,N=1,K=8/f32.f32.f32.f32/refute:ties/seed=3");
+    ck_assert_str_eq(c.cases[8].id, "gemm/M=1,N=1,K=8/f32.f32.f32.f32/threads=2/refute:stagnation/seed=3");
+    ck_assert_str_eq(c.cases[24].id, "off:gemm/M=1,N=1,K=8/f32.f32.f32.f32/normal/seed=0");
+    ck_assert_ptr_eq(qf_suite_cases_find(&c, c.cases[5].id), &c.cases[5]);
     qf_suite_cases_free(&c);
     qf_suite_free(s);
 }
@@ -314,6 +344,7 @@ int main(void)
     TCase *tc = tcase_create("expand");
     tcase_add_test(tc, test_order);
     tcase_add_test(tc, test_threads);
+    tcase_add_test(tc, test_refute);
     tcase_add_test(tc, test_quick_roundtrip);
     tcase_add_test(tc, test_defaults_and_follows);
     tcase_add_test(tc, test_workloads);

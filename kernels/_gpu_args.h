@@ -17,6 +17,16 @@
 /* Failure reason into call->msg: the CPU kernels' helper. */
 #define _qf_gpu_fail _qf_cpu_fail
 
+/* The kernel record's own supports check (kernels/_gpu_supports.h, in
+ * libqualify with the record), repeated by a kernel before it runs. */
+static inline qf_status _qf_gpu_supported(const qf_kernel_call *call)
+{
+    const qf_kernel *k = call->kernel;
+    if (!k || !k->supports)
+        return QF_OK;
+    return k->supports(k, call->op, call->dtype, call->msg, call->msg_size);
+}
+
 /* A dense row-major [rows][cols] tensor (or [1][rows][cols]) of format f. */
 static inline qf_status _qf_gpu_dense2(const qf_kernel_call *call, const qf_tensor *t, const char *slot,
                                        qf_format_id f, int64_t rows, int64_t cols)

@@ -13,20 +13,23 @@
 #include "qf_kernel.h"
 #include "qf_model.h"
 
-/* GPU kernels register from their back ends' archives (kernels/cuda/
- * table.c, kernels/hip/table.c) when those are linked in (QF_HAVE_CUDA /
- * QF_HAVE_HIP builds link them whole); weak references keep libqualify
- * free of CUDA and HIP, as qualify/backend_cpu.c does for the back-end
- * tables.  An unlinked one is a null pointer.  Registering touches no
- * device: without one the kernels are listed and their cases are
- * UNSUPPORTED (qualify/runner_device.c). */
-#if defined(__GNUC__)
-extern qf_status qf_cuda_register_kernels(qf_registry *r) __attribute__((weak));
-extern qf_status qf_hip_register_kernels(qf_registry *r) __attribute__((weak));
+/* GPU kernels: their records are part of libqualify when it is built with
+ * the back end (kernels/cuda/table.c, kernels/hip/table.c; QF_HAVE_CUDA /
+ * QF_HAVE_HIP), while the code that runs them is in the back end's module,
+ * loaded on the first call (qualify/_gpumod.h).  Registering touches no
+ * device and loads nothing: without a device (or a module) the kernels are
+ * listed and their cases are UNSUPPORTED with the reason
+ * (qualify/runner_device.c). */
+#if defined(QF_HAVE_CUDA)
+qf_status qf_cuda_register_kernels(qf_registry *r);
 #define QF_CUDA_ADD qf_cuda_register_kernels
-#define QF_HIP_ADD qf_hip_register_kernels
 #else
 #define QF_CUDA_ADD NULL
+#endif
+#if defined(QF_HAVE_HIP)
+qf_status qf_hip_register_kernels(qf_registry *r);
+#define QF_HIP_ADD qf_hip_register_kernels
+#else
 #define QF_HIP_ADD NULL
 #endif
 

@@ -22,5 +22,7 @@ void _qf_registry_set_error(qf_registry *r, const char *fmt, ...)
     ;
 /* Close a handle (dlclose), in plugin.c. */
 void _qf_plugin_close(void *handle);
+/* The host table a plugin (or a GPU module, qualify/gpumod.c) is given. */
+void _qf_plugin_host_fill(qf_plugin_host *h, const char *path);
 
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "_gpumod.h"
 #include "qf_backend.h"
 
 static qf_status cpu_open(int index, void **state)
@@ -173,30 +174,15 @@ static const qf_backend cpu_backend = {
     cpu_synchronize,
     cpu_timer_start, cpu_timer_stop,
 };
-
-/* The GPU back ends live in their own archives (kernels/cuda/backend.cu,
- * kernels/hip/backend.hip), linked whole into programs built with them
- * (QF_BACKEND_LIBS).  Weak references keep libqualify itself free of any
- * CUDA or HIP dependency: where the archive is not linked the address is
- * NULL and the entry is skipped. */
-#if defined(__GNUC__)
-#define QF_WEAK __attribute__((weak))
-#else
-#define QF_WEAK
-#endif
-extern const qf_backend qf_backend_cuda_table QF_WEAK;
-extern const qf_backend qf_backend_hip_table QF_WEAK;
-
-/* Every back end built into this program; NULL entries are back ends not
- * linked in. */
-static const qf_backend *const backends[] = {
-    &cpu_backend,
-    &qf_backend_cuda_table,
-    &qf_backend_hip_table,
-};
 /* clang-format on */
 
-#define N_BACKENDS (sizeof backends / sizeof backends[0])
+/* The GPU back ends live in modules loaded on first use (qualify/gpumod.c,
+ * docs/gpu.md "How the back ends are loaded"): libqualify depends on no
+ * CUDA or HIP library, and a process that never asks for a GPU back end
+ * never maps one.  Their names are known without loading them. */
+static const char *const gpu_backends[] = {"cuda", "hip"};
+
+#define N_GPU (sizeof gpu_backends / sizeof gpu_backends[0])
 
 const qf_backend *qf_backend_cpu(void)
 {
@@ -205,26 +191,34 @@ const qf_backend *qf_backend_cpu(void)
 
 const qf_backend *qf_backend_get(const char *name)
 {
-    size_t i;
+    const _qf_gpu_module *m;
     if (!name)
         return NULL;
-    for (i = 0; i < N_BACKENDS; i++)
-        if (backends[i] && !strcmp(backends[i]->name, name))
-            return backends[i];
-    return NULL;
+    if (!strcmp(name, cpu_backend.name))
+        return &cpu_backend;
+    if (!_qf_gpumod_built(name))
+        return NULL;
+    m = _qf_gpumod_load(name, NULL, 0);
+    return m ? m->backend : NULL;
+}
+
+const char *qf_backend_error(const char *name)
+{
+    return _qf_gpumod_error(name);
 }
 
 void qf_backend_list_names(char *buf, size_t size)
 {
-    size_t i, len = 0;
+    size_t i, len;
     if (!buf || size == 0)
         return;
-    buf[0] = '\0';
-    for (i = 0; i < N_BACKENDS && len < size; i++) {
+    snprintf(buf, size, "%s", cpu_backend.name);
+    len = strlen(buf);
+    for (i = 0; i < N_GPU && len < size; i++) {
         int w;
-        if (!backends[i])
+        if (!_qf_gpumod_built(gpu_backends[i]))
             continue;
-        w = snprintf(buf + len, size - len, "%s%s", len ? ", " : "", backends[i]->name);
+        w = snprintf(buf + len, size - len, ", %s", gpu_backends[i]);
         if (w < 0)
             break;
         len += (size_t)w;
@@ -249,7 +243,10 @@ qf_status qf_backend_select(const char *name, const qf_backend **out)
     }
     be = qf_backend_get(name);
     if (dbg && !strcmp(dbg, "1"))
-        fprintf(stderr, "qualify: back end '%s' (%s)%s\n", name, from, be ? "" : ": not built");
+        fprintf(stderr, "qualify: back end '%s' (%s)%s%s\n", name, from, be ? "" : ": ",
+                be                       ? ""
+                : _qf_gpumod_built(name) ? _qf_gpumod_error(name)
+                                         : "not built");
     if (!be)
         return QF_EUNSUPPORTED;
     *out = be;

@@ -24,8 +24,9 @@ void _qf_plugin_close(void *handle)
 /* The table handed to the entry point.  It is on the loader's stack: the
  * same object loaded twice shares its statics, so a table owned per load
  * could be freed under a plugin that kept it.  Plugins copy what they
- * keep; the function pointers are valid for the life of the process. */
-static void host_fill(qf_plugin_host *h, const char *path)
+ * keep; the function pointers are valid for the life of the process.
+ * The GPU modules get the same table (qualify/gpumod.c). */
+void _qf_plugin_host_fill(qf_plugin_host *h, const char *path)
 {
     memset(h, 0, sizeof *h);
     h->abi_version = QF_KERNEL_ABI_VERSION;
@@ -108,7 +109,7 @@ qf_status qf_registry_load_plugin(qf_registry *r, const char *path)
         _qf_registry_set_error(r, "out of memory loading plugin %s", path);
         return QF_ENOMEM;
     }
-    host_fill(&host, path);
+    _qf_plugin_host_fill(&host, path);
 
     before = qf_registry_count(r);
     s = fn(r, &host);

@@ -1,4 +1,4 @@
-/* qf_backend.h: the memory and timing back ends (CPU now; CUDA, HIP later).
+/* qf_backend.h: the memory and timing back ends (CPU; CUDA and HIP as modules).
  *
  * The engine never calls CUDA or HIP directly: tensors a kernel reads and
  * writes live in a back end's memory, which the engine allocates, fills,
@@ -7,7 +7,10 @@
  * the environment variable QF_BACKEND when set (else "cpu"); QF_BACKEND_DEBUG=1
  * logs the choice to stderr.  Back ends are listed in one table in
  * qualify/backend_cpu.c (the CPU back end, always built, is the reference
- * table a GPU back end starts from and overrides).
+ * table a GPU back end starts from and overrides).  The CUDA and HIP back
+ * ends live in shared modules (libqualify_cuda.so, libqualify_hip.so)
+ * loaded on first use, so that a process which never asks for a GPU never
+ * maps the vendor libraries (docs/gpu.md "How the back ends are loaded").
  */
 #ifndef QF_BACKEND_H
 #define QF_BACKEND_H
@@ -66,9 +69,15 @@ struct qf_device {
 
 /* The CPU back end (always available). */
 const qf_backend *qf_backend_cpu(void);
-/* The back end with this name, or NULL (not built, or unknown). */
+/* The back end with this name, or NULL (not built, unknown, or its module
+ * did not load: qf_backend_error says why).  "cuda" and "hip" load their
+ * module here, once per process: ask only when a GPU is wanted. */
 const qf_backend *qf_backend_get(const char *name);
-/* Writes "cpu, ..." (the built back ends) into buf. */
+/* Why the GPU back end `name` is unusable (the module's path and
+ * dlerror()), or its runtime's last failed call; "" when neither.  Loads
+ * nothing. */
+const char *qf_backend_error(const char *name);
+/* Writes "cpu, ..." (the built back ends) into buf; loads nothing. */
 void qf_backend_list_names(char *buf, size_t size);
 /* name NULL: QF_BACKEND from the environment, else "cpu".  QF_EUNSUPPORTED
  * when that back end is not built. */

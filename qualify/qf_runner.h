@@ -66,6 +66,12 @@ int qf_runner_gpu_provenance(struct qf_provenance *p);
 /* jobs 1, timeout 60 s, everything else zero / NULL. */
 qf_runner_opts qf_runner_opts_default(void);
 
+/* The cores this process may use: the CPUs of its affinity mask, limited
+ * by its cgroup's CPU quota (rounded up), at least 1 and at most 1024.
+ * `qualify run`'s default --jobs: results never depend on jobs, so the
+ * default can be the machine's width. */
+int qf_usable_cores(void);
+
 /* The results of a sweep, in plan order (case order, then kernel
  * registration order), resumed ones included. */
 typedef struct qf_runner_summary {

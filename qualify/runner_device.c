@@ -10,7 +10,11 @@
  * different poison), and after the run the data comes back and the guards
  * are compared byte by byte.  A CUDA or HIP driver is never touched in the
  * calling process: the probe and the kernel runs are child processes, since
- * a driver initialized before fork() is unusable in the child.
+ * a driver initialized before fork() is unusable in the child.  The
+ * back end's module (libqualify_cuda.so, libqualify_hip.so: qualify/
+ * gpumod.c) is loaded first by the probe's child; the calling process
+ * loads it only once the probe found a device, so a sweep on a machine
+ * without one never maps the vendor libraries outside that child.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #define _POSIX_C_SOURCE 200809L
@@ -25,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "_gpumod.h"
 #include "_runner.h"
 #include "_runner_device.h"
 #include "qf_provenance.h"
@@ -33,24 +38,6 @@
 #define GUARD       256u /* device guard bytes on each side (keeps 256-byte alignment) */
 #define GUARD_BYTE  0xCD
 #define PROBE_LIMIT 120.0 /* seconds a device probe may take (driver start-up) */
-
-#if defined(__GNUC__)
-#define QF_WEAK __attribute__((weak))
-#else
-#define QF_WEAK
-#endif
-/* The back ends' last error text, when their archives are linked in. */
-extern const char *qf_cuda_last_error(void) QF_WEAK;
-extern const char *qf_hip_last_error(void) QF_WEAK;
-
-static const char *backend_error(const char *name)
-{
-    if (!strcmp(name, "cuda") && qf_cuda_last_error)
-        return qf_cuda_last_error();
-    if (!strcmp(name, "hip") && qf_hip_last_error)
-        return qf_hip_last_error();
-    return "";
-}
 
 static const char *vendor(const char *name)
 {
@@ -67,18 +54,19 @@ int _qf_rdev_is_device(const qf_kernel *k)
 typedef struct probe {
     char backend[16];
     int done, ok;
+    int no_module; /* the module did not load: why says so */
     char arch[64];
     char describe[512];
-    char why[256];
+    char why[1024];
 } probe;
 
 #define MAX_PROBES 4
 static probe probes[MAX_PROBES];
 
-/* Open device 0 of be in a child process and report arch and describe. */
+/* Load the back end and open its device 0 in a child process; report arch
+ * and describe. */
 static void run_probe(probe *pr, const char *name)
 {
-    const qf_backend *be = qf_backend_get(name);
     probe *sh;
     pid_t pid;
     int st = 0;
@@ -86,7 +74,7 @@ static void run_probe(probe *pr, const char *name)
     snprintf(pr->backend, sizeof pr->backend, "%s", name);
     pr->done = 1;
     pr->ok = 0;
-    if (!be) {
+    if (!_qf_gpumod_built(name)) {
         snprintf(pr->why, sizeof pr->why, "the %s back end is not built into this qualify", name);
         return;
     }
@@ -104,10 +92,14 @@ static void run_probe(probe *pr, const char *name)
         return;
     }
     if (pid == 0) {
+        const qf_backend *be = qf_backend_get(name);
         qf_device dev;
-        qf_status s = qf_device_open(be, 0, &dev);
-        if (s != QF_OK) {
-            const char *e = backend_error(name);
+        qf_status s = be ? qf_device_open(be, 0, &dev) : QF_EUNSUPPORTED;
+        if (!be) {
+            snprintf(sh->why, sizeof sh->why, "%s", qf_backend_error(name));
+            sh->no_module = 1;
+        } else if (s != QF_OK) {
+            const char *e = qf_backend_error(name);
             snprintf(sh->why, sizeof sh->why, "no %s device (%s)", vendor(name), *e ? e : qf_status_str(s));
         } else {
             if (be->arch(dev.state, sh->arch, sizeof sh->arch) == QF_OK &&
@@ -115,7 +107,7 @@ static void run_probe(probe *pr, const char *name)
                 sh->ok = 1;
             else
                 snprintf(sh->why, sizeof sh->why, "the %s device did not say its architecture (%s)",
-                         vendor(name), backend_error(name));
+                         vendor(name), qf_backend_error(name));
             qf_device_close(&dev);
         }
         sh->done = 1;
@@ -145,11 +137,23 @@ static void run_probe(probe *pr, const char *name)
                  WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
     else {
         pr->ok = sh->ok;
+        pr->no_module = sh->no_module;
         snprintf(pr->arch, sizeof pr->arch, "%s", sh->arch);
         snprintf(pr->describe, sizeof pr->describe, "%s", sh->describe);
         snprintf(pr->why, sizeof pr->why, "%s", sh->why);
     }
     munmap(sh, sizeof *sh);
+    /* A missing or broken module is the installation's fault, not the
+     * machine's: said once on stderr as well as in every case's reason. */
+    if (pr->no_module)
+        fprintf(stderr, "qualify: %s; its kernels are UNSUPPORTED, the CPU ones run\n", pr->why);
+    /* A device is there: map the module now, before the workers fork, so
+     * that every kernel child inherits it instead of loading it again.  It
+     * initializes no driver (only the children open the device). */
+    if (pr->ok && !qf_backend_get(name)) {
+        pr->ok = 0;
+        snprintf(pr->why, sizeof pr->why, "%s", qf_backend_error(name));
+    }
 }
 
 static probe *get_probe(const char *name)
@@ -243,13 +247,18 @@ qf_status _qf_rdev_open(const qf_kernel *k, qf_device *dev, char *msg, size_t ms
     const qf_backend *be = _qf_rdev_is_device(k) ? qf_backend_get(k->backend) : NULL;
     qf_status s;
     if (!be) {
-        if (msg && msg_size)
-            snprintf(msg, msg_size, "the %s back end is not built into this qualify", k ? k->backend : "?");
+        if (msg && msg_size) {
+            if (k && _qf_gpumod_built(k->backend))
+                snprintf(msg, msg_size, "%s", qf_backend_error(k->backend));
+            else
+                snprintf(msg, msg_size, "the %s back end is not built into this qualify",
+                         k ? k->backend : "?");
+        }
         return QF_EUNSUPPORTED;
     }
     s = qf_device_open(be, 0, dev);
     if (s != QF_OK) {
-        const char *e = backend_error(k->backend);
+        const char *e = qf_backend_error(k->backend);
         if (msg && msg_size)
             snprintf(msg, msg_size, "no %s device (%s)", vendor(k->backend), *e ? e : qf_status_str(s));
         return QF_EUNSUPPORTED;
@@ -285,7 +294,7 @@ typedef struct staged {
 static void fail_msg(qf_kernel_call *call, const qf_device *dev, const char *what, size_t bytes)
 {
     if (call->msg && call->msg_size) {
-        const char *e = backend_error(dev->backend->name);
+        const char *e = qf_backend_error(dev->backend->name);
         snprintf(call->msg, call->msg_size, "%s back end: %s (%zu bytes)%s%s", dev->backend->name, what,
                  bytes, *e ? ": " : "", e);
     }

@@ -1,5 +1,8 @@
-/* _cuda_kernels.h: the run, init and supports functions of the CUDA
- * kernels (kernels.cu), registered by table.c (private). */
+/* _cuda_kernels.h: the run, init and fini functions of the CUDA kernels
+ * (kernels.cu, quantize.cu), exported by libqualify_cuda.so; the records
+ * in table.c (libqualify) reach them by name through the module
+ * (qualify/_gpumod.h), and their supports checks are in libqualify
+ * (kernels/_gpu_supports.h, table.c) (private). */
 #ifndef QF__CUDA_KERNELS_H
 #define QF__CUDA_KERNELS_H
 
@@ -9,8 +12,6 @@
 extern "C" {
 #endif
 
-qf_status qf_cuda_gemm_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
-                                char *why, size_t why_size);
 qf_status qf_cuda_gemm_wmma_run(void *ctx, const qf_kernel_call *call);
 qf_status qf_cuda_gemm_fp8_mma_run(void *ctx, const qf_kernel_call *call);
 qf_status qf_cuda_cublas_init(const qf_kernel *k, void **ctx);
@@ -21,15 +22,8 @@ void qf_cuda_cublaslt_fini(void *ctx);
 qf_status qf_cuda_cublaslt_fp8_run(void *ctx, const qf_kernel_call *call);
 qf_status qf_cuda_rmsnorm_run(void *ctx, const qf_kernel_call *call);
 qf_status qf_cuda_softmax_run(void *ctx, const qf_kernel_call *call);
-qf_status qf_cuda_attention_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
-                                     char *why, size_t why_size);
 qf_status qf_cuda_attention_run(void *ctx, const qf_kernel_call *call);
-qf_status qf_cuda_quantize_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
-                                    char *why, size_t why_size);
 qf_status qf_cuda_quantize_run(void *ctx, const qf_kernel_call *call);
-
-/* Register the CUDA kernels (table.c); listed in kernels/families.c. */
-qf_status qf_cuda_register_kernels(qf_registry *r);
 
 #ifdef __cplusplus
 }

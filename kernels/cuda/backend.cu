@@ -4,9 +4,9 @@
  * legacy default stream (the kernels launch there too, so ordering is the
  * program order), and event timing.  Every CUDA call is checked; a failure
  * is printed to stderr with the call, the error name and the line, and kept
- * for qf_cuda_last_error().  libqualify finds this table through a weak
- * reference to qf_backend_cuda_table (qualify/backend_cpu.c), so a
- * libqualify without CUDA links and runs unchanged.
+ * for qf_cuda_last_error().  The table is part of libqualify_cuda.so, which
+ * hands it to libqualify when loaded (kernels/gpu_module.c,
+ * qualify/_gpumod.h), so libqualify itself links no CUDA library.
  */
 #include <cuda_runtime.h>
 #include <stdio.h>

@@ -93,21 +93,6 @@ static qf_status gemm_args(const qf_kernel_call *call, const qf_op_gemm **g)
     return QF_OK;
 }
 
-extern "C" qf_status qf_cuda_gemm_supports(const qf_kernel *k, const qf_op_desc *op,
-                                           const qf_dtype_tuple *dtype, char *why, size_t why_size)
-{
-    const qf_op_gemm *o = &op->u.gemm;
-    (void)k;
-    (void)dtype;
-    if (op->op != QF_OP_GEMM)
-        return QF_EUNSUPPORTED;
-    if (o->trans_a || o->trans_b || o->batch > 1 || o->groups || o->alpha != 1.0 || o->beta != 0.0) {
-        snprintf(why, why_size, "only d = a b: no transposes, batch 1, not grouped, alpha 1, beta 0");
-        return QF_EUNSUPPORTED;
-    }
-    return QF_OK;
-}
-
 /* ---- Tensor-core GEMM (WMMA, bf16/f16 in, float32 accumulator) -------------
  * One warp per 16x16 tile of D: for k0 = 0, 16, ..., the tile's float32
  * accumulator += A[tile][k0:k0+16] B[k0:k0+16][tile] by one wmma::mma_sync
@@ -715,30 +700,6 @@ __global__ void k_attention(const uint16_t *Q, const uint16_t *Kt, const uint16_
         LSE[row] = __fadd_rn(m, logf(l));
 }
 
-extern "C" qf_status qf_cuda_attention_supports(const qf_kernel *k, const qf_op_desc *op,
-                                                const qf_dtype_tuple *dtype, char *why, size_t why_size)
-{
-    const qf_op_attention *a = &op->u.attention;
-    size_t dv = a->head_dim_v ? a->head_dim_v : a->head_dim;
-    (void)k;
-    (void)dtype;
-    if (op->op != QF_OP_ATTENTION)
-        return QF_EUNSUPPORTED;
-    if (a->mask != QF_MASK_NONE && a->mask != QF_MASK_CAUSAL) {
-        snprintf(why, why_size, "mask %s: only none and causal (top-left)", qf_mask_kind_name(a->mask));
-        return QF_EUNSUPPORTED;
-    }
-    if (a->softcap != 0 || dv > 256 || a->kv_heads == 0 || a->heads % a->kv_heads) {
-        snprintf(why, why_size, "no softcap, head_dim_v <= 256, heads a multiple of kv_heads");
-        return QF_EUNSUPPORTED;
-    }
-    if (a->mask == QF_MASK_CAUSAL && a->seq_k < a->seq_q) {
-        snprintf(why, why_size, "causal with seq_k < seq_q leaves rows with no key");
-        return QF_EUNSUPPORTED;
-    }
-    return QF_OK;
-}
-
 extern "C" qf_status qf_cuda_attention_run(void *ctx, const qf_kernel_call *call)
 {
     const qf_op_attention *a = &call->op->u.attention;
@@ -750,7 +711,7 @@ extern "C" qf_status qf_cuda_attention_run(void *ctx, const qf_kernel_call *call
     (void)ctx;
     if (call->op->op != QF_OP_ATTENTION)
         return _qf_gpu_fail(call, QF_EINVAL, "not an attention call");
-    if ((st = qf_cuda_attention_supports(call->kernel, call->op, call->dtype, call->msg, call->msg_size)) !=
+    if ((st = _qf_gpu_supported(call)) !=
         QF_OK)
         return st;
     dv = a->head_dim_v ? a->head_dim_v : a->head_dim;

@@ -40,35 +40,6 @@
 #include "qf_block.h"
 #include "qf_ref.h"
 
-extern "C" qf_status qf_cuda_quantize_supports(const qf_kernel *k, const qf_op_desc *op,
-                                               const qf_dtype_tuple *dtype, char *why, size_t why_size)
-{
-    const qf_ref_block_params *p = &op->u.quantize.block;
-    int mx = k && k->user != NULL;
-    (void)dtype;
-    if (op->op != QF_OP_QUANTIZE)
-        return QF_EUNSUPPORTED;
-    if (mx) {
-        if (p->family != QF_REF_BLOCK_MX || p->mx.axis != 1 || p->mx.rule != QF_BLOCK_MX_FLOOR ||
-            p->mx.round != QF_ROUND_RNE || (p->mx.elem != QF_FLOAT8_E4M3FN && p->mx.elem != QF_FLOAT8_E5M2) ||
-            p->mx.block == 0) {
-            snprintf(why, why_size, "MX: e4m3/e5m2 elements, axis 1, the OCP floor rule, nearest even only");
-            return QF_EUNSUPPORTED;
-        }
-        return QF_OK;
-    }
-    if (p->family != QF_REF_BLOCK_FP8 || p->fp8.granularity != QF_BLOCK_FP8_TENSOR || p->fp8.margin != 0 ||
-        p->fp8.amax_epsilon != 0 || p->fp8.pow2 || !p->fp8.saturate || p->fp8.fp32_product ||
-        p->fp8.round != QF_ROUND_RNE || (p->fp8.elem != QF_FLOAT8_E4M3FN && p->fp8.elem != QF_FLOAT8_E5M2)) {
-        snprintf(
-            why, why_size,
-            "FP8: per-tensor scale, margin 0, no epsilon or pow2, saturating, exact product, nearest even, "
-            "e4m3/e5m2");
-        return QF_EUNSUPPORTED;
-    }
-    return QF_OK;
-}
-
 /* One thread per block of a row: amax, scale code, elements. */
 __global__ void k_mx_quant(const float *x, uint8_t *q, uint8_t *sc, int rows, int cols, int block, int e5m2,
                            int emax)
@@ -161,7 +132,7 @@ extern "C" qf_status qf_cuda_quantize_run(void *ctx, const qf_kernel_call *call)
     (void)ctx;
     if (call->op->op != QF_OP_QUANTIZE)
         return _qf_gpu_fail(call, QF_EINVAL, "not a quantize call");
-    if ((st = qf_cuda_quantize_supports(call->kernel, call->op, call->dtype, call->msg, call->msg_size)) !=
+    if ((st = _qf_gpu_supported(call)) !=
         QF_OK)
         return st;
     n = o->rows * o->cols;

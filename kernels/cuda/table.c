@@ -19,13 +19,23 @@
  * chains), with the matrix-unit facts of the architecture.  cuBLAS is
  * bitwise reproducible run to run on one GPU model (cuBLAS documentation,
  * "Results reproducibility"), claimed as deterministic.
+ *
+ * This file is part of libqualify, not of the CUDA module: the records,
+ * their claims and the host-side supports checks are static data and host
+ * code, so `qualify list kernels` shows them without loading CUDA.  Their
+ * run, init and fini entries forward to kernels.cu in libqualify_cuda.so
+ * (kernels/_gpu_fwd.h), loaded on the first call.
  */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "_cuda_kernels.h"
+#include "_gpu_fwd.h"
+#include "_gpu_supports.h"
+#include "qf_block.h"
 #include "qf_kernel.h"
 #include "qf_model.h"
+#include "qf_ref.h"
 
 #define N_MAX_TUPLES 8
 
@@ -146,6 +156,49 @@ static void build_tables(void)
     t->arith = f32_claim();
 }
 
+/* The kernels in libqualify_cuda.so (kernels/cuda/_cuda_kernels.h). */
+QF_GPU_FWD_RUN("cuda", qf_cuda_gemm_wmma_run)
+QF_GPU_FWD_RUN("cuda", qf_cuda_gemm_fp8_mma_run)
+QF_GPU_FWD_RUN("cuda", qf_cuda_cublas_gemm_run)
+QF_GPU_FWD_RUN("cuda", qf_cuda_cublaslt_fp8_run)
+QF_GPU_FWD_RUN("cuda", qf_cuda_rmsnorm_run)
+QF_GPU_FWD_RUN("cuda", qf_cuda_softmax_run)
+QF_GPU_FWD_RUN("cuda", qf_cuda_attention_run)
+QF_GPU_FWD_RUN("cuda", qf_cuda_quantize_run)
+QF_GPU_FWD_INIT("cuda", qf_cuda_cublas_init)
+QF_GPU_FWD_INIT("cuda", qf_cuda_cublaslt_init)
+QF_GPU_FWD_FINI("cuda", qf_cuda_cublas_fini)
+QF_GPU_FWD_FINI("cuda", qf_cuda_cublaslt_fini)
+
+static qf_status quantize_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
+                                   char *why, size_t why_size)
+{
+    const qf_ref_block_params *p = &op->u.quantize.block;
+    int mx = k && k->user != NULL;
+    (void)dtype;
+    if (op->op != QF_OP_QUANTIZE)
+        return QF_EUNSUPPORTED;
+    if (mx) {
+        if (p->family != QF_REF_BLOCK_MX || p->mx.axis != 1 || p->mx.rule != QF_BLOCK_MX_FLOOR ||
+            p->mx.round != QF_ROUND_RNE || (p->mx.elem != QF_FLOAT8_E4M3FN && p->mx.elem != QF_FLOAT8_E5M2) ||
+            p->mx.block == 0) {
+            snprintf(why, why_size, "MX: e4m3/e5m2 elements, axis 1, the OCP floor rule, nearest even only");
+            return QF_EUNSUPPORTED;
+        }
+        return QF_OK;
+    }
+    if (p->family != QF_REF_BLOCK_FP8 || p->fp8.granularity != QF_BLOCK_FP8_TENSOR || p->fp8.margin != 0 ||
+        p->fp8.amax_epsilon != 0 || p->fp8.pow2 || !p->fp8.saturate || p->fp8.fp32_product ||
+        p->fp8.round != QF_ROUND_RNE || (p->fp8.elem != QF_FLOAT8_E4M3FN && p->fp8.elem != QF_FLOAT8_E5M2)) {
+        snprintf(
+            why, why_size,
+            "FP8: per-tensor scale, margin 0, no epsilon or pow2, saturating, exact product, nearest even, "
+            "e4m3/e5m2");
+        return QF_EUNSUPPORTED;
+    }
+    return QF_OK;
+}
+
 static qf_kernel mk(const char *name, qf_op op, qf_kernel_kind kind, const char *desc, const char *archs,
                     const built *b, qf_kernel_run_fn run, qf_kernel_supports_fn sup, qf_kernel_init_fn init,
                     qf_kernel_fini_fn fini)
@@ -170,6 +223,9 @@ static qf_kernel mk(const char *name, qf_op op, qf_kernel_kind kind, const char 
     return k;
 }
 
+/* Listed in kernels/families.c. */
+qf_status qf_cuda_register_kernels(qf_registry *r);
+
 qf_status qf_cuda_register_kernels(qf_registry *r)
 {
     static int built_once;
@@ -189,92 +245,92 @@ qf_status qf_cuda_register_kernels(qf_registry *r)
     ks[n] =
         mk("gemm.cuda.wmma.bf16.sm80", QF_OP_GEMM, O,
            "bfloat16 WMMA 16x16x16 (HMMA), float32 tensor-core accumulator in K order, A100 arithmetic",
-           "sm_80", &wmma_bf16_sm80, qf_cuda_gemm_wmma_run, qf_cuda_gemm_supports, NULL, NULL);
+           "sm_80", &wmma_bf16_sm80, fwd_qf_cuda_gemm_wmma_run, _qf_gpu_gemm_supports, NULL, NULL);
     GEMM_MN(ks[n], 16, 16, 16);
     n++;
     ks[n] = mk("gemm.cuda.wmma.bf16.sm90", QF_OP_GEMM, O,
                "bfloat16 WMMA 16x16x16 (HMMA), float32 tensor-core accumulator in K order, H100 arithmetic",
-               "sm_90 sm_90a", &wmma_bf16_sm90, qf_cuda_gemm_wmma_run, qf_cuda_gemm_supports, NULL, NULL);
+               "sm_90 sm_90a", &wmma_bf16_sm90, fwd_qf_cuda_gemm_wmma_run, _qf_gpu_gemm_supports, NULL, NULL);
     GEMM_MN(ks[n], 16, 16, 16);
     n++;
     ks[n] = mk("gemm.cuda.wmma.f16.sm80", QF_OP_GEMM, O,
                "float16 WMMA 16x16x16 (HMMA), float32 tensor-core accumulator in K order, A100 arithmetic",
-               "sm_80", &wmma_f16_sm80, qf_cuda_gemm_wmma_run, qf_cuda_gemm_supports, NULL, NULL);
+               "sm_80", &wmma_f16_sm80, fwd_qf_cuda_gemm_wmma_run, _qf_gpu_gemm_supports, NULL, NULL);
     GEMM_MN(ks[n], 16, 16, 16);
     n++;
     ks[n] = mk("gemm.cuda.wmma.f16.sm90", QF_OP_GEMM, O,
                "float16 WMMA 16x16x16 (HMMA), float32 tensor-core accumulator in K order, H100 arithmetic",
-               "sm_90 sm_90a", &wmma_f16_sm90, qf_cuda_gemm_wmma_run, qf_cuda_gemm_supports, NULL, NULL);
+               "sm_90 sm_90a", &wmma_f16_sm90, fwd_qf_cuda_gemm_wmma_run, _qf_gpu_gemm_supports, NULL, NULL);
     GEMM_MN(ks[n], 16, 16, 16);
     n++;
     ks[n] = mk("gemm.cuda.mma_fp8.sm89", QF_OP_GEMM, O,
                "FP8 mma.sync m16n8k32 (e4m3), per-tensor float32 scales, L40S fp8 arithmetic", "sm_89",
-               &fp8_sm89, qf_cuda_gemm_fp8_mma_run, qf_cuda_gemm_supports, NULL, NULL);
+               &fp8_sm89, fwd_qf_cuda_gemm_fp8_mma_run, _qf_gpu_gemm_supports, NULL, NULL);
     GEMM_MN(ks[n], 16, 8, 32);
     n++;
     ks[n] =
         mk("gemm.cuda.mma_fp8.sm90", QF_OP_GEMM, O,
            "FP8 mma.sync m16n8k32 (e4m3/e5m2), per-tensor float32 scales, H100 fp8 arithmetic, no promotion",
-           "sm_90 sm_90a", &fp8_sm90, qf_cuda_gemm_fp8_mma_run, qf_cuda_gemm_supports, NULL, NULL);
+           "sm_90 sm_90a", &fp8_sm90, fwd_qf_cuda_gemm_fp8_mma_run, _qf_gpu_gemm_supports, NULL, NULL);
     GEMM_MN(ks[n], 16, 8, 32);
     n++;
     ks[n] = mk("gemm.cublaslt.fp8.sm89", QF_OP_GEMM, O,
                "vendor: cuBLASLt FP8 matmul with scale pointers, float32 D, rounded once to the output",
-               "sm_89", &lt_sm89, qf_cuda_cublaslt_fp8_run, qf_cuda_gemm_supports, qf_cuda_cublaslt_init,
-               qf_cuda_cublaslt_fini);
+               "sm_89", &lt_sm89, fwd_qf_cuda_cublaslt_fp8_run, _qf_gpu_gemm_supports, fwd_qf_cuda_cublaslt_init,
+               fwd_qf_cuda_cublaslt_fini);
     GEMM_MN(ks[n], 16, 16, 16);
     n++;
     ks[n] = mk("gemm.cublaslt.fp8.sm90", QF_OP_GEMM, O,
                "vendor: cuBLASLt FP8 matmul with scale pointers, float32 D, rounded once to the output",
-               "sm_90 sm_90a", &lt_sm90, qf_cuda_cublaslt_fp8_run, qf_cuda_gemm_supports,
-               qf_cuda_cublaslt_init, qf_cuda_cublaslt_fini);
+               "sm_90 sm_90a", &lt_sm90, fwd_qf_cuda_cublaslt_fp8_run, _qf_gpu_gemm_supports,
+               fwd_qf_cuda_cublaslt_init, fwd_qf_cuda_cublaslt_fini);
     GEMM_MN(ks[n], 16, 16, 16);
     n++;
     ks[n] = mk("gemm.cublas.bf16.sm80", QF_OP_GEMM, O, "vendor: cublasGemmEx bfloat16, CUBLAS_COMPUTE_32F",
-               "sm_80", &blas_bf16_sm80, qf_cuda_cublas_gemm_run, qf_cuda_gemm_supports,
-               qf_cuda_cublas_init, qf_cuda_cublas_fini);
+               "sm_80", &blas_bf16_sm80, fwd_qf_cuda_cublas_gemm_run, _qf_gpu_gemm_supports,
+               fwd_qf_cuda_cublas_init, fwd_qf_cuda_cublas_fini);
     n++;
     ks[n] = mk("gemm.cublas.bf16.sm90", QF_OP_GEMM, O, "vendor: cublasGemmEx bfloat16, CUBLAS_COMPUTE_32F",
-               "sm_90 sm_90a", &blas_bf16_sm90, qf_cuda_cublas_gemm_run, qf_cuda_gemm_supports,
-               qf_cuda_cublas_init, qf_cuda_cublas_fini);
+               "sm_90 sm_90a", &blas_bf16_sm90, fwd_qf_cuda_cublas_gemm_run, _qf_gpu_gemm_supports,
+               fwd_qf_cuda_cublas_init, fwd_qf_cuda_cublas_fini);
     n++;
     ks[n] = mk("gemm.cublas.f16.sm80", QF_OP_GEMM, O, "vendor: cublasGemmEx float16, CUBLAS_COMPUTE_32F",
-               "sm_80", &blas_f16_sm80, qf_cuda_cublas_gemm_run, qf_cuda_gemm_supports,
-               qf_cuda_cublas_init, qf_cuda_cublas_fini);
+               "sm_80", &blas_f16_sm80, fwd_qf_cuda_cublas_gemm_run, _qf_gpu_gemm_supports,
+               fwd_qf_cuda_cublas_init, fwd_qf_cuda_cublas_fini);
     n++;
     ks[n] = mk("gemm.cublas.f16.sm90", QF_OP_GEMM, O, "vendor: cublasGemmEx float16, CUBLAS_COMPUTE_32F",
-               "sm_90 sm_90a", &blas_f16_sm90, qf_cuda_cublas_gemm_run, qf_cuda_gemm_supports,
-               qf_cuda_cublas_init, qf_cuda_cublas_fini);
+               "sm_90 sm_90a", &blas_f16_sm90, fwd_qf_cuda_cublas_gemm_run, _qf_gpu_gemm_supports,
+               fwd_qf_cuda_cublas_init, fwd_qf_cuda_cublas_fini);
     n++;
     ks[n] =
         mk("gemm.cublas.f32", QF_OP_GEMM, O,
            "vendor: cublasGemmEx float32, CUBLAS_COMPUTE_32F, default math mode (no TF32)", "sm_*", &blas_f32,
-           qf_cuda_cublas_gemm_run, qf_cuda_gemm_supports, qf_cuda_cublas_init, qf_cuda_cublas_fini);
+           fwd_qf_cuda_cublas_gemm_run, _qf_gpu_gemm_supports, fwd_qf_cuda_cublas_init, fwd_qf_cuda_cublas_fini);
     n++;
     ks[n] = mk("rmsnorm.cuda.f32", QF_OP_RMSNORM, O,
                "float32 RMSNorm, one block per row: strided sums of squares, 256-leaf tree, 1/sqrt, x*r*w+b",
-               "sm_*", &norm_f32, qf_cuda_rmsnorm_run, NULL, NULL, NULL);
+               "sm_*", &norm_f32, fwd_qf_cuda_rmsnorm_run, NULL, NULL, NULL);
     n++;
     ks[n] = mk("softmax.cuda.f32", QF_OP_SOFTMAX, O,
                "float32 softmax, one block per row: tree max, expf, tree sum, division", "sm_*", &softmax_f32,
-               qf_cuda_softmax_run, NULL, NULL, NULL);
+               fwd_qf_cuda_softmax_run, NULL, NULL, NULL);
     n++;
     ks[n] =
         mk("attention.cuda.flash.bf16", QF_OP_ATTENTION, O,
            "bfloat16 flash-style forward: one warp per query row, online softmax per 32-key tile, P rounded "
            "to bfloat16 before P V, float32 O, causal or none; GQA",
-           "sm_*", &attn_bf16, qf_cuda_attention_run, qf_cuda_attention_supports, NULL, NULL);
+           "sm_*", &attn_bf16, fwd_qf_cuda_attention_run, _qf_gpu_attention_supports, NULL, NULL);
     n++;
     ks[n] =
         mk("quantize.cuda.mxfp8", QF_OP_QUANTIZE, O,
            "MXFP8 (OCP MX, floor rule): per-block amax, E8M0 scale, hardware cvt to e4m3/e5m2 with satfinite",
-           "sm_*", &quant_fp8, qf_cuda_quantize_run, qf_cuda_quantize_supports, NULL, NULL);
+           "sm_*", &quant_fp8, fwd_qf_cuda_quantize_run, quantize_supports, NULL, NULL);
     ks[n].user = (void *)1; /* MX (kernels/cuda/quantize.cu) */
     n++;
     ks[n] = mk("quantize.cuda.fp8", QF_OP_QUANTIZE, O,
                "FP8 per-tensor scaling: amax, float32 scale fp8_max / amax, exact product converted once "
                "(satfinite)",
-               "sm_*", &quant_fp8, qf_cuda_quantize_run, qf_cuda_quantize_supports, NULL, NULL);
+               "sm_*", &quant_fp8, fwd_qf_cuda_quantize_run, quantize_supports, NULL, NULL);
     n++;
 #undef GEMM_MN
     for (i = 0; i < n; i++) {

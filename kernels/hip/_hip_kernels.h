@@ -1,5 +1,8 @@
-/* _hip_kernels.h: run and supports functions of the HIP kernels
- * (kernels.hip), registered by table.c (private). */
+/* _hip_kernels.h: the run functions of the HIP kernels (kernels.hip,
+ * quantize.hip), exported by libqualify_hip.so; the records in table.c
+ * (libqualify) reach them by name through the module (qualify/_gpumod.h),
+ * and their supports checks are in libqualify (kernels/_gpu_supports.h,
+ * table.c) (private). */
 #ifndef QF__HIP_KERNELS_H
 #define QF__HIP_KERNELS_H
 
@@ -9,20 +12,11 @@
 extern "C" {
 #endif
 
-qf_status qf_hip_gemm_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
-                               char *why, size_t why_size);
 qf_status qf_hip_gemm_run(void *ctx, const qf_kernel_call *call);
 qf_status qf_hip_rmsnorm_run(void *ctx, const qf_kernel_call *call);
 qf_status qf_hip_softmax_run(void *ctx, const qf_kernel_call *call);
-qf_status qf_hip_attention_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
-                                    char *why, size_t why_size);
 qf_status qf_hip_attention_run(void *ctx, const qf_kernel_call *call);
-qf_status qf_hip_quantize_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
-                                   char *why, size_t why_size);
 qf_status qf_hip_quantize_run(void *ctx, const qf_kernel_call *call);
-
-/* Register the HIP kernels (table.c); listed in kernels/families.c. */
-qf_status qf_hip_register_kernels(qf_registry *r);
 
 #ifdef __cplusplus
 }

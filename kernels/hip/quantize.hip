@@ -98,25 +98,6 @@ __global__ void hk_fp8_encode(const float *x, size_t n, const float *scale, uint
 #endif
 }
 
-extern "C" qf_status qf_hip_quantize_supports(const qf_kernel *k, const qf_op_desc *op,
-                                              const qf_dtype_tuple *dtype, char *why, size_t why_size)
-{
-    const qf_block_fp8_params *p = &op->u.quantize.block.fp8;
-    (void)k;
-    (void)dtype;
-    if (op->op != QF_OP_QUANTIZE || op->u.quantize.block.family != QF_REF_BLOCK_FP8 ||
-        p->granularity != QF_BLOCK_FP8_TENSOR || p->margin != 0 || p->amax_epsilon != 0 || p->pow2 ||
-        !p->saturate || p->fp32_product || p->round != QF_ROUND_RNE ||
-        (p->elem != QF_FLOAT8_E4M3FNUZ && p->elem != QF_FLOAT8_E5M2FNUZ)) {
-        snprintf(
-            why, why_size,
-            "FP8 fnuz: per-tensor scale, margin 0, no epsilon or pow2, saturating, exact product, nearest "
-            "even, e4m3fnuz/e5m2fnuz");
-        return QF_EUNSUPPORTED;
-    }
-    return QF_OK;
-}
-
 extern "C" qf_status qf_hip_quantize_run(void *ctx, const qf_kernel_call *call)
 {
     const qf_op_quantize *o = &call->op->u.quantize;
@@ -127,7 +108,7 @@ extern "C" qf_status qf_hip_quantize_run(void *ctx, const qf_kernel_call *call)
     int bf8, *bad = NULL, hbad = 0;
     float fp8_max;
     (void)ctx;
-    if ((st = qf_hip_quantize_supports(call->kernel, call->op, call->dtype, call->msg, call->msg_size)) !=
+    if ((st = _qf_gpu_supported(call)) !=
         QF_OK)
         return st;
     n = o->rows * o->cols;

@@ -10,13 +10,20 @@
  * (docs/gpu.md "Guards"), so such a device gets "architecture gfx942 not in
  * the kernel's archs".  Row reductions and attention claim what the CUDA
  * ones claim (kernels/cuda/table.c).
+ *
+ * Part of libqualify, as kernels/cuda/table.c is: the run entries forward
+ * to libqualify_hip.so (kernels/_gpu_fwd.h), loaded on the first call.
  */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "_hip_kernels.h"
+#include "_gpu_fwd.h"
+#include "_gpu_supports.h"
+#include "qf_block.h"
 #include "qf_kernel.h"
 #include "qf_model.h"
+#include "qf_ref.h"
 
 typedef struct built {
     qf_dtype_tuple t[4];
@@ -89,6 +96,32 @@ static void build_tables(void)
     t->arith = f32_claim();
 }
 
+/* The kernels in libqualify_hip.so (kernels/hip/_hip_kernels.h). */
+QF_GPU_FWD_RUN("hip", qf_hip_gemm_run)
+QF_GPU_FWD_RUN("hip", qf_hip_rmsnorm_run)
+QF_GPU_FWD_RUN("hip", qf_hip_softmax_run)
+QF_GPU_FWD_RUN("hip", qf_hip_attention_run)
+QF_GPU_FWD_RUN("hip", qf_hip_quantize_run)
+
+static qf_status quantize_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
+                                   char *why, size_t why_size)
+{
+    const qf_block_fp8_params *p = &op->u.quantize.block.fp8;
+    (void)k;
+    (void)dtype;
+    if (op->op != QF_OP_QUANTIZE || op->u.quantize.block.family != QF_REF_BLOCK_FP8 ||
+        p->granularity != QF_BLOCK_FP8_TENSOR || p->margin != 0 || p->amax_epsilon != 0 || p->pow2 ||
+        !p->saturate || p->fp32_product || p->round != QF_ROUND_RNE ||
+        (p->elem != QF_FLOAT8_E4M3FNUZ && p->elem != QF_FLOAT8_E5M2FNUZ)) {
+        snprintf(
+            why, why_size,
+            "FP8 fnuz: per-tensor scale, margin 0, no epsilon or pow2, saturating, exact product, nearest "
+            "even, e4m3fnuz/e5m2fnuz");
+        return QF_EUNSUPPORTED;
+    }
+    return QF_OK;
+}
+
 static qf_kernel mk(const char *name, qf_op op, const char *desc, const char *archs, const built *b,
                     qf_kernel_run_fn run, qf_kernel_supports_fn sup, int gemm)
 {
@@ -114,6 +147,9 @@ static qf_kernel mk(const char *name, qf_op op, const char *desc, const char *ar
     return k;
 }
 
+/* Listed in kernels/families.c. */
+qf_status qf_hip_register_kernels(qf_registry *r);
+
 qf_status qf_hip_register_kernels(qf_registry *r)
 {
     static int built_once;
@@ -125,32 +161,32 @@ qf_status qf_hip_register_kernels(qf_registry *r)
     }
     ks[n++] = mk("gemm.hip.mfma_gfx90a.bf16", QF_OP_GEMM,
                  "bfloat16 MFMA 16x16x16 (bf16_1k), float32 accumulator in K order, MI250X arithmetic",
-                 "gfx90a", &g90_bf16, qf_hip_gemm_run, qf_hip_gemm_supports, 1);
+                 "gfx90a", &g90_bf16, fwd_qf_hip_gemm_run, _qf_gpu_gemm_supports, 1);
     ks[n++] = mk("gemm.hip.mfma_gfx90a.f16", QF_OP_GEMM,
                  "float16 MFMA 16x16x16, float32 accumulator in K order, MI250X arithmetic", "gfx90a",
-                 &g90_f16, qf_hip_gemm_run, qf_hip_gemm_supports, 1);
+                 &g90_f16, fwd_qf_hip_gemm_run, _qf_gpu_gemm_supports, 1);
     ks[n++] =
         mk("gemm.hip.mfma_gfx940.bf16", QF_OP_GEMM,
            "bfloat16 MFMA 16x16x16 (bf16_1k), float32 accumulator in K order, MI300 arithmetic (assumed)",
-           "gfx940", &g940_bf16, qf_hip_gemm_run, qf_hip_gemm_supports, 1);
+           "gfx940", &g940_bf16, fwd_qf_hip_gemm_run, _qf_gpu_gemm_supports, 1);
     ks[n++] = mk("gemm.hip.mfma_gfx940.f16", QF_OP_GEMM,
                  "float16 MFMA 16x16x16, float32 accumulator in K order, MI300 arithmetic (assumed)",
-                 "gfx940", &g940_f16, qf_hip_gemm_run, qf_hip_gemm_supports, 1);
+                 "gfx940", &g940_f16, fwd_qf_hip_gemm_run, _qf_gpu_gemm_supports, 1);
     ks[n++] =
         mk("rmsnorm.hip.f32", QF_OP_RMSNORM,
            "float32 RMSNorm, one block per row: strided sums of squares, 256-leaf tree, 1/sqrt, x*r*w+b",
-           "gfx90a gfx940", &norm_f32, qf_hip_rmsnorm_run, NULL, 0);
+           "gfx90a gfx940", &norm_f32, fwd_qf_hip_rmsnorm_run, NULL, 0);
     ks[n++] = mk("softmax.hip.f32", QF_OP_SOFTMAX,
                  "float32 softmax, one block per row: tree max, expf, tree sum, division", "gfx90a gfx940",
-                 &softmax_f32, qf_hip_softmax_run, NULL, 0);
+                 &softmax_f32, fwd_qf_hip_softmax_run, NULL, 0);
     ks[n++] =
         mk("attention.hip.flash.bf16", QF_OP_ATTENTION,
            "bfloat16 flash-style forward: 32 lanes per query row, online softmax per 32-key tile, P rounded "
            "to bfloat16 before P V, float32 O, causal or none; GQA",
-           "gfx90a gfx940", &attn_bf16, qf_hip_attention_run, qf_hip_attention_supports, 0);
+           "gfx90a gfx940", &attn_bf16, fwd_qf_hip_attention_run, _qf_gpu_attention_supports, 0);
     ks[n++] = mk("quantize.hip.fp8_fnuz", QF_OP_QUANTIZE,
                  "FP8 fnuz per-tensor scaling with gfx940's cvt_pk_fp8/bf8 (exact product, saturating)",
-                 "gfx940", &quant_fnuz, qf_hip_quantize_run, qf_hip_quantize_supports, 0);
+                 "gfx940", &quant_fnuz, fwd_qf_hip_quantize_run, quantize_supports, 0);
     for (i = 0; i < n; i++) {
         qf_status s = qf_registry_add(r, &ks[i]);
         if (s != QF_OK)

@@ -42,8 +42,8 @@ static const char *help_text =
     "                       the suite's workers:\n"
     "  --claim FILE         replace the arithmetic claim of the kernels a claim\n"
     "                       file names (repeatable; docs/claims.md)\n"
-    "  -j, --jobs N         cases run in parallel (default 1); results do not\n"
-    "                       depend on N\n"
+    "  -j, --jobs N         cases run in parallel (default: the usable cores,\n"
+    "                       1 with --time); results do not depend on N\n"
     "  --resume             continue a killed sweep from DIR/journal.jsonl\n"
     "  --time               time the QUALIFIED and MARGINAL cases (warm-up,\n"
     "                       repetitions, median, min, max, spread)\n"
@@ -225,7 +225,7 @@ int qf_cli_run(int argc, char **argv)
     const char *adapters[16], *workers[16], *claims[16];
     char repro[8192];
     size_t nplugins = 0, nadapters = 0, nworkers = 0, nclaims = 0, i;
-    int jobs = 1, resume = 0, timing = 0, list = 0, quiet = 0, have_seed = 0, c, rc = QF_EXIT_OK;
+    int jobs = 0, resume = 0, timing = 0, list = 0, quiet = 0, have_seed = 0, c, rc = QF_EXIT_OK;
     long reps = 0;
     double timeout = 60;
     uint64_t seed = 0;
@@ -469,7 +469,9 @@ int qf_cli_run(int argc, char **argv)
     o.case_id = case_id;
     o.journal_path = journal;
     o.resume = resume;
-    o.jobs = jobs;
+    /* default: every usable core (affinity and cgroup quota); timing runs
+     * alone so that pairs do not slow each other down */
+    o.jobs = jobs ? jobs : timing ? 1 : qf_usable_cores();
     o.timeout_s = timeout;
     o.time = timing;
     o.reps = (size_t)reps;

@@ -1,6 +1,6 @@
 /* t-backend.c: the CUDA back end's table behind qf_backend.h, with the
- * checks of tests/common/qf_backend_test.h: linked in (libqualify finds it
- * through a weak reference), listed and selectable everywhere, CI included;
+ * checks of tests/common/qf_backend_test.h: the module is linked in (and
+ * libqualify's loader finds it mapped), listed and selectable everywhere, CI included;
  * without any device, open fails with QF_EUNSUPPORTED and the driver's
  * error is kept for the runner's reason.  tests/cuda/t-memory.c runs the
  * device side. */

@@ -1,6 +1,7 @@
 /* t-consumer.c: the installed tree works for a user: install into a
  * temporary prefix, then build and run a small program against it through
- * pkg-config and through find_package(qualify), and run the installed CLI.
+ * pkg-config and through find_package(qualify), and run the installed CLI
+ * (with a CUDA build: finding its module, lib/libqualify_cuda.so).
  * Skipped (77) in sanitizer builds, whose libraries need the sanitizer
  * runtime in every consumer. */
 #define _POSIX_C_SOURCE 200809L
@@ -50,6 +51,20 @@ START_TEST(test_install_and_consume)
                  "cd / && \"%s/bin/qualify\" run -q -o \"%s/run-out\" && test -s \"%s/run-out/results.json\"",
                  prefix, prefix, prefix);
         ck_assert_msg(system(cmd) == 0, "installed default sweep: %s", cmd);
+        /* with a GPU back end: its module is installed next to libqualify
+         * and the installed CLI finds it without QF_MODULE_PATH (a GPU
+         * case's reason then comes from the runtime, not the loader) */
+        snprintf(cmd, sizeof cmd, "\"%s/bin/qualify\" list kernels | grep -q gemm.cublas.f32", prefix);
+        if (system(cmd) == 0) {
+            snprintf(cmd, sizeof cmd,
+                     "cd \"%s\" && test -f lib/libqualify_cuda.so && printf 'suite: m\\ninputs: [normal]\\nseeds: 1\\ngroups:\\n  - name: g\\n"
+                     "    op: gemm\\n    kernels: [gemm.cublas.f32]\\n    dtypes: [float32]\\n    shapes: [{M: 16, N: 16, "
+                     "K: 16}]\\n' > m.yaml && env -u QF_MODULE_PATH bin/qualify run m.yaml -q -j 1 -o m-out && "
+                     "grep -q gemm.cublas.f32 m-out/results.json && "
+                     "! grep -q 'libqualify_cuda.so' m-out/results.json",
+                     prefix);
+            ck_assert_msg(system(cmd) == 0, "installed CUDA module: %s", cmd);
+        }
         snprintf(cmd, sizeof cmd, "mkdir -p \"%s\"", work);
         ck_assert_int_eq(system(cmd), 0);
         qf_test_write_text(work, "consumer.c", consumer_c);

@@ -93,9 +93,9 @@ START_TEST(test_every_family_registered_in_order)
 }
 END_TEST
 
-/* A back end that is not linked registers nothing: no kernel claims its
- * back end.  A linked one (the GPU builds link the archives whole into
- * the tests) registers some. */
+/* A back end that is not built registers nothing: no kernel claims its
+ * back end.  A built one (its records are in libqualify; its module is
+ * not loaded for this) registers some. */
 START_TEST(test_backends_iff_linked)
 {
     size_t i, j, n = 0;

@@ -17,5 +17,9 @@ int _qf_claim_format(json_t *v, qf_format_id *out);
  * mapping) from its JSON value: numbers for numeric keys, true/false for
  * flags, strings otherwise.  -1 when unknown or malformed. */
 int _qf_claim_field(qf_arith_claim *c, const char *key, json_t *v);
+/* Every claim key of c with its value, typed as _qf_claim_field reads
+ * them back (a kernel server's hello, qualify/serve.c); NULL when out of
+ * memory. */
+json_t *_qf_claim_json(const qf_arith_claim *c);
 
 #endif

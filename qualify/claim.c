@@ -593,6 +593,29 @@ static void key_text(const qf_arith_claim *c, const key_def *k, char *buf, size_
     }
 }
 
+json_t *_qf_claim_json(const qf_arith_claim *c)
+{
+    json_t *o = json_object();
+    char buf[128];
+    size_t i;
+    for (i = 0; o && i < NKEYS; i++) {
+        const key_def *k = &keys[i];
+        const char *base = (const char *)c + k->off;
+        json_t *v;
+        switch (k->type) {
+        case K_INT: v = json_integer(*(const int *)base); break;
+        case K_BOOL: v = json_boolean(*(const int *)base); break;
+        case K_REAL: v = json_real(*(const double *)base); break;
+        default: key_text(c, k, buf, sizeof buf); v = json_string(buf);
+        }
+        if (!v || json_object_set_new(o, k->name, v)) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
 static int yaml_out(void *data, unsigned char *buffer, size_t size)
 {
     return fwrite(buffer, 1, size, (FILE *)data) == size;

@@ -124,6 +124,15 @@ typedef struct _qf_abi {
      * object o (the kernel-worker protocol's `op`, docs/workers.md); NULL
      * when none are sent. */
     void (*fields_json)(const qf_op_desc *d, struct json_t *o);
+    /* The inverse of dims_of and fields_json: a kernel server
+     * (qualify/serve.c) rebuilds the run's problem from its `op` object o,
+     * whose dimensions are already read into dims (dims_of order).  Arrays
+     * the problem points to (group_m, positions) go into one malloc'ed
+     * block in *owned, which the caller frees.  0, or -1 with the reason in
+     * err.  Every class that owns an ABI op has one, so that a new op is
+     * served without a change to serve.c. */
+    int (*from_json)(qf_op_desc *d, const int64_t *dims, struct json_t *o, void **owned, char *err,
+                     size_t err_size);
 } _qf_abi;
 
 /* One op family, as the suite spells it ("log_softmax" is its own class
@@ -195,6 +204,20 @@ const _qf_opclass *_qf_opclass_get(qf_suite_op op);
  * fields (the owning class's fields_json); NULL when out of memory or the
  * op is unknown. */
 struct json_t *_qf_op_json(const qf_op_desc *d);
+/* The inverse of _qf_op_json: the problem of a worker protocol `op`
+ * object into d (arrays in *owned, freed by the caller, NULL when none).
+ * 0, or -1 with the reason in err. */
+int _qf_op_from_json(struct json_t *o, qf_op_desc *d, void **owned, char *err, size_t err_size);
+/* Members of an `op` object for the from_json hooks: 0, or -1 with
+ * "op: KEY ..." in err when absent or of another JSON type.  _qf_jword
+ * finds the member's string in words (NULL-terminated) and stores its
+ * index. */
+int _qf_jreal(struct json_t *o, const char *key, double *v, char *err, size_t err_size);
+int _qf_jint(struct json_t *o, const char *key, int64_t *v, char *err, size_t err_size);
+int _qf_jbool(struct json_t *o, const char *key, int *v, char *err, size_t err_size);
+int _qf_jword(struct json_t *o, const char *key, const char *const *words, int *v, char *err, size_t err_size);
+/* A member's string, or NULL with the reason in err. */
+const char *_qf_jstr(struct json_t *o, const char *key, char *err, size_t err_size);
 /* A dimension of a problem as the ABI counts it (INT64_MAX past it). */
 int64_t _qf_abi_dim(size_t v);
 
@@ -259,6 +282,8 @@ typedef struct _qf_rowops {
 
 /* The fields of a qf_op_norm problem (rmsnorm, layernorm, l2norm). */
 void _qf_norm_fields_json(const qf_op_desc *d, struct json_t *o);
+int _qf_norm_from_json(qf_op_desc *d, const int64_t *dims, struct json_t *o, void **owned, char *err,
+                       size_t err_size);
 
 int _qf_reference_rows(_qf_case *p, const _qf_rowops *ops, _qf_checked *ck, qf_result *r, uint64_t target,
                        uint64_t tile);

@@ -247,12 +247,40 @@ static void fields_json(const qf_op_desc *d, json_t *o)
     json_object_set_new(o, "window_right", json_integer(a->window_right));
 }
 
+static int from_json(qf_op_desc *d, const int64_t *dims, json_t *o, void **owned, char *err, size_t es)
+{
+    const char *masks[QF_MASK_COUNT + 1];
+    qf_op_attention *a = &d->u.attention;
+    int64_t wl, wr;
+    int m, i;
+    (void)owned;
+    for (i = 0; i < QF_MASK_COUNT; i++)
+        masks[i] = qf_mask_kind_name((qf_mask_kind)i);
+    masks[QF_MASK_COUNT] = NULL;
+    a->batch = (size_t)dims[0];
+    a->heads = (size_t)dims[1];
+    a->kv_heads = (size_t)dims[2];
+    a->seq_q = (size_t)dims[3];
+    a->seq_k = (size_t)dims[4];
+    a->head_dim = (size_t)dims[5];
+    a->head_dim_v = (size_t)dims[6];
+    if (_qf_jreal(o, "scale", &a->scale, err, es) || _qf_jreal(o, "softcap", &a->softcap, err, es) ||
+        _qf_jword(o, "mask", masks, &m, err, es) || _qf_jbool(o, "causal", &a->causal, err, es) ||
+        _qf_jint(o, "window_left", &wl, err, es) || _qf_jint(o, "window_right", &wr, err, es))
+        return -1;
+    a->mask = (qf_mask_kind)m;
+    a->window_left = (long)wl;
+    a->window_right = (long)wr;
+    return 0;
+}
+
 static const _qf_abi abi = {"attention forward: softmax(scale q k^T + mask) v, lse; GQA, soft-cap",
                             {"q", "k", "v", "mask", NULL},
                             {"out", "lse", NULL},
                             {"batch", "heads", "kv_heads", "seq_q", "seq_k", "head_dim", "head_dim_v", NULL},
                             dims_of,
-                            fields_json};
+                            fields_json,
+                            from_json};
 
 const _qf_opclass _qf_op_attention = {
     .abi_info = &abi,

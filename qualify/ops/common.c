@@ -119,6 +119,98 @@ json_t *_qf_op_json(const qf_op_desc *d)
     return o;
 }
 
+int _qf_op_from_json(json_t *o, qf_op_desc *d, void **owned, char *err, size_t err_size)
+{
+    const char *name = json_string_value(json_object_get(o, "op"));
+    const _qf_opclass *k;
+    int64_t dims[QF_OP_MAX_DIMS];
+    int i, n;
+    *owned = NULL;
+    memset(d, 0, sizeof *d);
+    if (!name || qf_op_lookup(name, &d->op) != QF_OK || !(k = abi_owner(d->op)) || !k->abi_info->from_json) {
+        snprintf(err, err_size, "op: unknown op '%s'", name ? name : "(none)");
+        return -1;
+    }
+    n = qf_op_dim_count(d->op);
+    for (i = 0; i < n; i++)
+        if (_qf_jint(o, qf_op_dim_name(d->op, i), &dims[i], err, err_size))
+            return -1;
+        else if (dims[i] < 0) {
+            snprintf(err, err_size, "op: dimension %s is negative", qf_op_dim_name(d->op, i));
+            return -1;
+        }
+    return k->abi_info->from_json(d, dims, o, owned, err, err_size);
+}
+
+static int is_number(const json_t *j)
+{
+    return json_is_number(j);
+}
+static int is_integer(const json_t *j)
+{
+    return json_is_integer(j);
+}
+static int is_boolean(const json_t *j)
+{
+    return json_is_boolean(j);
+}
+
+/* Member key of o if is(member), else NULL with the reason in err. */
+static json_t *jmember(json_t *o, const char *key, int (*is)(const json_t *), const char *what, char *err,
+                       size_t err_size)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v || !is(v)) {
+        snprintf(err, err_size, "op: \"%s\" is %s (%s expected)", key, v ? "of another type" : "missing", what);
+        return NULL;
+    }
+    return v;
+}
+
+int _qf_jreal(json_t *o, const char *key, double *v, char *err, size_t err_size)
+{
+    json_t *j = jmember(o, key, is_number, "a number", err, err_size);
+    return j ? (*v = json_number_value(j), 0) : -1;
+}
+
+int _qf_jint(json_t *o, const char *key, int64_t *v, char *err, size_t err_size)
+{
+    json_t *j = jmember(o, key, is_integer, "an integer", err, err_size);
+    return j ? (*v = (int64_t)json_integer_value(j), 0) : -1;
+}
+
+int _qf_jbool(json_t *o, const char *key, int *v, char *err, size_t err_size)
+{
+    json_t *j = jmember(o, key, is_boolean, "true or false", err, err_size);
+    return j ? (*v = json_is_true(j), 0) : -1;
+}
+
+static int is_string(const json_t *j)
+{
+    return json_is_string(j);
+}
+
+const char *_qf_jstr(json_t *o, const char *key, char *err, size_t err_size)
+{
+    json_t *j = jmember(o, key, is_string, "a string", err, err_size);
+    return j ? json_string_value(j) : NULL;
+}
+
+int _qf_jword(json_t *o, const char *key, const char *const *words, int *v, char *err, size_t err_size)
+{
+    const char *s = _qf_jstr(o, key, err, err_size);
+    int i;
+    if (!s)
+        return -1;
+    for (i = 0; words[i]; i++)
+        if (!strcmp(words[i], s)) {
+            *v = i;
+            return 0;
+        }
+    snprintf(err, err_size, "op: \"%s\": unknown value '%s'", key, s);
+    return -1;
+}
+
 int64_t _qf_abi_dim(size_t v)
 {
     return v > (size_t)INT64_MAX ? INT64_MAX : (int64_t)v;

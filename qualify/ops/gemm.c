@@ -464,12 +464,47 @@ static void fields_json(const qf_op_desc *d, json_t *o)
     }
 }
 
+static int from_json(qf_op_desc *d, const int64_t *dims, json_t *o, void **owned, char *err, size_t es)
+{
+    qf_op_gemm *g = &d->u.gemm;
+    json_t *gm = json_object_get(o, "group_m");
+    g->m = (size_t)dims[0];
+    g->n = (size_t)dims[1];
+    g->k = (size_t)dims[2];
+    g->batch = (size_t)dims[3];
+    g->groups = (size_t)dims[4];
+    if (_qf_jbool(o, "trans_a", &g->trans_a, err, es) || _qf_jbool(o, "trans_b", &g->trans_b, err, es) ||
+        _qf_jreal(o, "alpha", &g->alpha, err, es) || _qf_jreal(o, "beta", &g->beta, err, es))
+        return -1;
+    if (g->groups && gm) {
+        size_t *rows, i;
+        if (!json_is_array(gm) || json_array_size(gm) != g->groups) {
+            snprintf(err, es, "op: \"group_m\" must list %zu row counts", g->groups);
+            return -1;
+        }
+        if (!(rows = malloc(g->groups * sizeof *rows)))
+            return snprintf(err, es, "out of memory"), -1;
+        *owned = rows;
+        for (i = 0; i < g->groups; i++) {
+            json_t *v = json_array_get(gm, i);
+            if (!json_is_integer(v) || json_integer_value(v) < 0) {
+                snprintf(err, es, "op: group_m[%zu] is not a row count", i);
+                return -1;
+            }
+            rows[i] = (size_t)json_integer_value(v);
+        }
+        g->group_m = rows;
+    }
+    return 0;
+}
+
 static const _qf_abi abi = {"d = alpha op(a) op(b) + beta c; batched, grouped (MoE)",
                             {"a", "b", "c", NULL},
                             {"d", NULL},
                             {"M", "N", "K", "batch", "groups", NULL},
                             dims_of,
-                            fields_json};
+                            fields_json,
+                            from_json};
 
 const _qf_opclass _qf_op_gemm = {
     .abi_info = &abi,

@@ -23,7 +23,7 @@ static void l2_dims(const qf_op_desc *d, int64_t *dims)
 }
 
 static const _qf_abi l2norm_abi = {"x / max(||x||_2, eps) per row", {"x", NULL}, {"y", NULL},
-                                   {"rows", "cols", NULL},          l2_dims,     _qf_norm_fields_json};
+                                   {"rows", "cols", NULL},          l2_dims,     _qf_norm_fields_json, _qf_norm_from_json};
 
 /* The problem reuses qf_op_norm (rows, cols, eps); weight_offset stays 0. */
 static int l2_build(_qf_case *p, qf_result *r)

@@ -168,12 +168,29 @@ static void fields_json(const qf_op_desc *d, json_t *o)
     json_object_set_new(o, "route_scale", json_real(m->route_scale));
 }
 
+static int from_json(qf_op_desc *d, const int64_t *dims, json_t *o, void **owned, char *err, size_t es)
+{
+    static const char *const scores[] = {"softmax", "sigmoid", NULL};
+    qf_op_moe_router *m = &d->u.moe_router;
+    int sc;
+    (void)owned;
+    m->tokens = (size_t)dims[0];
+    m->experts = (size_t)dims[1];
+    m->top_k = (size_t)dims[2];
+    if (_qf_jword(o, "score", scores, &sc, err, es) || _qf_jbool(o, "renormalize", &m->renormalize, err, es) ||
+        _qf_jreal(o, "route_scale", &m->route_scale, err, es))
+        return -1;
+    m->score = sc ? QF_REF_ROUTER_SIGMOID : QF_REF_ROUTER_SOFTMAX;
+    return 0;
+}
+
 static const _qf_abi abi = {"top-k expert selection with softmax or sigmoid scores",
                             {"logits", "sel_bias", NULL},
                             {"weights", "indices", NULL},
                             {"tokens", "experts", "top_k", NULL},
                             dims_of,
-                            fields_json};
+                            fields_json,
+                            from_json};
 
 const _qf_opclass _qf_op_moe_router = {
     .abi_info = &abi,

@@ -312,6 +312,124 @@ static void fields_json(const qf_op_desc *d, json_t *o)
         json_object_set_new(o, "axis", json_integer(axis));
     }
     json_object_set_new(o, "round", json_string(qf_round_name(rnd)));
+    if (rnd == QF_ROUND_STOCHASTIC) {
+        /* The random stream of the rounding (docs/workers.md): all four
+         * families keep it in the same two fields. */
+        char seed[32];
+        uint64_t sd = bp->family == QF_REF_BLOCK_MX      ? bp->mx.seed
+                      : bp->family == QF_REF_BLOCK_NVFP4 ? bp->nvfp4.seed
+                      : bp->family == QF_REF_BLOCK_GROUP ? bp->group.seed
+                                                         : bp->fp8.seed;
+        int bits = bp->family == QF_REF_BLOCK_MX      ? bp->mx.random_bits
+                   : bp->family == QF_REF_BLOCK_NVFP4 ? bp->nvfp4.random_bits
+                   : bp->family == QF_REF_BLOCK_GROUP ? bp->group.random_bits
+                                                      : bp->fp8.random_bits;
+        snprintf(seed, sizeof seed, "%llu", (unsigned long long)sd);
+        json_object_set_new(o, "round_seed", json_string(seed));
+        json_object_set_new(o, "random_bits", json_integer(bits));
+    }
+}
+
+/* A format member of the op object into *id. */
+static int jformat(json_t *o, const char *key, qf_format_id *id, char *err, size_t es)
+{
+    const char *s = _qf_jstr(o, key, err, es);
+    const qf_format *f = s ? qf_format_lookup(s) : NULL;
+    if (!s)
+        return -1;
+    if (!f)
+        return snprintf(err, es, "op: \"%s\": unknown format '%s'", key, s), -1;
+    *id = f->id;
+    return 0;
+}
+
+static int jround(json_t *o, const char *key, qf_round *r, char *err, size_t es)
+{
+    const char *s = _qf_jstr(o, key, err, es);
+    if (!s)
+        return -1;
+    if (qf_round_lookup(s, r) != QF_OK)
+        return snprintf(err, es, "op: \"%s\": unknown rounding '%s'", key, s), -1;
+    return 0;
+}
+
+/* The inverse of fields_json: the family's defaults, then every member. */
+static int from_json(qf_op_desc *d, const int64_t *dims, json_t *o, void **owned, char *err, size_t es)
+{
+    static const char *const gran[] = {"tensor", "row", "col", NULL};
+    static const char *const deq[] = {"div", "scale_inv", NULL};
+    qf_ref_block_params *bp = &d->u.quantize.block;
+    int fam, axis = 1, iv, bits = 0;
+    int64_t block = 0, margin;
+    qf_round rnd;
+    uint64_t seed = 0;
+    (void)owned;
+    d->u.quantize.rows = (size_t)dims[0];
+    d->u.quantize.cols = (size_t)dims[1];
+    if (_qf_jword(o, "family", families, &fam, err, es) || jround(o, "round", &rnd, err, es))
+        return -1;
+    qf_ref_block_params_init(bp, (qf_ref_block_family)fam);
+    if (json_object_get(o, "block") &&
+        (_qf_jint(o, "block", &block, err, es) || _qf_jint(o, "axis", &margin, err, es)))
+        return -1;
+    if (block)
+        axis = (int)margin;
+    if (rnd == QF_ROUND_STOCHASTIC) {
+        const char *s = _qf_jstr(o, "round_seed", err, es);
+        int64_t rb;
+        if (!s || _qf_jint(o, "random_bits", &rb, err, es))
+            return -1;
+        seed = strtoull(s, NULL, 10);
+        bits = (int)rb;
+    }
+/* The members every family's parameters share. */
+#define SET_ROUNDING(P) ((P).round = rnd, (P).seed = seed, (P).random_bits = bits)
+#define SET_BLOCKED(P, BLOCK) ((P).axis = axis, (P).BLOCK = (size_t)block, SET_ROUNDING(P))
+    switch (bp->family) {
+    case QF_REF_BLOCK_MX: {
+        const char *rule = _qf_jstr(o, "scale_rule", err, es);
+        if (!rule || jformat(o, "elem", &bp->mx.elem, err, es))
+            return -1;
+        if (qf_block_mx_rule_lookup(rule, &bp->mx.rule) != QF_OK)
+            return snprintf(err, es, "op: unknown scale_rule '%s'", rule), -1;
+        SET_BLOCKED(bp->mx, block);
+        break;
+    }
+    case QF_REF_BLOCK_NVFP4:
+        if (_qf_jbool(o, "tensor_scale", &bp->nvfp4.tensor_scale, err, es) ||
+            _qf_jreal(o, "tensor_amax", &bp->nvfp4.tensor_amax, err, es) ||
+            jround(o, "scale_round", &bp->nvfp4.scale_round, err, es) ||
+            _qf_jreal(o, "scale_min", &bp->nvfp4.scale_min, err, es))
+            return -1;
+        SET_BLOCKED(bp->nvfp4, block);
+        break;
+    case QF_REF_BLOCK_GROUP:
+        if (jformat(o, "elem", &bp->group.elem, err, es) ||
+            _qf_jbool(o, "symmetric", &bp->group.symmetric, err, es) ||
+            _qf_jbool(o, "include_zero", &bp->group.include_zero, err, es) ||
+            jformat(o, "scale_format", &bp->group.scale_format, err, es) ||
+            _qf_jreal(o, "scale_min", &bp->group.scale_min, err, es))
+            return -1;
+        SET_BLOCKED(bp->group, group);
+        break;
+    case QF_REF_BLOCK_FP8:
+        if (jformat(o, "elem", &bp->fp8.elem, err, es) || _qf_jword(o, "granularity", gran, &iv, err, es))
+            return -1;
+        bp->fp8.granularity = (qf_block_fp8_granularity)iv;
+        if (_qf_jint(o, "margin", &margin, err, es) ||
+            _qf_jreal(o, "amax_epsilon", &bp->fp8.amax_epsilon, err, es) ||
+            _qf_jbool(o, "pow2", &bp->fp8.pow2, err, es) || _qf_jbool(o, "saturate", &bp->fp8.saturate, err, es) ||
+            _qf_jbool(o, "fp32_product", &bp->fp8.fp32_product, err, es) ||
+            _qf_jword(o, "dequant", deq, &iv, err, es))
+            return -1;
+        bp->fp8.margin = (int)margin;
+        bp->fp8.dequant = iv ? QF_BLOCK_FP8_SCALE_INV : QF_BLOCK_FP8_DIV;
+        SET_ROUNDING(bp->fp8);
+        break;
+    }
+#undef SET_BLOCKED
+#undef SET_ROUNDING
+    return 0;
 }
 
 static const _qf_abi abi = {"block-scaled quantization: MX, NVFP4, integer groups, FP8 scaling",
@@ -319,7 +437,8 @@ static const _qf_abi abi = {"block-scaled quantization: MX, NVFP4, integer group
                             {"q", NULL},
                             {"rows", "cols", NULL},
                             dims_of,
-                            fields_json};
+                            fields_json,
+                            from_json};
 
 const _qf_opclass _qf_op_quantize = {
     .abi_info = &abi,

@@ -125,11 +125,49 @@ static void fields_json(const qf_op_desc *d, json_t *o)
     json_object_set_new(o, "layout",
                         json_string(d->u.rope.layout == QF_REF_ROPE_HALF ? "half" : "interleaved"));
     json_object_set_new(o, "pos_offset", json_integer(d->u.rope.pos_offset));
+    if (d->u.rope.positions) {
+        json_t *a = json_array();
+        for (size_t i = 0; i < d->u.rope.tokens; i++)
+            json_array_append_new(a, json_integer((json_int_t)d->u.rope.positions[i]));
+        json_object_set_new(o, "positions", a);
+    }
+}
+
+static int from_json(qf_op_desc *d, const int64_t *dims, json_t *o, void **owned, char *err, size_t es)
+{
+    static const char *const layouts[] = {"interleaved", "half", NULL};
+    qf_op_rope *r = &d->u.rope;
+    json_t *pos = json_object_get(o, "positions");
+    int lay;
+    r->tokens = (size_t)dims[0];
+    r->heads = (size_t)dims[1];
+    r->head_dim = (size_t)dims[2];
+    r->rotary_dim = (size_t)dims[3];
+    if (_qf_jreal(o, "theta", &r->theta, err, es) || _qf_jword(o, "layout", layouts, &lay, err, es) ||
+        _qf_jint(o, "pos_offset", &r->pos_offset, err, es))
+        return -1;
+    r->layout = lay ? QF_REF_ROPE_HALF : QF_REF_ROPE_INTERLEAVED;
+    if (pos) {
+        int64_t *p;
+        if (!json_is_array(pos) || json_array_size(pos) != r->tokens)
+            return snprintf(err, es, "op: \"positions\" must list %zu positions", r->tokens), -1;
+        if (!(p = malloc((r->tokens ? r->tokens : 1) * sizeof *p)))
+            return snprintf(err, es, "out of memory"), -1;
+        *owned = p;
+        for (size_t i = 0; i < r->tokens; i++) {
+            json_t *v = json_array_get(pos, i);
+            if (!json_is_integer(v))
+                return snprintf(err, es, "op: positions[%zu] is not an integer", i), -1;
+            p[i] = (int64_t)json_integer_value(v);
+        }
+        r->positions = p;
+    }
+    return 0;
 }
 
 static const _qf_abi abi = {
     "rotary position embedding, interleaved or half layout", {"x", NULL}, {"y", NULL},
-    {"tokens", "heads", "head_dim", "rotary_dim", NULL},     dims_of,     fields_json};
+    {"tokens", "heads", "head_dim", "rotary_dim", NULL},     dims_of,     fields_json, from_json};
 
 const _qf_opclass _qf_op_rope = {
     .abi_info = &abi,

@@ -98,15 +98,48 @@ static void act_json(const qf_op_desc *d, json_t *o)
     json_object_set_new(o, "glu", json_boolean(d->u.activation.glu));
 }
 
+static int softmax_from_json(qf_op_desc *d, const int64_t *dims, json_t *o, void **owned, char *err, size_t es)
+{
+    (void)owned;
+    d->u.softmax.rows = (size_t)dims[0];
+    d->u.softmax.cols = (size_t)dims[1];
+    return _qf_jreal(o, "scale", &d->u.softmax.scale, err, es) || _qf_jbool(o, "log", &d->u.softmax.log, err, es)
+               ? -1
+               : 0;
+}
+
+int _qf_norm_from_json(qf_op_desc *d, const int64_t *dims, json_t *o, void **owned, char *err, size_t es)
+{
+    (void)owned;
+    d->u.norm.rows = (size_t)dims[0];
+    d->u.norm.cols = (size_t)dims[1];
+    return _qf_jreal(o, "eps", &d->u.norm.eps, err, es) ||
+                   _qf_jreal(o, "weight_offset", &d->u.norm.weight_offset, err, es)
+               ? -1
+               : 0;
+}
+
+static int act_from_json(qf_op_desc *d, const int64_t *dims, json_t *o, void **owned, char *err, size_t es)
+{
+    const char *name = _qf_jstr(o, "act", err, es);
+    (void)owned;
+    d->u.activation.n = (size_t)dims[0];
+    if (!name || _qf_jbool(o, "glu", &d->u.activation.glu, err, es))
+        return -1;
+    if (qf_ref_act_lookup(name, &d->u.activation.act) != QF_OK)
+        return snprintf(err, es, "op: unknown act '%s'", name), -1;
+    return 0;
+}
+
 /* clang-format off */
 static const _qf_abi softmax_abi = {"row softmax or log-softmax of scale x", {"x", NULL}, {"y", NULL},
-                                    {"rows", "cols", NULL}, softmax_dims, softmax_json};
+                                    {"rows", "cols", NULL}, softmax_dims, softmax_json, softmax_from_json};
 static const _qf_abi rmsnorm_abi = {"x / sqrt(mean x^2 + eps) (offset + w) + b per row",
-                                    {"x", "weight", "bias", NULL}, {"y", NULL}, {"rows", "cols", NULL}, norm_dims, _qf_norm_fields_json};
+                                    {"x", "weight", "bias", NULL}, {"y", NULL}, {"rows", "cols", NULL}, norm_dims, _qf_norm_fields_json, _qf_norm_from_json};
 static const _qf_abi layernorm_abi = {"(x - mean) / sqrt(var + eps) (offset + w) + b per row",
-                                      {"x", "weight", "bias", NULL}, {"y", NULL}, {"rows", "cols", NULL}, norm_dims, _qf_norm_fields_json};
+                                      {"x", "weight", "bias", NULL}, {"y", NULL}, {"rows", "cols", NULL}, norm_dims, _qf_norm_fields_json, _qf_norm_from_json};
 static const _qf_abi activation_abi = {"gelu, gelu_tanh, silu, sigmoid, relu; GLU forms act(x) up",
-                                       {"x", "up", NULL}, {"y", NULL}, {"n", NULL}, act_dims, act_json};
+                                       {"x", "up", NULL}, {"y", NULL}, {"n", NULL}, act_dims, act_json, act_from_json};
 /* clang-format on */
 
 /* ---- softmax, log_softmax ------------------------------------------------- */

@@ -17,7 +17,28 @@
  * protocol, given up): the reason is in the child's message. */
 #define _QF_WORKER_EXIT 117
 
+/* The protocol's lines, for both ends (worker.c, serve.c).  A reader
+ * keeps what was read past the line; start it zeroed. */
+typedef struct _qf_line_reader {
+    char *buf;
+    size_t len, cap;
+} _qf_line_reader;
+
+/* One line without its '\n' (into *line, valid until the next call): 1, or
+ * 0 after timeout_ms (< 0: no limit), -1 at end of file or on an error,
+ * -2 for a line over 1 MiB. */
+int _qf_worker_read_line(_qf_line_reader *rd, int fd, int timeout_ms, char **line);
+/* Write all of buf: 0, or -1 when the reader is gone (SIGPIPE is ignored
+ * around the write). */
+int _qf_worker_write_all(int fd, const char *buf, size_t n);
+
 void _qf_worker_before_pair(const qf_kernel *k, int slot);
+
+/* The record the runner calls for k: k itself, or, for a kernel routed to
+ * a kernel server (qf_worker_route), a stand-in whose run sends the call
+ * to the slot's server (no init, no fini: the server's).  The registry's
+ * record stays k's, for its checks and results. */
+const qf_kernel *_qf_worker_routed(const qf_kernel *k);
 
 /* A worker kernel is called in the pair's own process, between these two
  * (no kernel child: the worker is the isolated process).  deadline: the

@@ -219,7 +219,8 @@ static void child_run(_qf_case *p, child_report *rep, int timing, size_t warmup,
 {
     qf_kernel_call call;
     qf_device dev;
-    void *ctx = p->k->user;
+    const qf_kernel *k = _qf_worker_routed(p->k); /* a kernel server's stand-in, or p->k */
+    void *ctx = k->user;
     qf_status s = QF_OK;
     int run;
     memset(&call, 0, sizeof call);
@@ -227,7 +228,8 @@ static void child_run(_qf_case *p, child_report *rep, int timing, size_t warmup,
     dev.backend = qf_backend_cpu();
     /* GPU kernels: device 0 of their back end, tensors staged per run
      * (runner_device.c) */
-    if (_qf_rdev_is_device(p->k) && (s = _qf_rdev_open(p->k, &dev, rep->msg, sizeof rep->msg)) != QF_OK) {
+    if (_qf_rdev_is_device(p->k) && !qf_worker_kernel_is(p->k) && /* a server holds its device */
+        (s = _qf_rdev_open(p->k, &dev, rep->msg, sizeof rep->msg)) != QF_OK) {
         rep->status = s;
         rep->done = 1;
         return;
@@ -243,7 +245,7 @@ static void child_run(_qf_case *p, child_report *rep, int timing, size_t warmup,
     call.threads = (int)p->c->threads;
     call.msg = rep->msg;
     call.msg_size = sizeof rep->msg;
-    if (p->k->init && (s = p->k->init(p->k, &ctx)) != QF_OK) {
+    if (k->init && (s = k->init(k, &ctx)) != QF_OK) {
         rep->status = s;
         rep->done = 1;
         return;
@@ -260,7 +262,7 @@ static void child_run(_qf_case *p, child_report *rep, int timing, size_t warmup,
              * count, then that + 1), so the comparison of the two runs
              * checks that claim too. */
             call.threads = (int)p->c->threads + (run == 1 && p->t->arith.deterministic_threads);
-            s = dev.state ? _qf_rdev_run(&dev, ctx, &call, NULL) : p->k->run(ctx, &call);
+            s = dev.state ? _qf_rdev_run(&dev, ctx, &call, NULL) : k->run(ctx, &call);
             rep->global_code[run] = p->out[0].scale.global_code;
         }
     } else {
@@ -271,17 +273,17 @@ static void child_run(_qf_case *p, child_report *rep, int timing, size_t warmup,
         else if (p->out1_n)
             p->out[1].data = p->g1[0].data;
         for (i = 0; i < warmup && s == QF_OK; i++)
-            s = dev.state ? _qf_rdev_run(&dev, ctx, &call, NULL) : p->k->run(ctx, &call);
+            s = dev.state ? _qf_rdev_run(&dev, ctx, &call, NULL) : k->run(ctx, &call);
         for (i = 0; i < reps && s == QF_OK && i < sizeof rep->times / sizeof rep->times[0]; i++) {
             double t0 = _qf_rp_now_s(), kt = 0;
-            s = dev.state ? _qf_rdev_run(&dev, ctx, &call, &kt) : p->k->run(ctx, &call);
+            s = dev.state ? _qf_rdev_run(&dev, ctx, &call, &kt) : k->run(ctx, &call);
             rep->times[i] =
                 dev.state ? kt : _qf_rp_now_s() - t0; /* GPU: device events around the run alone */
             rep->ntimes = i + 1;
         }
     }
-    if (p->k->fini)
-        p->k->fini(ctx);
+    if (k->fini)
+        k->fini(ctx);
     if (dev.state)
         qf_device_close(&dev);
     rep->status = s;

@@ -79,6 +79,8 @@ typedef struct wkernel {
 
 struct worker {
     char *cmd, *name;
+    int serves;  /* a kernel server (qf_worker_route): its kernels are the registry's own */
+    wkernel swk; /* the routed kernels' handle (swk.w is this worker) */
     instance inst[SLOTS_MAX];
     slot_state *shared; /* [SLOTS_MAX], MAP_SHARED */
     char *label;        /* [LABEL_MAX], MAP_SHARED: the name, for the relays */
@@ -88,6 +90,36 @@ struct worker {
 
 /* Set by the parent right before it forks a pair: the child inherits it. */
 static int cur_slot;
+
+/* Registry kernels whose calls go to a kernel server (qf_worker_route).
+ * Their records stay as they are (a supports callback may read user, or
+ * compare run with its own function); the runner calls through the
+ * stand-in instead (_qf_worker_routed), whose run is served_run. */
+typedef struct route {
+    const qf_kernel *k;
+    qf_kernel stand_in;
+    wkernel *wk;
+} route;
+static route **routes;
+static size_t nroutes;
+
+static wkernel *route_of(const qf_kernel *k)
+{
+    size_t i;
+    for (i = 0; i < nroutes; i++)
+        if (routes[i]->k == k || &routes[i]->stand_in == k)
+            return routes[i]->wk;
+    return NULL;
+}
+
+const qf_kernel *_qf_worker_routed(const qf_kernel *k)
+{
+    size_t i;
+    for (i = 0; i < nroutes; i++)
+        if (routes[i]->k == k)
+            return &routes[i]->stand_in;
+    return k;
+}
 
 /* In-process calls (_qf_worker_inline_begin): the pair's process itself
  * talks to the worker, which is a process of its own, so the kernel child
@@ -124,16 +156,14 @@ static void nap_ms(long ms)
 
 /* ---- Lines -------------------------------------------------------------- */
 
-typedef struct reader {
-    char *buf;
-    size_t len, cap;
-} reader;
+typedef _qf_line_reader reader;
 
-/* One line without its '\n' (into *line, valid until the next call): 1, or
- * 0 on timeout, -1 at end of file or on an error, -2 for a line over
- * LINE_MAX_B.  timeout_ms < 0 waits for ever (the runner's time limit
- * kills a kernel child that waits too long). */
-static int read_line(reader *rd, int fd, int timeout_ms, char **line)
+#define read_line _qf_worker_read_line
+#define write_all _qf_worker_write_all
+
+/* timeout_ms < 0 waits for ever (the runner's time limit kills a kernel
+ * child that waits too long). */
+int _qf_worker_read_line(reader *rd, int fd, int timeout_ms, char **line)
 {
     double t0 = _qf_rp_now_s();
     for (;;) {
@@ -196,7 +226,7 @@ static int read_line(reader *rd, int fd, int timeout_ms, char **line)
 /* Write all of buf; -1 (errno EPIPE) when the reader is gone.  SIGPIPE is
  * ignored around the write so that a dead worker is an error, not the
  * death of the writer. */
-static int write_all(int fd, const char *buf, size_t n)
+int _qf_worker_write_all(int fd, const char *buf, size_t n)
 {
     struct sigaction ign, old;
     int rc = 0;
@@ -506,6 +536,16 @@ static void worker_free(worker *w)
     size_t i, j;
     if (!w)
         return;
+    for (i = j = 0; i < nroutes; i++)
+        if (routes[i]->wk->w != w)
+            routes[j++] = routes[i];
+        else
+            free(routes[i]);
+    nroutes = j;
+    if (!nroutes) {
+        free(routes);
+        routes = NULL;
+    }
     for (i = 0; i < w->nk; i++) {
         free(w->k[i].name);
         free(w->k[i].desc);
@@ -569,6 +609,20 @@ static int tuple_slots(json_t *arr, int nslots, qf_format_id *out, const char **
 }
 
 static qf_status worker_run(void *ctx, const qf_kernel_call *call);
+
+/* A routed kernel's run function: its server's instance does the call. */
+static qf_status served_run(void *ctx, const qf_kernel_call *call)
+{
+    wkernel *wk = call && call->kernel ? route_of(call->kernel) : NULL;
+    (void)ctx;
+    return wk ? worker_run(wk, call) : QF_EINVAL;
+}
+
+static worker *worker_of(const qf_kernel *k)
+{
+    wkernel *wk = !k ? NULL : k->run == worker_run ? k->user : route_of(k);
+    return wk ? wk->w : NULL;
+}
 
 static int parse_kernel(worker *w, json_t *j, wkernel *wk, qf_kernel *k, char *err, size_t err_size)
 {
@@ -686,20 +740,16 @@ static int parse_kernel(worker *w, json_t *j, wkernel *wk, qf_kernel *k, char *e
 
 int qf_worker_kernel_is(const qf_kernel *k)
 {
-    return k && k->run == worker_run;
+    return k && (k->run == worker_run || route_of(k));
 }
 
-qf_status qf_worker_start(qf_registry *r, const char *cmd, char *err, size_t err_size)
+/* A worker for cmd with its first instance started and its hello read. */
+static qf_status worker_new(const char *cmd, worker **out, json_t **hello, char *err, size_t err_size)
 {
-    worker *w;
-    json_t *hello = NULL, *ks, *nm;
+    worker *w = calloc(1, sizeof *w);
     char why[512];
     size_t i;
-    int pl;
-    qf_status s = QF_OK;
-    if (!r || !cmd || !*cmd)
-        return say(err, err_size, "no worker command given"), QF_EINVAL;
-    w = calloc(1, sizeof *w);
+    *out = NULL;
     if (!w)
         return say(err, err_size, "out of memory"), QF_ENOMEM;
     for (i = 0; i < SLOTS_MAX; i++)
@@ -716,11 +766,27 @@ qf_status qf_worker_start(qf_registry *r, const char *cmd, char *err, size_t err
         worker_free(w);
         return say(err, err_size, "out of memory"), QF_ENOMEM;
     }
-    if (inst_start(w, &w->inst[0], &hello, why, sizeof why)) {
+    if (inst_start(w, &w->inst[0], hello, why, sizeof why)) {
         say(err, err_size, "worker '%s': %s", cmd, why);
         worker_free(w);
         return strstr(why, "protocol version") || strstr(why, "JSON") ? QF_EPARSE : QF_EIO;
     }
+    *out = w;
+    return QF_OK;
+}
+
+qf_status qf_worker_start(qf_registry *r, const char *cmd, char *err, size_t err_size)
+{
+    worker *w;
+    json_t *hello = NULL, *ks, *nm;
+    char why[512];
+    size_t i;
+    int pl;
+    qf_status s = QF_OK;
+    if (!r || !cmd || !*cmd)
+        return say(err, err_size, "no worker command given"), QF_EINVAL;
+    if ((s = worker_new(cmd, &w, &hello, err, err_size)) != QF_OK)
+        return s;
     nm = json_object_get(hello, "name");
     w->name = strdup(json_is_string(nm) ? json_string_value(nm) : cmd);
     if (w->name)
@@ -765,6 +831,89 @@ qf_status qf_worker_start(qf_registry *r, const char *cmd, char *err, size_t err
     return s;
 }
 
+/* Does the hello's record j describe kernel k: the same op and the same
+ * dtype tuples by name, in order?  (The server built its registry from the
+ * same sources; a mismatch means it did not, and k stays in-process.) */
+static int same_kernel(json_t *j, const qf_kernel *k)
+{
+    json_t *dts = json_object_get(j, "dtypes");
+    const char *op = json_string_value(json_object_get(j, "op"));
+    size_t i;
+    if (!op || !qf_op_name(k->op) || strcmp(op, qf_op_name(k->op)) || json_array_size(dts) != k->n_dtypes)
+        return 0;
+    for (i = 0; i < k->n_dtypes; i++) {
+        const char *n = json_string_value(json_object_get(json_array_get(dts, i), "name"));
+        if (!n || strcmp(n, k->dtypes[i].name ? k->dtypes[i].name : ""))
+            return 0;
+    }
+    return 1;
+}
+
+qf_status qf_worker_route(qf_registry *r, const char *cmd, size_t *n_routed, char *err, size_t err_size)
+{
+    worker *w;
+    json_t *hello = NULL, *ks, *nm, *by = NULL;
+    size_t i, n = qf_registry_count(r), nr = 0;
+    route **nrts;
+    int pl;
+    qf_status s;
+    if (n_routed)
+        *n_routed = 0;
+    if (!r || !cmd || !*cmd)
+        return say(err, err_size, "no kernel server command given"), QF_EINVAL;
+    if ((s = worker_new(cmd, &w, &hello, err, err_size)) != QF_OK)
+        return s;
+    w->serves = 1;
+    w->swk.w = w;
+    nm = json_object_get(hello, "name");
+    w->name = strdup(json_is_string(nm) ? json_string_value(nm) : cmd);
+    if (w->name)
+        snprintf(w->label, LABEL_MAX, "%s", w->name);
+    ks = json_object_get(hello, "kernels");
+    by = json_object();
+    nrts = realloc(routes, (nroutes + n + 1) * sizeof *routes);
+    if (!w->name || !by || !nrts) {
+        json_decref(hello);
+        json_decref(by);
+        worker_close(w);
+        return say(err, err_size, "out of memory"), QF_ENOMEM;
+    }
+    routes = nrts;
+    for (i = 0; i < json_array_size(ks); i++) {
+        json_t *j = json_array_get(ks, i);
+        if (json_is_string(json_object_get(j, "name")))
+            json_object_set(by, json_string_value(json_object_get(j, "name")), j);
+    }
+    pl = _qf_registry_owner_begin(r, "kernel-server", w, worker_close);
+    if (pl < 0) {
+        json_decref(hello);
+        json_decref(by);
+        worker_close(w);
+        return say(err, err_size, "out of memory"), QF_ENOMEM;
+    }
+    for (i = 0; i < n; i++) {
+        const qf_kernel *k = qf_registry_get(r, i);
+        json_t *j = json_object_get(by, k->name);
+        route *rt;
+        if (qf_worker_kernel_is(k) || !j || !same_kernel(j, k) || !(rt = calloc(1, sizeof *rt)))
+            continue;
+        rt->k = k;
+        rt->wk = &w->swk;
+        rt->stand_in = *k;
+        rt->stand_in.run = served_run;
+        rt->stand_in.init = NULL;
+        rt->stand_in.fini = NULL;
+        routes[nroutes++] = rt;
+        nr++;
+    }
+    json_decref(hello);
+    json_decref(by);
+    _qf_registry_plugin_end(r, pl, 1);
+    if (n_routed)
+        *n_routed = nr;
+    return QF_OK;
+}
+
 /* ---- The runner's hooks (parent) ----------------------------------------------- */
 
 void _qf_worker_before_pair(const qf_kernel *k, int slot)
@@ -774,9 +923,8 @@ void _qf_worker_before_pair(const qf_kernel *k, int slot)
     slot_state *st;
     char why[200];
     cur_slot = slot;
-    if (!qf_worker_kernel_is(k) || slot < 0 || slot >= SLOTS_MAX)
+    if (!(w = worker_of(k)) || slot < 0 || slot >= SLOTS_MAX)
         return;
-    w = ((wkernel *)k->user)->w;
     in = &w->inst[slot];
     st = &w->shared[slot];
     if (in->pid || st->down)
@@ -798,10 +946,9 @@ void _qf_worker_after_pair(const qf_kernel *k, int slot, qf_result *r)
     worker *w;
     instance *in;
     slot_state *st;
-    int ws = 0, fault, exited = 0;
-    if (!qf_worker_kernel_is(k) || slot < 0 || slot >= SLOTS_MAX)
+    int ws = 0, fault, exited = 0, in_run;
+    if (!(w = worker_of(k)) || slot < 0 || slot >= SLOTS_MAX)
         return;
-    w = ((wkernel *)k->user)->w;
     in = &w->inst[slot];
     st = &w->shared[slot];
     if (st->shm_name[0]) { /* a child killed mid-run leaves its object */
@@ -813,6 +960,7 @@ void _qf_worker_after_pair(const qf_kernel *k, int slot, qf_result *r)
     if (!in->pid)
         return;
     fault = st->busy || st->broken;
+    in_run = st->busy;
     if (!fault) {
         pid_t p = waitpid(in->pid, &ws, WNOHANG);
         exited = p == in->pid;
@@ -828,8 +976,26 @@ void _qf_worker_after_pair(const qf_kernel *k, int slot, qf_result *r)
         ws = reap(in->pid, st->gone ? 2000 : 0);
     in->pid = 0;
     relay_reap(in);
-    in->fails++;
-    if (st->gone && r && r->verdict == QF_VERDICT_CRASHED) {
+    /* A kernel server that dies or hangs inside a run was taken down by the
+     * kernel it ran: that pair's verdict, not a fault of the server, so
+     * only a server failing outside a run (at start, between runs) counts
+     * towards giving it up. */
+    in->fails = w->serves && in_run ? 0 : in->fails + 1;
+    if (st->gone && r && r->verdict == QF_VERDICT_CRASHED && w->serves) {
+        int sig = WIFSIGNALED(ws)                                                ? WTERMSIG(ws)
+                  : WIFEXITED(ws) && WEXITSTATUS(ws) > 128 && WEXITSTATUS(ws) < 160 ? WEXITSTATUS(ws) - 128
+                                                                                  : 0;
+        /* The words of a kernel child's crash (runner.c run_child). */
+        if (sig) {
+            r->signal = sig;
+            snprintf(r->reason, sizeof r->reason, "crashed: signal %d (%s) in the kernel server", sig,
+                     strsignal(sig));
+        } else if (WIFEXITED(ws)) {
+            r->exit_code = WEXITSTATUS(ws);
+            snprintf(r->reason, sizeof r->reason,
+                     "crashed: the kernel server exited with status %d before finishing", r->exit_code);
+        }
+    } else if (st->gone && r && r->verdict == QF_VERDICT_CRASHED) {
         if (WIFSIGNALED(ws)) {
             r->signal = WTERMSIG(ws);
             snprintf(r->reason, sizeof r->reason, "crashed: worker %s died of signal %d (%s)", w->name,

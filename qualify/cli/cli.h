@@ -21,6 +21,7 @@ int qf_cli_workload(int argc, char **argv);
 int qf_cli_report(int argc, char **argv);
 int qf_cli_probe(int argc, char **argv);
 int qf_cli_replay(int argc, char **argv);
+int qf_cli_kernel_server(int argc, char **argv);
 
 /* Where a subcommand's kernels come from besides the built-in ones. */
 typedef struct qf_cli_sources {
@@ -40,6 +41,12 @@ typedef struct qf_cli_sources {
  * loaded (QF_EXIT_FAIL when the built-ins cannot be registered). */
 struct qf_registry;
 int qf_cli_registry(const char *cmd, const qf_cli_sources *src, struct qf_registry **out);
+
+/* `--isolate server` (cli/kernels.c): start the kernel server (`qualify
+ * kernel-server` with src's plugins, adapters and claims) and route reg's
+ * in-process kernels through it (qf_worker_route).  QF_EXIT_OK, or
+ * QF_EXIT_FAIL with "qualify CMD: ..." on stderr. */
+int qf_cli_route_servers(const char *cmd, const qf_cli_sources *src, struct qf_registry *reg);
 
 /* Print "qualify CMD: message" to stderr; returns QF_EXIT_USAGE. */
 int qf_cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -2,7 +2,11 @@
  * kernels, then those of the plugins, adapters and workers its command line
  * (and, for `qualify run`, its suite) names, each source through its one
  * loader, so every subcommand reports a bad source the same way. */
+#define _GNU_SOURCE
+#include <limits.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "qf_adapter.h"
@@ -60,4 +64,61 @@ int qf_cli_registry(const char *cmd, const qf_cli_sources *src, qf_registry **ou
 bad:
     qf_registry_free(reg);
     return QF_EXIT_USAGE;
+}
+
+/* Append " OPT 'ARG'" to cmd (a /bin/sh command line), ARG single-quoted
+ * with each quote written '\\''; -1 when it does not fit. */
+static int append_arg(char *cmd, size_t size, const char *opt, const char *arg)
+{
+    size_t n = strlen(cmd);
+    const char *p;
+    if (n + strlen(opt) + 4 >= size)
+        return -1;
+    n += (size_t)snprintf(cmd + n, size - n, " %s%s'", opt, opt[0] ? " " : "");
+    for (p = arg; *p; p++) {
+        const char *piece = *p == '\'' ? "'\\''" : NULL;
+        size_t len = piece ? 4 : 1;
+        if (n + len + 2 >= size)
+            return -1;
+        if (piece)
+            memcpy(cmd + n, piece, len);
+        else
+            cmd[n] = *p;
+        n += len;
+    }
+    cmd[n++] = '\'';
+    cmd[n] = '\0';
+    return 0;
+}
+
+int qf_cli_route_servers(const char *cmd, const qf_cli_sources *src, qf_registry *reg)
+{
+    char exe[PATH_MAX], line[16384] = "exec", err[1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    size_t i;
+    int bad = 0;
+    if (n <= 0) {
+        fprintf(stderr, "qualify %s: --isolate server: cannot find this qualify executable\n", cmd);
+        return QF_EXIT_FAIL;
+    }
+    exe[n] = '\0';
+    /* exec: the server is the worker process itself, so its death by a
+     * signal is reported as such, not through a shell's status. */
+    bad |= append_arg(line, sizeof line, "", exe);
+    strcat(line, " kernel-server");
+    for (i = 0; i < src->nplugins; i++)
+        bad |= append_arg(line, sizeof line, "--plugin", src->plugins[i]);
+    for (i = 0; i < src->nadapters; i++)
+        bad |= append_arg(line, sizeof line, "--adapter", src->adapters[i]);
+    for (i = 0; i < src->nclaims; i++)
+        bad |= append_arg(line, sizeof line, "--claim", src->claims[i]);
+    if (bad) {
+        fprintf(stderr, "qualify %s: --isolate server: the kernel server's command line is too long\n", cmd);
+        return QF_EXIT_FAIL;
+    }
+    if (qf_worker_route(reg, line, NULL, err, sizeof err) != QF_OK) {
+        fprintf(stderr, "qualify %s: --isolate server: %s\n", cmd, err);
+        return QF_EXIT_FAIL;
+    }
+    return QF_EXIT_OK;
 }

@@ -27,6 +27,8 @@ static const subcommand commands[] = {
     { "report",  qf_cli_report,  "one self-contained HTML page with plots from results/audit JSON" },
     { "probe",   qf_cli_probe,   "reveal a GEMM kernel's summation order and arithmetic by designed inputs" },
     { "replay",  qf_cli_replay,  "replay a GEMM kernel's claim bit for bit and compare it with the kernel" },
+    /* Hidden (no summary): started by `qualify run --isolate server`. */
+    { "kernel-server", qf_cli_kernel_server, NULL },
 };
 /* clang-format on */
 
@@ -53,7 +55,8 @@ static void usage(FILE *out)
             "\n"
             "commands:\n");
     for (i = 0; i < N_COMMANDS; i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        if (commands[i].summary)
+            fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
             "\n"
             "Run 'qualify <command> --help' for the options of a command.\n"
@@ -81,7 +84,8 @@ int main(int argc, char **argv)
             return commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "qualify: unknown command '%s'; valid commands:", argv[1]);
     for (i = 0; i < N_COMMANDS; i++)
-        fprintf(stderr, " %s", commands[i].name);
+        if (commands[i].summary)
+            fprintf(stderr, " %s", commands[i].name);
     fputc('\n', stderr);
     return QF_EXIT_USAGE;
 }

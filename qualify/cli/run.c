@@ -44,6 +44,10 @@ static const char *help_text =
     "                       file names (repeatable; docs/claims.md)\n"
     "  -j, --jobs N         cases run in parallel (default: the usable cores,\n"
     "                       1 with --time); results do not depend on N\n"
+    "  --isolate server|pair  server (default): in-process kernels run in one\n"
+    "                       kernel server per job slot (init and device context\n"
+    "                       once per server); pair: a kernel child per pair\n"
+    "                       (default with --time; docs/runner.md)\n"
     "  --resume             continue a killed sweep from DIR/journal.jsonl\n"
     "  --time               time the QUALIFIED and MARGINAL cases (warm-up,\n"
     "                       repetitions, median, min, max, spread)\n"
@@ -80,7 +84,8 @@ enum {
     OPT_FAIL_ON,
     OPT_LIST,
     OPT_REPS,
-    OPT_NO_REFUTE
+    OPT_NO_REFUTE,
+    OPT_ISOLATE
 };
 
 static int file_exists(const char *p)
@@ -209,6 +214,7 @@ int qf_cli_run(int argc, char **argv)
                                              {"resume", no_argument, NULL, OPT_RESUME},
                                              {"time", no_argument, NULL, OPT_TIME},
                                              {"reps", required_argument, NULL, OPT_REPS},
+                                             {"isolate", required_argument, NULL, OPT_ISOLATE},
                                              {"timeout", required_argument, NULL, OPT_TIMEOUT},
                                              {"kernel", required_argument, NULL, OPT_KERNEL},
                                              {"case", required_argument, NULL, OPT_CASE},
@@ -226,6 +232,7 @@ int qf_cli_run(int argc, char **argv)
     char repro[8192];
     size_t nplugins = 0, nadapters = 0, nworkers = 0, nclaims = 0, i;
     int jobs = 0, resume = 0, timing = 0, list = 0, quiet = 0, have_seed = 0, c, rc = QF_EXIT_OK;
+    int isolate = -1; /* 1 server, 0 pair, -1 not given: server, or pair with --time */
     long reps = 0;
     double timeout = 60;
     uint64_t seed = 0;
@@ -293,6 +300,14 @@ int qf_cli_run(int argc, char **argv)
                 free(plugins);
                 return qf_cli_usage_error("run", "--jobs '%s': an integer from 1 to 1024 expected", optarg);
             }
+            break;
+        case OPT_ISOLATE:
+            if (strcmp(optarg, "server") && strcmp(optarg, "pair")) {
+                json_decref(av);
+                free(plugins);
+                return qf_cli_usage_error("run", "--isolate '%s': server or pair expected", optarg);
+            }
+            isolate = !strcmp(optarg, "server");
             break;
         case OPT_RESUME: resume = 1; break;
         case OPT_TIME: timing = 1; break;
@@ -416,6 +431,10 @@ int qf_cli_run(int argc, char **argv)
         for (i = 0; i < nclaims && src.nclaims < sizeof allc / sizeof allc[0]; i++)
             allc[src.nclaims++] = claims[i];
         if ((rc = qf_cli_registry("run", &src, &reg)) != QF_EXIT_OK)
+            goto out;
+        /* Timing measures the kernel in a process of its own: the round
+         * trips to a server would be timed with it. */
+        if ((isolate < 0 ? !timing : isolate) && (rc = qf_cli_route_servers("run", &src, reg)) != QF_EXIT_OK)
             goto out;
     }
     if (mkdir_p(outdir)) {

@@ -608,6 +608,35 @@ static int tuple_slots(json_t *arr, int nslots, qf_format_id *out, const char **
     return 0;
 }
 
+/* A tuple's input scalings (a kernel server's scaled GEMM tuples): per
+ * input slot {"kind": NAME, "format": NAME, "block": N}; absent: none. */
+static int tuple_scales(json_t *arr, int nslots, qf_dtype_tuple *t)
+{
+    size_t i;
+    if (!arr)
+        return 0;
+    if (!json_is_array(arr) || json_array_size(arr) > (size_t)nslots)
+        return -1;
+    for (i = 0; i < json_array_size(arr); i++) {
+        json_t *e = json_array_get(arr, i), *b = json_object_get(e, "block");
+        const char *kind = json_string_value(json_object_get(e, "kind"));
+        int k;
+        for (k = 0; k < QF_SCALE_COUNT; k++)
+            if (kind && !strcmp(kind, qf_scale_kind_name((qf_scale_kind)k)))
+                break;
+        if (k == QF_SCALE_COUNT)
+            return -1;
+        t->in_scale[i] = (qf_scale_kind)k;
+        if (k == QF_SCALE_NONE)
+            continue;
+        if (_qf_claim_format(json_object_get(e, "format"), &t->in_scale_format[i]) ||
+            (b && (!json_is_integer(b) || json_integer_value(b) < 0)))
+            return -1;
+        t->in_scale_block[i] = b ? (size_t)json_integer_value(b) : 0;
+    }
+    return 0;
+}
+
 static qf_status worker_run(void *ctx, const qf_kernel_call *call);
 
 /* A routed kernel's run function: its server's instance does the call. */
@@ -684,6 +713,11 @@ static int parse_kernel(worker *w, json_t *j, wkernel *wk, qf_kernel *k, char *e
                            kname, dn, key),
                        -1;
         }
+        if (tuple_scales(json_object_get(d, "in_scale"), qf_op_slot_count(k->op, 0), t))
+            return say(err, err_size,
+                       "kernel %s: dtype %s: \"in_scale\" must list {kind, format, block} per input slot",
+                       kname, dn),
+                   -1;
         if (det >= 0)
             t->arith.deterministic = det;
         if (qf_arith_claim_check(&t->arith) != QF_OK)

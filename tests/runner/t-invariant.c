@@ -9,7 +9,12 @@
  *
  * To re-record after a deliberate change of measured behaviour (say why
  * in the commit): QF_INVARIANT_WRITE=1 ctest -R runner/invariant.
- * Without QF_QUALIFY_BIN: skipped (77). */
+ * Without QF_QUALIFY_BIN: skipped (77).
+ *
+ * Kernel servers (docs/runner.md): quick and detection run under both
+ * --isolate server (the default) and --isolate pair against the same
+ * records; kernels.yaml (minutes) under the default only, or under
+ * QF_INVARIANT_ISOLATE=pair. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,15 +50,15 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void check_suite(const char *suite)
+static void check_suite(const char *suite, const char *isolate)
 {
     char cmd[4096], path[1024], line[2048], **got;
     qf_result *r = NULL;
     size_t n = 0, i, nexp = 0, bad = 0;
     int st;
     FILE *f;
-    snprintf(cmd, sizeof cmd, "'%s' run '%s/shapes/%s.yaml' -o '%s/%s' -j 2 -q >'%s/%s.log' 2>&1", bin, src, suite,
-             dir, suite, dir, suite);
+    snprintf(cmd, sizeof cmd, "'%s' run '%s/shapes/%s.yaml' --isolate %s -o '%s/%s' -j 2 -q >'%s/%s.log' 2>&1", bin,
+             src, suite, isolate, dir, suite, dir, suite);
     st = system(cmd);
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) <= 1, "qualify run %s: status %d", suite, st);
     snprintf(path, sizeof path, "%s/%s/journal.jsonl", dir, suite);
@@ -81,13 +86,14 @@ static void check_suite(const char *suite)
             char **hit = bsearch(&key, got, n, sizeof *got, cmp_str);
             if (!hit) {
                 if (bad++ < 10)
-                    fprintf(stderr, "%s: changed or missing: %s\n", suite, line);
+                    fprintf(stderr, "%s (--isolate %s): changed or missing: %s\n", suite, isolate, line);
             }
             nexp++;
         }
         fclose(f);
-        ck_assert_msg(bad == 0, "%s: %zu of %zu recorded pairs changed (first ones on stderr)", suite, bad, nexp);
-        ck_assert_msg(nexp == n, "%s: %zu pairs ran, %zu recorded", suite, n, nexp);
+        ck_assert_msg(bad == 0, "%s (--isolate %s): %zu of %zu recorded pairs changed (first ones on stderr)", suite,
+                      isolate, bad, nexp);
+        ck_assert_msg(nexp == n, "%s (--isolate %s): %zu pairs ran, %zu recorded", suite, isolate, n, nexp);
     }
     for (i = 0; i < n; i++)
         free(got[i]);
@@ -97,13 +103,15 @@ static void check_suite(const char *suite)
 
 START_TEST(quick)
 {
-    check_suite("quick");
+    check_suite("quick", "server");
+    check_suite("quick", "pair");
 }
 END_TEST
 
 START_TEST(detection)
 {
-    check_suite("detection");
+    check_suite("detection", "server");
+    check_suite("detection", "pair");
 }
 END_TEST
 
@@ -112,7 +120,10 @@ START_TEST(kernels)
     const char *san = getenv("QF_SANITIZED");
     if (san && (!strcmp(san, "ON") || !strcmp(san, "1")))
         return; /* minutes under ASan; the normal build checks it */
-    check_suite("kernels");
+    {
+        const char *iso = getenv("QF_INVARIANT_ISOLATE");
+        check_suite("kernels", iso && !strcmp(iso, "pair") ? "pair" : "server");
+    }
 }
 END_TEST
 

@@ -62,7 +62,7 @@ static double sweep(const char *plugin, const char *server_cmd, int n, int jobs,
     double t;
     int bad = 0;
     snprintf(text, sizeof text,
-             "suite: bench-engine\nop: gemm\nkernels: [gemm.slowinit.crashy]\n"
+             "suite: bench-engine\nrefute: false\nop: gemm\nkernels: [gemm.slowinit.crashy]\n"
              "dtypes: [float32]\nshapes: {M: [4], N: [4], K: [4]}\nseeds: %d\n",
              n);
     if (qf_suite_load_mem(text, strlen(text), "bench-engine.yaml", &s, err, sizeof err) != QF_OK ||

@@ -38,6 +38,7 @@ static void teardown(void)
 }
 
 static const char *suite_text = "suite: claimed\n"
+                                "refute: false\n" /* the cases counted are the normal ones */
                                 "inputs: [normal]\n"
                                 "seeds: 2\n"
                                 "groups:\n"

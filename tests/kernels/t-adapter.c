@@ -132,7 +132,7 @@ START_TEST(openblas_layouts)
     size_t n = 0, i, col = 0, two = 0;
     double worst = 0;
     qf_test_write_text(dir, "layouts.yaml",
-                       "suite: cblas-layouts\ninputs: [normal]\nseeds: 1\n"
+                       "suite: cblas-layouts\nrefute: false\ninputs: [normal]\nseeds: 1\n"
                        "sampling: {max_elements: 4096}\ngroups:\n"
                        "  - op: gemm\n    kernels: [gemm.cblas.openblas.f32]\n"
                        "    dtypes: [float32]\n"

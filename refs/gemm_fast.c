@@ -234,30 +234,64 @@ static int lsb_exp(double x)
 typedef struct vstat {
     double q;  /* sum of squares, binary64 */
     double sq; /* sqrt of the exact sum of squares, rounded up */
+    int span;  /* sq < 2^(span + lsb): a quick form of the certificate */
     int lsb;   /* lowest set bit over the nonzero entries, NO_LSB if none */
     int ok;    /* every entry finite */
 } vstat;
 
-static void vec_stat(const double *x, ptrdiff_t inc, size_t k, vstat *s)
+/* Statistics of nv vectors, entry l of vector v at x[v*vs + l*ls].  When
+ * the vectors' own entries are far apart (a column of a row-major B), the
+ * matrix is swept along its rows instead, so that each cache line is read
+ * once; the sums of squares are then added in another order, which the
+ * bound allows. */
+static void vec_stats(const double *x, ptrdiff_t vs, ptrdiff_t ls, size_t nv, size_t k, vstat *out, int nt)
 {
-    double q = 0;
-    int lsb = NO_LSB, ok = 1;
-    size_t l;
-    for (l = 0; l < k; l++) {
-        double v = x[(ptrdiff_t)l * inc];
-        if (!isfinite(v)) {
-            ok = 0;
-            break;
+    long v;
+    if ((ls < 0 ? -ls : ls) <= (vs < 0 ? -vs : vs) || nv < 8) {
+#pragma omp parallel for num_threads(nt) schedule(static)
+        for (v = 0; v < (long)nv; v++) {
+            const double *p = x + v * vs;
+            double q = 0;
+            int lsb = NO_LSB, ok = 1;
+            size_t l;
+            for (l = 0; l < k; l++) {
+                double e = p[(ptrdiff_t)l * ls];
+                ok &= isfinite(e) != 0;
+                if (e != 0 && isfinite(e)) {
+                    int b = lsb_exp(e);
+                    lsb = b < lsb ? b : lsb;
+                    q += e * e;
+                }
+            }
+            out[v].q = q;
+            out[v].lsb = lsb;
+            out[v].ok = ok;
         }
-        if (v != 0) {
-            int e = lsb_exp(v);
-            lsb = e < lsb ? e : lsb;
-            q += v * v;
+        return;
+    }
+#pragma omp parallel num_threads(nt)
+    {
+        int t = omp_get_thread_num(), n = omp_get_num_threads();
+        size_t v0 = nv * (size_t)t / (size_t)n, v1 = nv * (size_t)(t + 1) / (size_t)n, l, u;
+        for (u = v0; u < v1; u++) {
+            out[u].q = 0;
+            out[u].lsb = NO_LSB;
+            out[u].ok = 1;
+        }
+        for (l = 0; l < k; l++) {
+            const double *p = x + (ptrdiff_t)l * ls;
+            for (u = v0; u < v1; u++) {
+                double e = p[(ptrdiff_t)u * vs];
+                vstat *o = &out[u];
+                o->ok &= isfinite(e) != 0;
+                if (e != 0 && isfinite(e)) {
+                    int b = lsb_exp(e);
+                    o->lsb = b < o->lsb ? b : o->lsb;
+                    o->q += e * e;
+                }
+            }
         }
     }
-    s->q = q;
-    s->lsb = lsb;
-    s->ok = ok;
 }
 
 /* ---- The decision --------------------------------------------------------------- */
@@ -315,7 +349,10 @@ static int bound(const ctx *x, const _qf_gemm_prob *p, size_t i, size_t j, const
             double t2 = (t64 + x->under) * (1 + 2 * x->gk) * (1 + 0x1p-50);
             T = t2 < T ? t2 : T;
         }
-        exact_sum = ra->lsb + cb->lsb >= -1074 && T < pow2(53 + ra->lsb + cb->lsb);
+        /* span_a + span_b <= 52: T < 2^(52 + lsb_a + lsb_b) (1 + 2^-50) + 2^-1070,
+         * below 2^(53 + lsb_a + lsb_b) */
+        exact_sum = ra->lsb + cb->lsb >= -1074 &&
+                    (ra->span + cb->span <= 52 || T < pow2(53 + ra->lsb + cb->lsb));
     }
     if (d->d_abs && !(exact_sum && x->abs_exact && t64 >= 0))
         return SLOW; /* d_abs needs the exact magnitude */
@@ -461,6 +498,8 @@ qf_status _qf_gemm_fast(const qf_gemm_desc *d, const _qf_gemm_prob *p, size_t *n
     }
     if (st != QF_OK)
         goto done;
+    vec_stats(p->a, p->rsa, p->csa, p->m, p->k, ra, nt);
+    vec_stats(p->b, p->csb, p->rsb, p->n, p->k, cb, nt);
 #pragma omp parallel num_threads(nt) reduction(| : failed)
     {
         double *w = malloc(p->n * (2 * sizeof(double) + 2 * sizeof(uint64_t) + 1));
@@ -470,14 +509,12 @@ qf_status _qf_gemm_fast(const qf_gemm_desc *d, const _qf_gemm_prob *p, size_t *n
             failed = 1;
 #pragma omp for schedule(static)
         for (r = 0; r < (long)(p->m + p->n); r++) {
-            vstat *v = &ra[r];
-            if ((size_t)r < p->m)
-                vec_stat(p->a + r * p->rsa, p->csa, p->k, v);
-            else
-                vec_stat(p->b + (ptrdiff_t)((size_t)r - p->m) * p->csb, p->rsb, p->k, v);
             /* Q <= (q + K 2^-1074)(1 + 2 gamma_K); sqrt and the products
              * round within u each, covered by the last factor */
-            v->sq = sqrt((v->q + x.under) * (1 + 2 * x.gk)) * (1 + 0x1p-50);
+            int ex;
+            ra[r].sq = sqrt((ra[r].q + x.under) * (1 + 2 * x.gk)) * (1 + 0x1p-50);
+            (void)frexp(ra[r].sq, &ex);
+            ra[r].span = ra[r].lsb == NO_LSB ? INT_MAX / 4 : ex - ra[r].lsb;
         }
 #pragma omp for schedule(static)
         for (r = 0; r < (long)p->m; r++)

@@ -222,7 +222,7 @@ static void free_outs(outs *o)
 START_TEST(test_fast_equals_exact)
 {
     uint64_t seed = qf_test_seed();
-    long cs, ncase = qf_test_iters(700) / (long)qf_test_stride(6), failed = 0, checked = 0;
+    long cs, ncase = qf_test_iters(600) / (long)qf_test_stride(6), failed = 0, checked = 0;
     size_t fast = 0, slow = 0, special_slow = 0, cancel_slow = 0;
     for (cs = 0; cs < ncase; cs++) {
         gen g = {seed ^ (0x66617374ull * (uint64_t)(cs + 1))};
@@ -352,6 +352,73 @@ START_TEST(test_fast_fraction)
 }
 END_TEST
 
+/* Shapes past the kernel's blocks (72 rows, 256 terms, 2048 columns),
+ * two threads, against the exact engine. */
+START_TEST(test_fast_large)
+{
+    static const struct {
+        size_t m, n, k;
+        int col, ta, tb;
+        const char *in, *out;
+    } sh[] = {
+        {150, 2053, 40, 0, 0, 0, "bfloat16", "bfloat16"},
+        {77, 130, 600, 1, 1, 0, "float32", "float32"},
+        {145, 33, 513, 0, 0, 1, "float8_e5m2", "float64"},
+    };
+    size_t c;
+    long failed = 0, checked = 0;
+    gen g = {qf_test_seed() ^ 0x6c617267ull};
+    for (c = 0; c < sizeof sh / sizeof sh[0]; c += qf_test_stride(2)) {
+        const qf_format *fi = qf_format_lookup(sh[c].in);
+        size_t M = sh[c].m, N = sh[c].n, K = sh[c].k, i;
+        qf_gemm_desc d = qf_gemm_desc_default();
+        qf_gemm_stats s1, s2;
+        outs f, x;
+        double *a = malloc(M * K * sizeof *a), *b = malloc(K * N * sizeof *b);
+        for (i = 0; i < M * K; i++)
+            a[i] = q(fi, g_norm(&g));
+        for (i = 0; i < K * N; i++)
+            b[i] = q(fi, g_norm(&g));
+        d.layout = sh[c].col ? QF_COL_MAJOR : QF_ROW_MAJOR;
+        d.trans_a = sh[c].ta ? QF_TRANS : QF_NO_TRANS;
+        d.trans_b = sh[c].tb ? QF_TRANS : QF_NO_TRANS;
+        d.m = M;
+        d.n = N;
+        d.k = K;
+        d.a = a;
+        d.b = b;
+        /* leading dimension: the stored matrix's row (row-major) or column length */
+        d.lda = (sh[c].col == sh[c].ta) ? K : M;
+        d.ldb = (sh[c].col == sh[c].tb) ? N : K;
+        d.ldd = sh[c].col ? M : N;
+        d.fa = d.fb = fi;
+        d.out = qf_format_lookup(sh[c].out);
+        d.threads = 2;
+        /* d_abs needs exact magnitudes, which float32 products are not */
+        int wabs = fi->id != QF_FLOAT32;
+        run(d, M * N, 0, wabs, &f, &s1);
+        run(d, M * N, 1, wabs, &x, &s2);
+        for (i = 0; i < M * N; i++) {
+            checked++;
+            if ((f.code[i] != x.code[i] || memcmp(&f.value[i], &x.value[i], sizeof(double)) ||
+                 f.status[i] != x.status[i] || (wabs && memcmp(&f.abs[i], &x.abs[i], sizeof(double)))) &&
+                failed++ < 8)
+                fprintf(stderr, "large %s -> %s %zux%zux%zu element %zu: fast %#llx %a %u %a, exact %#llx %a %u %a\n",
+                        sh[c].in, sh[c].out, M, N, K, i, (unsigned long long)f.code[i], f.value[i], f.status[i],
+                        f.abs[i], (unsigned long long)x.code[i], x.value[i], x.status[i], x.abs[i]);
+        }
+        fprintf(stderr, "large %s -> %s %zu x %zu x %zu (d_abs %d): %zu of %zu by the exact engine\n", sh[c].in,
+                sh[c].out, M, N, K, wabs, s1.n_exact, s1.n_elements);
+        ck_assert_msg(s1.n_fast > 0, "the fast path decided nothing");
+        free_outs(&f);
+        free_outs(&x);
+        free(a);
+        free(b);
+    }
+    qf_test_tally("gemm fast == exact, large shapes", checked, failed);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("refs/gemm_fast");
@@ -359,6 +426,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_fast_equals_exact);
     tcase_add_test(tc, test_fast_fraction);
+    tcase_add_test(tc, test_fast_large);
     suite_add_tcase(s, tc);
     return qf_test_run(s);
 }

@@ -499,6 +499,8 @@ qf_status qf_gemv(const qf_gemm_desc *d, const double *x, ptrdiff_t incx, const 
         return QF_EINVAL;
     if ((st = check_rounding(d)) != QF_OK)
         return st;
+    if (d->stats)
+        memset(d->stats, 0, sizeof *d->stats);
     if (d->m == 0 || !wants_output(d))
         return QF_OK;
     read_a = d->alpha != 0 && d->k > 0;

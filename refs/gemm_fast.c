@@ -130,16 +130,15 @@ static QF_FMA void ukr_fma(size_t kc, const double *ap, const double *bp, double
 
 typedef void (*ukr_fn)(size_t, const double *, const double *, double *, size_t, int);
 
+/* The FMA kernel where the dot engine uses AVX2 (qf_dot_isa: the CPU's
+ * best, QF_DOT_ISA or qf_dot_set_isa) and the CPU has FMA; plain C else. */
 static ukr_fn pick_ukr(void)
 {
-    const char *env = getenv("QF_DOT_ISA"); /* the dot engine's override: generic kernels on request */
 #if QF_GF_X86
     __builtin_cpu_init();
-    if (!(env && (!strcmp(env, "sse2") || !strcmp(env, "scalar"))) && __builtin_cpu_supports("avx2") &&
-        __builtin_cpu_supports("fma"))
+    if (!strcmp(qf_dot_isa(), "avx2") && __builtin_cpu_supports("fma"))
         return ukr_fma;
 #endif
-    (void)env;
     return ukr_c;
 }
 

@@ -398,6 +398,17 @@ START_TEST(test_fast_large)
         int wabs = fi->id != QF_FLOAT32;
         run(d, M * N, 0, wabs, &f, &s1);
         run(d, M * N, 1, wabs, &x, &s2);
+        if (c == 0) {
+            /* the plain C kernel too (the FMA one where the CPU has it) */
+            outs f2;
+            qf_gemm_stats s3;
+            ck_assert_int_eq(qf_dot_set_isa("scalar"), QF_OK);
+            run(d, M * N, 0, wabs, &f2, &s3);
+            ck_assert_int_eq(qf_dot_set_isa(NULL), QF_OK);
+            ck_assert_msg(!memcmp(f2.code, x.code, M * N * sizeof *x.code) && !memcmp(f2.status, x.status, M * N),
+                          "plain C kernel: codes or statuses differ from the exact engine's");
+            free_outs(&f2);
+        }
         for (i = 0; i < M * N; i++) {
             checked++;
             if ((f.code[i] != x.code[i] || memcmp(&f.value[i], &x.value[i], sizeof(double)) ||

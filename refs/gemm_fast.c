@@ -57,7 +57,7 @@
 #define NR 8
 #define KC 256
 #define MC 72 /* multiple of MR: an MC x KC panel of A is 144 KiB (L2) */
-#define NC 2048
+#define NC 2048 /* widest tile of C: a KC x NC panel of B is 4 MiB (L3) */
 
 #define NO_LSB INT_MAX /* a row or column without a nonzero entry */
 
@@ -142,76 +142,131 @@ static ukr_fn pick_ukr(void)
     return ukr_c;
 }
 
+/* Pack w <= width vectors of len terms as slivers: o[l*width + v] =
+ * src[v*vs + l*ls], zero padded to width, absolute values on request. */
+static inline __attribute__((always_inline)) void pack(const double *src, ptrdiff_t vs, ptrdiff_t ls, size_t w, size_t width, size_t len, int absval,
+                 double *o)
+{
+    size_t l, v;
+    if (w == width && vs == 1) { /* contiguous vectors of one term: copies */
+        for (l = 0; l < len; l++, src += ls, o += width)
+            for (v = 0; v < width; v++)
+                o[v] = absval ? fabs(src[v]) : src[v];
+        return;
+    }
+    for (l = 0; l < len; l++, src += ls, o += width) {
+        for (v = 0; v < w; v++)
+            o[v] = absval ? fabs(src[(ptrdiff_t)v * vs]) : src[(ptrdiff_t)v * vs];
+        for (; v < width; v++)
+            o[v] = 0;
+    }
+}
+
+/* n vectors (entry l of vector v at src[v*vs + l*ls]), terms [0, len), as
+ * slivers of `width` vectors, each len x width.  Vectors that lie along the
+ * stored rows (vs == 1) are read one stored row at a time across all the
+ * slivers: a sliver's own walk would jump a whole stored row per term. */
+static inline __attribute__((always_inline)) void pack_panel(const double *src, ptrdiff_t vs, ptrdiff_t ls, size_t n, size_t width, size_t len,
+                       int absval, double *dst)
+{
+    size_t s0, l, v;
+    if (vs == 1 && n >= 2 * width) {
+        for (l = 0; l < len; l++, src += ls)
+            for (s0 = 0; s0 < n; s0 += width) {
+                size_t w = n - s0 < width ? n - s0 : width;
+                double *o = dst + s0 * len + l * width;
+                for (v = 0; v < w; v++)
+                    o[v] = absval ? fabs(src[s0 + v]) : src[s0 + v];
+                for (; v < width; v++)
+                    o[v] = 0;
+            }
+        return;
+    }
+    for (s0 = 0; s0 < n; s0 += width)
+        pack(src + (ptrdiff_t)s0 * vs, vs, ls, n - s0 < width ? n - s0 : width, width, len, absval, dst + s0 * len);
+}
+
+/* Rows [i0, i0 + mc) of op(A), terms [l0, l0 + kc), as MR-row slivers. */
+static void pack_a(const _qf_gemm_prob *p, int absval, size_t i0, size_t mc, size_t l0, size_t kc, double *dst)
+{
+    pack_panel(p->a + (ptrdiff_t)i0 * p->rsa + (ptrdiff_t)l0 * p->csa, p->rsa, p->csa, mc, MR, kc, absval, dst);
+}
+
+/* Columns [j0, j0 + nc) of op(B), terms [l0, l0 + kc), as NR-column slivers. */
+static void pack_b(const _qf_gemm_prob *p, int absval, size_t j0, size_t nc, size_t l0, size_t kc, double *dst)
+{
+    pack_panel(p->b + (ptrdiff_t)l0 * p->rsb + (ptrdiff_t)j0 * p->csb, p->csb, p->rsb, nc, NR, kc, absval, dst);
+}
+
 /* C[i*ldc + j] = sum_l op(A)(i, l) op(B)(l, j) (absolute values when
- * absval), binary64, nt threads. */
+ * absval), binary64, nt threads.  The threads take tiles of C (up to
+ * all rows x NC columns, smaller until there are four per thread) from
+ * a shared counter; each tile packs its own panels, so no thread waits for
+ * another (a core taken by another process only slows its own tiles). */
 static qf_status product64(const _qf_gemm_prob *p, int absval, double *C, size_t ldc, int nt)
 {
-    size_t nc_max = p->n < NC ? p->n : NC, kc_max = p->k < KC ? p->k : KC;
-    size_t nrp = (nc_max + NR - 1) / NR;
-    double *bpk = malloc(nrp * NR * kc_max * sizeof *bpk);
+    size_t mt = (p->m + MC - 1) / MC * MC, ntl = NC, ntm, ntn, kc_max = p->k < KC ? p->k : KC;
     ukr_fn ukr = pick_ukr();
     int failed = 0;
-    if (!bpk)
-        return QF_ENOMEM;
+    long t;
+    for (;;) {
+        ntm = (p->m + mt - 1) / mt;
+        ntn = (p->n + ntl - 1) / ntl;
+        if (ntm * ntn >= 4 * (size_t)nt || (ntl <= 4 * NR && mt <= MC))
+            break;
+        /* fewer rows first (each row tile packs the B panel again), down
+         * to 4 MC; then fewer columns */
+        if (mt > 4 * MC)
+            mt = (mt / 2 + MC - 1) / MC * MC;
+        else if (ntl > 4 * NR)
+            ntl /= 2;
+        else
+            mt = mt / 2 < MC ? MC : (mt / 2 + MC - 1) / MC * MC;
+    }
+    if ((size_t)nt > ntm * ntn)
+        nt = (int)(ntm * ntn);
 #pragma omp parallel num_threads(nt) reduction(| : failed)
     {
         double *apk = malloc(MC * kc_max * sizeof *apk);
+        double *bpk = malloc(((ntl + NR - 1) / NR) * NR * kc_max * sizeof *bpk);
         double tile[MR * NR];
-        size_t jc, pc;
-        if (!apk)
+        if (!apk || !bpk)
             failed = 1;
-        for (jc = 0; jc < p->n; jc += NC) {
-            size_t nc = p->n - jc < NC ? p->n - jc : NC, nsl = (nc + NR - 1) / NR;
-            for (pc = 0; pc < p->k; pc += KC) {
-                size_t kc = p->k - pc < KC ? p->k - pc : KC;
-                long s, ib, nib = (long)((p->m + MC - 1) / MC);
-#pragma omp for schedule(static)
-                for (s = 0; s < (long)nsl; s++) { /* B slivers: kc x NR, zero padded */
-                    double *dst = bpk + (size_t)s * NR * kc;
-                    size_t l, jj;
-                    for (l = 0; l < kc; l++)
-                        for (jj = 0; jj < NR; jj++) {
-                            size_t j = jc + (size_t)s * NR + jj;
-                            double v = j < jc + nc ? p->b[(ptrdiff_t)(pc + l) * p->rsb + (ptrdiff_t)j * p->csb] : 0;
-                            dst[l * NR + jj] = absval ? fabs(v) : v;
-                        }
-                }
-                /* implicit barrier: the B panel is packed */
 #pragma omp for schedule(dynamic, 1)
-                for (ib = 0; ib < nib; ib++) {
-                    size_t ic = (size_t)ib * MC, mc = p->m - ic < MC ? p->m - ic : MC, ir, l, ii, js;
-                    if (!apk)
-                        continue;
-                    for (ir = 0; ir < mc; ir += MR) /* A slivers: kc x MR, zero padded */
-                        for (l = 0; l < kc; l++)
-                            for (ii = 0; ii < MR; ii++) {
-                                size_t i = ic + ir + ii;
-                                double v = i < ic + mc ? p->a[(ptrdiff_t)i * p->rsa + (ptrdiff_t)(pc + l) * p->csa] : 0;
-                                apk[ir * kc + l * MR + ii] = absval ? fabs(v) : v;
-                            }
-                    for (js = 0; js < nsl; js++) {
-                        size_t j0 = jc + js * NR, nr = jc + nc - j0 < NR ? jc + nc - j0 : NR;
+        for (t = 0; t < (long)(ntm * ntn); t++) {
+            size_t i1 = (size_t)t / ntn * mt, j1 = (size_t)t % ntn * ntl;
+            size_t mlen = p->m - i1 < mt ? p->m - i1 : mt, nlen = p->n - j1 < ntl ? p->n - j1 : ntl, pc;
+            if (!apk || !bpk)
+                continue;
+            for (pc = 0; pc < p->k; pc += KC) {
+                size_t kc = p->k - pc < KC ? p->k - pc : KC, ic;
+                pack_b(p, absval, j1, nlen, pc, kc, bpk);
+                for (ic = 0; ic < mlen; ic += MC) {
+                    size_t mc = mlen - ic < MC ? mlen - ic : MC, js, ir;
+                    pack_a(p, absval, i1 + ic, mc, pc, kc, apk);
+                    for (js = 0; js < nlen; js += NR) {
+                        size_t nr = nlen - js < NR ? nlen - js : NR;
                         for (ir = 0; ir < mc; ir += MR) {
-                            size_t i0 = ic + ir, mr = mc - ir < MR ? mc - ir : MR;
-                            double *cp = C + i0 * ldc + j0;
+                            size_t mr = mc - ir < MR ? mc - ir : MR;
+                            double *cp = C + (i1 + ic + ir) * ldc + j1 + js;
                             if (mr == MR && nr == NR) {
-                                ukr(kc, apk + ir * kc, bpk + js * NR * kc, cp, ldc, pc == 0);
+                                ukr(kc, apk + ir * kc, bpk + js * kc, cp, ldc, pc == 0);
                             } else {
                                 size_t a2, b2;
-                                ukr(kc, apk + ir * kc, bpk + js * NR * kc, tile, NR, 1);
+                                ukr(kc, apk + ir * kc, bpk + js * kc, tile, NR, 1);
                                 for (a2 = 0; a2 < mr; a2++)
                                     for (b2 = 0; b2 < nr; b2++)
-                                        cp[a2 * ldc + b2] = pc == 0 ? tile[a2 * NR + b2] : cp[a2 * ldc + b2] + tile[a2 * NR + b2];
+                                        cp[a2 * ldc + b2] =
+                                            pc == 0 ? tile[a2 * NR + b2] : cp[a2 * ldc + b2] + tile[a2 * NR + b2];
                             }
                         }
                     }
                 }
-                /* implicit barrier: the next panel may overwrite bpk */
             }
         }
         free(apk);
+        free(bpk);
     }
-    free(bpk);
     return failed ? QF_ENOMEM : QF_OK;
 }
 
@@ -309,6 +364,9 @@ typedef struct ctx {
     int abs_exact; /* |alpha| = 1 and beta = 0: d_abs is T itself */
     double gk;     /* gamma_K, rounded up */
     double under;  /* K 2^-1074 */
+    /* over the columns of op(B): all finite, the largest span and the
+     * smallest lsb of those with a nonzero entry (whole-row certificates) */
+    int cols_ok, cspan_max, clsb_min;
 } ctx;
 
 /* 2^e for any int e (0 below the subnormals, Inf above the range). */
@@ -407,11 +465,23 @@ static void decide_row(const ctx *x, const _qf_gemm_prob *p, size_t i, const vst
     const qf_gemm_desc *d = x->d;
     double *lo = w, *hi = w + p->n;
     size_t j, niv = 0;
-    for (j = 0; j < p->n; j++) {
-        kind[j] = (unsigned char)bound(x, p, i, j, ra, &cb[j], C[j], T ? T[j] : -1, &lo[j], &hi[j]);
-        if (kind[j] == SLOW)
-            lo[j] = 0;
-        niv += kind[j] == IVAL;
+    if (d->alpha == 1 && d->beta == 0 && !d->d_abs && ra->ok && x->cols_ok &&
+        (ra->lsb == NO_LSB || x->clsb_min == NO_LSB ||
+         (ra->lsb + x->clsb_min >= -1074 && ra->span + x->cspan_max <= 52))) {
+        /* the certificate of bound() holds for every column at once: the
+         * row is its exact sums */
+        double z = d->round == QF_ROUND_DOWN ? -0.0 : 0.0;
+        for (j = 0; j < p->n; j++) {
+            lo[j] = C[j] != 0 ? C[j] : z;
+            kind[j] = KNOWN;
+        }
+    } else {
+        for (j = 0; j < p->n; j++) {
+            kind[j] = (unsigned char)bound(x, p, i, j, ra, &cb[j], C[j], T ? T[j] : -1, &lo[j], &hi[j]);
+            if (kind[j] == SLOW)
+                lo[j] = 0;
+            niv += kind[j] == IVAL;
+        }
     }
     /* one array call per row: the vectorized encoder for RNE */
     qf_format_encode_array(x->out, lo, p->n, c1, &x->eo);
@@ -515,7 +585,21 @@ qf_status _qf_gemm_fast(const qf_gemm_desc *d, const _qf_gemm_prob *p, size_t *n
             (void)frexp(ra[r].sq, &ex);
             ra[r].span = ra[r].lsb == NO_LSB ? INT_MAX / 4 : ex - ra[r].lsb;
         }
-#pragma omp for schedule(static)
+#pragma omp single
+        {
+            size_t j;
+            x.cols_ok = 1;
+            x.cspan_max = INT_MIN;
+            x.clsb_min = NO_LSB;
+            for (j = 0; j < p->n; j++) {
+                x.cols_ok &= cb[j].ok;
+                if (cb[j].lsb != NO_LSB) {
+                    x.cspan_max = cb[j].span > x.cspan_max ? cb[j].span : x.cspan_max;
+                    x.clsb_min = cb[j].lsb < x.clsb_min ? cb[j].lsb : x.clsb_min;
+                }
+            }
+        }
+#pragma omp for schedule(dynamic, 16)
         for (r = 0; r < (long)p->m; r++)
             if (w)
                 decide_row(&x, p, (size_t)r, &ra[r], cb, C + (size_t)r * p->n, T ? T + (size_t)r * p->n : NULL, w,

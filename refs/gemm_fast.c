@@ -288,7 +288,8 @@ static int lsb_exp(double x)
 typedef struct vstat {
     double q;  /* sum of squares, binary64 */
     double sq; /* sqrt of the exact sum of squares, rounded up */
-    int span;  /* sq < 2^(span + lsb): a quick form of the certificate */
+    int ex;    /* sq < 2^ex (INT_MAX / 4 when sq is not finite) */
+    int span;  /* ex - lsb: a quick form of the certificate */
     int lsb;   /* lowest set bit over the nonzero entries, NO_LSB if none */
     int ok;    /* every entry finite */
 } vstat;
@@ -366,7 +367,7 @@ typedef struct ctx {
     double under;  /* K 2^-1074 */
     /* over the columns of op(B): all finite, the largest span and the
      * smallest lsb of those with a nonzero entry (whole-row certificates) */
-    int cols_ok, cspan_max, clsb_min;
+    int cols_ok, cspan_max, clsb_min, cex_max;
 } ctx;
 
 /* 2^e for any int e (0 below the subnormals, Inf above the range). */
@@ -406,10 +407,11 @@ static int bound(const ctx *x, const _qf_gemm_prob *p, size_t i, size_t j, const
             double t2 = (t64 + x->under) * (1 + 2 * x->gk) * (1 + 0x1p-50);
             T = t2 < T ? t2 : T;
         }
-        /* span_a + span_b <= 52: T < 2^(52 + lsb_a + lsb_b) (1 + 2^-50) + 2^-1070,
-         * below 2^(53 + lsb_a + lsb_b) */
-        exact_sum = ra->lsb + cb->lsb >= -1074 &&
-                    (ra->span + cb->span <= 52 || T < pow2(53 + ra->lsb + cb->lsb));
+        /* span_a + span_b <= 52: T <= sq_a sq_b < 2^(ex_a + ex_b) <=
+         * 2^(52 + lsb_a + lsb_b), and ex_a + ex_b <= 1023 keeps every
+         * partial sum finite */
+        exact_sum = ra->lsb + cb->lsb >= -1074 && isfinite(T) &&
+                    ((ra->span + cb->span <= 52 && ra->ex + cb->ex <= 1023) || T < pow2(53 + ra->lsb + cb->lsb));
     }
     if (d->d_abs && !(exact_sum && x->abs_exact && t64 >= 0))
         return SLOW; /* d_abs needs the exact magnitude */
@@ -465,17 +467,20 @@ static void decide_row(const ctx *x, const _qf_gemm_prob *p, size_t i, const vst
     const qf_gemm_desc *d = x->d;
     double *lo = w, *hi = w + p->n;
     size_t j, niv = 0;
-    if (d->alpha == 1 && d->beta == 0 && !d->d_abs && ra->ok && x->cols_ok &&
-        (ra->lsb == NO_LSB || x->clsb_min == NO_LSB ||
-         (ra->lsb + x->clsb_min >= -1074 && ra->span + x->cspan_max <= 52))) {
+    int row = d->alpha == 1 && d->beta == 0 && !d->d_abs && ra->ok && x->cols_ok &&
+              (ra->lsb == NO_LSB || x->clsb_min == NO_LSB ||
+               (ra->lsb + x->clsb_min >= -1074 && ra->span + x->cspan_max <= 52 && ra->ex + x->cex_max <= 1023));
+    if (row) {
         /* the certificate of bound() holds for every column at once: the
-         * row is its exact sums */
+         * row is its exact sums (finite: checked again, cheaply) */
         double z = d->round == QF_ROUND_DOWN ? -0.0 : 0.0;
         for (j = 0; j < p->n; j++) {
             lo[j] = C[j] != 0 ? C[j] : z;
             kind[j] = KNOWN;
+            row &= isfinite(C[j]) != 0;
         }
-    } else {
+    }
+    if (!row) {
         for (j = 0; j < p->n; j++) {
             kind[j] = (unsigned char)bound(x, p, i, j, ra, &cb[j], C[j], T ? T[j] : -1, &lo[j], &hi[j]);
             if (kind[j] == SLOW)
@@ -582,8 +587,12 @@ qf_status _qf_gemm_fast(const qf_gemm_desc *d, const _qf_gemm_prob *p, size_t *n
              * round within u each, covered by the last factor */
             int ex;
             ra[r].sq = sqrt((ra[r].q + x.under) * (1 + 2 * x.gk)) * (1 + 0x1p-50);
-            (void)frexp(ra[r].sq, &ex);
-            ra[r].span = ra[r].lsb == NO_LSB ? INT_MAX / 4 : ex - ra[r].lsb;
+            if (isfinite(ra[r].sq))
+                (void)frexp(ra[r].sq, &ex);
+            else
+                ex = INT_MAX / 4;
+            ra[r].ex = ex;
+            ra[r].span = ra[r].lsb == NO_LSB || ex == INT_MAX / 4 ? INT_MAX / 4 : ex - ra[r].lsb;
         }
 #pragma omp single
         {
@@ -591,9 +600,11 @@ qf_status _qf_gemm_fast(const qf_gemm_desc *d, const _qf_gemm_prob *p, size_t *n
             x.cols_ok = 1;
             x.cspan_max = INT_MIN;
             x.clsb_min = NO_LSB;
+            x.cex_max = INT_MIN;
             for (j = 0; j < p->n; j++) {
                 x.cols_ok &= cb[j].ok;
                 if (cb[j].lsb != NO_LSB) {
+                    x.cex_max = cb[j].ex > x.cex_max ? cb[j].ex : x.cex_max;
                     x.cspan_max = cb[j].span > x.cspan_max ? cb[j].span : x.cspan_max;
                     x.clsb_min = cb[j].lsb < x.clsb_min ? cb[j].lsb : x.clsb_min;
                 }

@@ -61,7 +61,8 @@ static void fill(gen *g, kase *k, int pattern, const qf_format *fi)
     double sa = 1, sb = 1;
     int is_int = fi && fi->kind == QF_KIND_INT;
     if (pattern == 3 && !fi) { /* binary64 inputs in the underflow / overflow ranges */
-        int e = (g_u64(g) & 1) ? -540 : 505;
+        /* products near 2^-1080 (underflow), 2^1010 or past 2^1024 (overflow) */
+        int e = (g_u64(g) & 1) ? -540 : (g_u64(g) & 1) ? 505 : 513;
         sa = ldexp(1.0, e);
         sb = ldexp(1.0, e + (int)g_int(g, 0, 8) - 4);
     }
@@ -430,6 +431,57 @@ START_TEST(test_fast_large)
 }
 END_TEST
 
+/* Sums past binary64's range and in its subnormal range (alpha = 1, beta =
+ * 0, the whole-row certificate's case), every deterministic mode: the
+ * statuses of overflow (rounded) and of tiny exact sums must not move. */
+START_TEST(test_fast_range)
+{
+    static const int ea[] = {513, 505, -540, -530};
+    static const char *const outs_[] = {"float64", "bfloat16", "float8_e5m2"};
+    size_t M = 9, N = 10, K = 17, i, e, o;
+    int m;
+    long failed = 0, checked = 0;
+    gen g = {qf_test_seed() ^ 0x72616e67ull};
+    double *a = malloc(M * K * sizeof *a), *b = malloc(K * N * sizeof *b);
+    for (e = 0; e < sizeof ea / sizeof ea[0]; e++)
+        for (o = 0; o < 3; o++)
+            for (m = 0; m < 5; m++) {
+                qf_gemm_desc d = qf_gemm_desc_default();
+                qf_gemm_stats s1, s2;
+                outs f, x;
+                for (i = 0; i < M * K; i++) /* bfloat16 significands: the exact-sum certificate applies */
+                    a[i] = ldexp(q(qf_format_lookup("bfloat16"), g_norm(&g)), ea[e]);
+                for (i = 0; i < K * N; i++)
+                    b[i] = ldexp(q(qf_format_lookup("bfloat16"), g_norm(&g)), ea[e] > 0 ? ea[e] : -520);
+                d.m = M;
+                d.n = N;
+                d.k = K;
+                d.a = a;
+                d.b = b;
+                d.lda = K;
+                d.ldb = d.ldd = N;
+                d.out = qf_format_lookup(outs_[o]);
+                d.round = (qf_round)m;
+                run(d, M * N, 0, 0, &f, &s1);
+                run(d, M * N, 1, 0, &x, &s2);
+                for (i = 0; i < M * N; i++) {
+                    checked++;
+                    if ((f.code[i] != x.code[i] || memcmp(&f.value[i], &x.value[i], sizeof(double)) ||
+                         f.status[i] != x.status[i]) &&
+                        failed++ < 8)
+                        fprintf(stderr, "range 2^%d -> %s mode %d element %zu: fast %#llx %a %u, exact %#llx %a %u\n",
+                                ea[e], outs_[o], m, i, (unsigned long long)f.code[i], f.value[i], f.status[i],
+                                (unsigned long long)x.code[i], x.value[i], x.status[i]);
+                }
+                free_outs(&f);
+                free_outs(&x);
+            }
+    free(a);
+    free(b);
+    qf_test_tally("gemm fast == exact, overflow and underflow ranges", checked, failed);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("refs/gemm_fast");
@@ -438,6 +490,7 @@ int main(void)
     tcase_add_test(tc, test_fast_equals_exact);
     tcase_add_test(tc, test_fast_fraction);
     tcase_add_test(tc, test_fast_large);
+    tcase_add_test(tc, test_fast_range);
     suite_add_tcase(s, tc);
     return qf_test_run(s);
 }

@@ -86,6 +86,11 @@ static QF_FMA void ukr_fma(size_t kc, const double *ap, const double *bp, double
     __m256d c00 = _mm256_setzero_pd(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
             c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
     size_t l;
+    /* the C tile (six rows far apart) is fetched while the products run */
+    for (l = 0; l < MR; l++) {
+        _mm_prefetch((const char *)(c + l * ldc), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + l * ldc + NR - 1), _MM_HINT_T0);
+    }
     for (l = 0; l < kc; l++, ap += MR, bp += NR) {
         __m256d b0 = _mm256_loadu_pd(bp), b1 = _mm256_loadu_pd(bp + 4), a;
         a = _mm256_broadcast_sd(ap);

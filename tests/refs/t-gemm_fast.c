@@ -220,6 +220,21 @@ static void free_outs(outs *o)
     free(o->status);
 }
 
+/* Does element e differ between the paths (d_abs compared when want_abs)? */
+static int differs(const outs *f, const outs *x, size_t e, int want_abs)
+{
+    return f->code[e] != x->code[e] || memcmp(&f->value[e], &x->value[e], sizeof(double)) ||
+           f->status[e] != x->status[e] || (want_abs && memcmp(&f->abs[e], &x->abs[e], sizeof(double)));
+}
+
+/* Element e of both paths, after the caller's description of the case. */
+static void print_elem(const outs *f, const outs *x, size_t e)
+{
+    fprintf(stderr, " element %zu: fast code %#llx value %a status %u abs %a, exact code %#llx value %a status %u abs %a\n",
+            e, (unsigned long long)f->code[e], f->value[e], f->status[e], f->abs[e], (unsigned long long)x->code[e],
+            x->value[e], x->status[e], x->abs[e]);
+}
+
 START_TEST(test_fast_equals_exact)
 {
     uint64_t seed = qf_test_seed();
@@ -248,19 +263,15 @@ START_TEST(test_fast_equals_exact)
             cancel_slow += sf.n_exact;
         for (e = 0; e < k.nd; e++) {
             checked++;
-            if (f.code[e] != x.code[e] || memcmp(&f.value[e], &x.value[e], sizeof(double)) ||
-                f.status[e] != x.status[e] || (want_abs && memcmp(&f.abs[e], &x.abs[e], sizeof(double)))) {
-                if (failed++ < 8)
-                    fprintf(stderr,
-                            "case %ld (QF_SEED=%llu): %s -> %s %s, %s M=%zu N=%zu K=%zu batch=%zu ta=%d tb=%d "
-                            "%s alpha=%a beta=%a round=%d sat=%d threads=%d abs=%d, D offset %zu: fast code %#llx "
-                            "value %a status %u abs %a, exact code %#llx value %a status %u abs %a\n",
-                            cs, (unsigned long long)seed, k.in, k.out, k.pattern,
-                            k.d.layout == QF_ROW_MAJOR ? "row" : "col", k.d.m, k.d.n, k.d.k, k.d.batch,
-                            k.d.trans_a, k.d.trans_b, k.d.stride_b ? "" : "shared-B", k.d.alpha, k.d.beta,
-                            (int)k.d.round, k.d.saturate, k.d.threads, want_abs, e,
-                            (unsigned long long)f.code[e], f.value[e], f.status[e], f.abs[e],
-                            (unsigned long long)x.code[e], x.value[e], x.status[e], x.abs[e]);
+            if (differs(&f, &x, e, want_abs) && failed++ < 8) {
+                fprintf(stderr,
+                        "case %ld (QF_SEED=%llu): %s -> %s %s, %s M=%zu N=%zu K=%zu batch=%zu ta=%d tb=%d %s "
+                        "alpha=%a beta=%a round=%d sat=%d threads=%d abs=%d, D offset",
+                        cs, (unsigned long long)seed, k.in, k.out, k.pattern,
+                        k.d.layout == QF_ROW_MAJOR ? "row" : "col", k.d.m, k.d.n, k.d.k, k.d.batch, k.d.trans_a,
+                        k.d.trans_b, k.d.stride_b ? "" : "shared-B", k.d.alpha, k.d.beta, (int)k.d.round,
+                        k.d.saturate, k.d.threads, want_abs);
+                print_elem(&f, &x, e);
             }
         }
         free_outs(&f);
@@ -412,12 +423,10 @@ START_TEST(test_fast_large)
         }
         for (i = 0; i < M * N; i++) {
             checked++;
-            if ((f.code[i] != x.code[i] || memcmp(&f.value[i], &x.value[i], sizeof(double)) ||
-                 f.status[i] != x.status[i] || (wabs && memcmp(&f.abs[i], &x.abs[i], sizeof(double)))) &&
-                failed++ < 8)
-                fprintf(stderr, "large %s -> %s %zux%zux%zu element %zu: fast %#llx %a %u %a, exact %#llx %a %u %a\n",
-                        sh[c].in, sh[c].out, M, N, K, i, (unsigned long long)f.code[i], f.value[i], f.status[i],
-                        f.abs[i], (unsigned long long)x.code[i], x.value[i], x.status[i], x.abs[i]);
+            if (differs(&f, &x, i, wabs) && failed++ < 8) {
+                fprintf(stderr, "large %s -> %s %zux%zux%zu", sh[c].in, sh[c].out, M, N, K);
+                print_elem(&f, &x, i);
+            }
         }
         fprintf(stderr, "large %s -> %s %zu x %zu x %zu (d_abs %d): %zu of %zu by the exact engine\n", sh[c].in,
                 sh[c].out, M, N, K, wabs, s1.n_exact, s1.n_elements);
@@ -466,12 +475,10 @@ START_TEST(test_fast_range)
                 run(d, M * N, 1, 0, &x, &s2);
                 for (i = 0; i < M * N; i++) {
                     checked++;
-                    if ((f.code[i] != x.code[i] || memcmp(&f.value[i], &x.value[i], sizeof(double)) ||
-                         f.status[i] != x.status[i]) &&
-                        failed++ < 8)
-                        fprintf(stderr, "range 2^%d -> %s mode %d element %zu: fast %#llx %a %u, exact %#llx %a %u\n",
-                                ea[e], outs_[o], m, i, (unsigned long long)f.code[i], f.value[i], f.status[i],
-                                (unsigned long long)x.code[i], x.value[i], x.status[i]);
+                    if (differs(&f, &x, i, 0) && failed++ < 8) {
+                        fprintf(stderr, "range 2^%d -> %s mode %d", ea[e], outs_[o], m);
+                        print_elem(&f, &x, i);
+                    }
                 }
                 free_outs(&f);
                 free_outs(&x);

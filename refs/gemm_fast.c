@@ -552,6 +552,12 @@ qf_status _qf_gemm_fast(const qf_gemm_desc *d, const _qf_gemm_prob *p, size_t *n
     ctx x;
     long r;
 
+    if (mn == 0) { /* an empty group */
+        free(C);
+        free(ra);
+        free(mark);
+        return QF_OK;
+    }
     x.d = d;
     x.out = d->out ? d->out : qf_format_get(QF_FLOAT64);
     x.out64 = x.out->id == QF_FLOAT64;

@@ -254,9 +254,10 @@ qf_status qf_dot(size_t n, const double *x, ptrdiff_t incx, const double *y, ptr
  * holds no value of `out` (which might be the exact result, status exact);
  * every other element (NaN or Inf inputs, cancellation, binary64 targets
  * of inexact sums, d_abs without an exact magnitude) is computed by the
- * exact engine alone.  Stochastic rounding and d_err use the exact engine
- * for every element.  Codes, values, statuses and d_abs are the same bits
- * as without the fast path.
+ * exact engine alone.  Stochastic rounding, d_err, alpha = 0 and K = 0
+ * use the exact engine for every element.  Codes, values, statuses and
+ * d_abs are the same bits as without the fast path (docs/refs.md "Fast
+ * GEMM" has the derivation).
  */
 typedef enum qf_layout { QF_ROW_MAJOR = 0, QF_COL_MAJOR = 1 } qf_layout;
 typedef enum qf_trans { QF_NO_TRANS = 0, QF_TRANS = 1 } qf_trans;

@@ -540,7 +540,8 @@ static void decide_row(const ctx *x, const _qf_gemm_prob *p, size_t i, const vst
     }
 }
 
-qf_status _qf_gemm_fast(const qf_gemm_desc *d, const _qf_gemm_prob *p, size_t *n_exact)
+/* Rows [0, p->m) of one problem (a slab of a larger one). */
+static qf_status fast_slab(const qf_gemm_desc *d, const _qf_gemm_prob *p, size_t *n_exact)
 {
     int nt = d->threads > 0 ? d->threads : omp_get_max_threads(), failed = 0;
     size_t mn = p->m * p->n, nslow = 0, q;
@@ -669,5 +670,30 @@ done:
     free(ra);
     free(mark);
     free(slow);
+    return st;
+}
+
+/* The binary64 product of a slab of rows is held whole (and |A||B| when
+ * d_abs is asked for): slabs of at most 2^25 doubles (256 MiB; the
+ * debugging knob QF_GEMM_SLAB sets another count) bound the memory of a
+ * large problem; the column statistics are taken per slab. */
+qf_status _qf_gemm_fast(const qf_gemm_desc *d, const _qf_gemm_prob *p, size_t *n_exact)
+{
+    const char *env = getenv("QF_GEMM_SLAB");
+    size_t limit = env && *env ? (size_t)strtoull(env, NULL, 0) : (size_t)1 << 25;
+    size_t rows = limit / p->n, i0;
+    qf_status st = QF_OK;
+    if (rows < 1)
+        rows = 1;
+    for (i0 = 0; i0 < p->m && st == QF_OK; i0 += rows) {
+        _qf_gemm_prob q = *p;
+        q.m = p->m - i0 < rows ? p->m - i0 : rows;
+        q.a = p->a + (ptrdiff_t)i0 * p->rsa;
+        if (p->c)
+            q.c = p->c + (ptrdiff_t)i0 * p->rsc;
+        q.off_d = p->off_d + (ptrdiff_t)i0 * p->rsd;
+        q.lin0 = p->lin0 + (uint64_t)i0 * p->n;
+        st = fast_slab(d, &q, n_exact);
+    }
     return st;
 }

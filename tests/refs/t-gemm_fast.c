@@ -10,6 +10,7 @@
  * would prove nothing) and that what it left to the exact engine is
  * counted.  Seeds are printed (QF_SEED).
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -419,6 +420,17 @@ START_TEST(test_fast_large)
             ck_assert_int_eq(qf_dot_set_isa(NULL), QF_OK);
             ck_assert_msg(!memcmp(f2.code, x.code, M * N * sizeof *x.code) && !memcmp(f2.status, x.status, M * N),
                           "plain C kernel: codes or statuses differ from the exact engine's");
+            free_outs(&f2);
+            /* slabs of two rows (the memory bound of large problems) */
+            setenv("QF_GEMM_SLAB", "5000", 1);
+            run(d, M * N, 0, wabs, &f2, &s3);
+            unsetenv("QF_GEMM_SLAB");
+            for (i = 0; i < M * N; i++)
+                if (differs(&f2, &x, i, wabs) && failed++ < 8) {
+                    fprintf(stderr, "slabs of 2 rows, %zux%zux%zu", M, N, K);
+                    print_elem(&f2, &x, i);
+                }
+            ck_assert_uint_eq(s3.n_exact, s1.n_exact);
             free_outs(&f2);
         }
         for (i = 0; i < M * N; i++) {

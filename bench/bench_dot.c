@@ -18,8 +18,10 @@
  * GEMM: qf_gemm on M = N = K = n (default 2048), bfloat16 inputs,
  * row-major, bfloat16 output codes, with 1 and 2 threads (fastest of
  * interleaved runs), against OpenBLAS dgemm on the same shape (when the
- * build found OpenBLAS).
- * Target: exact GEMM speedup from 1 to 2 threads >= 1.8.
+ * build found OpenBLAS); how many elements the certified fast path left to
+ * the exact engine; and the exact engine alone (exact_only), once.
+ * Targets (issue 15): exact/dgemm <= 2 on one thread, speedup from 1 to 2
+ * threads >= 1.8.
  *
  * usage: bench_dot [--gemm-n n] [--gemm-reps r] [--no-gemm] [--reps r] [--max-n N]
  *   --gemm-n 512 for a quick run; the default (2048, 3 interleaved runs of
@@ -179,8 +181,9 @@ static void bench_gemm(size_t n, int reps)
     int r;
     double *a = malloc(nn * sizeof *a), *b = malloc(nn * sizeof *b), *c = malloc(nn * sizeof *c);
     uint64_t *code = malloc(nn * sizeof *code);
-    double t1, t2, terms = (double)n * (double)n * (double)n;
+    double t1, t2, tx, terms = (double)n * (double)n * (double)n;
     qf_gemm_desc d = qf_gemm_desc_default();
+    qf_gemm_stats st;
 
     for (i = 0; i < nn; i++) {
         a[i] = qf_format_decode(bf, qf_format_encode(bf, rnorm(11, i), QF_ROUND_RNE, 0, 32, 0));
@@ -193,6 +196,7 @@ static void bench_gemm(size_t n, int reps)
     d.fa = d.fb = bf;
     d.out = bf;
     d.d_code = code;
+    d.stats = &st;
 
     printf("\nGEMM %zu x %zu x %zu, bfloat16 inputs, row-major NN, bfloat16 output (correctly rounded),"
            " fastest of %d interleaved runs\n",
@@ -213,6 +217,15 @@ static void bench_gemm(size_t n, int reps)
     }
     printf("  exact qf_gemm   1 thread  %8.3f s  %6.3f ns/term\n", t1, t1 / terms * 1e9);
     printf("  exact qf_gemm   2 threads %8.3f s  %6.3f ns/term\n", t2, t2 / terms * 1e9);
+    printf("  (certified fast path: %zu of %zu elements needed the exact engine)\n", st.n_exact, st.n_elements);
+    /* the exact engine alone, once (the cost before the fast path) */
+    d.threads = 1;
+    d.exact_only = 1;
+    tx = now();
+    qf_gemm(&d);
+    tx = now() - tx;
+    d.exact_only = 0;
+    printf("  exact engine    1 thread  %8.3f s  %6.3f ns/term (exact_only, one run)\n", tx, tx / terms * 1e9);
 #ifdef QF_HAVE_OPENBLAS
     {
         double b1 = INFINITY, b2 = INFINITY;
@@ -239,6 +252,9 @@ static void bench_gemm(size_t n, int reps)
         printf("  OpenBLAS dgemm  2 threads %8.3f s  %6.3f ns/term\n", b2, b2 / terms * 1e9);
         printf("  (dgemm rounded to bfloat16 equals the exact result in %.4f%% of the elements)\n",
                100.0 * (double)agree / (double)nn);
+        printf("  exact engine alone / dgemm = %.2f (1 thread); dgemm speedup 1->2 threads = %.2f (a control: "
+               "below 1.8 the second core was busy)\n",
+               tx / b1, b1 / b2);
         printf("gemm bfloat16 %zu^3: exact/dgemm = %.2f (1 thread), %.2f (2 threads); exact speedup 1->2 "
                "threads = %.2f\n",
                n, t1 / b1, t2 / b2, t1 / t2);

@@ -242,6 +242,7 @@ qf_status qf_result_to_json(const qf_result *r, json_t **out)
                             json_pack("{s:I, s:I, s:I, s:I}", "exact", (json_int_t)r->ref_exact, "rounded",
                                       (json_int_t)r->ref_rounded, "undecided", (json_int_t)r->ref_undecided,
                                       "undefined", (json_int_t)r->ref_undefined));
+    bad |= _qf_json_set_new(o, "ref_exact_engine", jsize(r->ref_exact_engine));
     bad |= _qf_json_set_new(o, "determinism",
                             json_pack("{s:b, s:b, s:o}", "checked", r->det_checked, "equal", r->det_equal,
                                       "first_diff", jsize(r->det_first_diff)));
@@ -452,6 +453,8 @@ qf_status qf_result_from_json(const json_t *j, qf_result *r, char *err, size_t e
               get_size(x, "rounded", &r->ref_rounded) || get_size(x, "undecided", &r->ref_undecided) ||
               get_size(x, "undefined", &r->ref_undefined)))
         BAD("ref_status");
+    if (get_size(j, "ref_exact_engine", &r->ref_exact_engine))
+        BAD("ref_exact_engine");
     x = json_object_get(j, "determinism");
     if (x && (!json_is_object(x) || get_int(x, "checked", &r->det_checked) ||
               get_int(x, "equal", &r->det_equal) || get_size(x, "first_diff", &r->det_first_diff)))

@@ -123,6 +123,11 @@ typedef struct qf_result {
     size_t n_checked;  /* elements compared (all, or the sample) */
     int sampled;       /* 1: n_checked < n_elements, a seeded sample */
     size_t ref_exact, ref_rounded, ref_undecided, ref_undefined; /* qf_ref_status counts */
+    /* Reference evaluations by the exact dot engine (GEMM: a full reference
+     * evaluates each element twice, binary64 and the output format, and
+     * qf_gemm's certified fast path decides the others; a sampled one
+     * evaluates each checked element once, exactly).  0 for other ops. */
+    size_t ref_exact_engine;
 
     int det_checked; /* determinism: two runs compared bitwise */
     int det_equal;

@@ -17,16 +17,11 @@
 
 #include <omp.h>
 
+#include "_gemm.h"
 #include "qf_dot.h"
 #include "qf_ref.h"
 
-typedef struct prob {
-    size_t m, n, k;
-    const double *a, *b, *c;
-    ptrdiff_t rsa, csa, rsb, csb, rsc, csc, rsd, csd;
-    ptrdiff_t off_d; /* element offset of D(0, 0) in the outputs and cand */
-    uint64_t lin0;   /* linear index of (0, 0) for stochastic rounding */
-} prob;
+typedef _qf_gemm_prob prob;
 
 qf_gemm_desc qf_gemm_desc_default(void)
 {
@@ -146,6 +141,15 @@ static void element_out(const qf_gemm_desc *d, const prob *p, size_t i, size_t j
         d->d_err[o] = qf_dot_acc_error(acc, d->cand[o]);
     if (d->d_status)
         d->d_status[o] = (uint8_t)qf_dot_acc_status(acc, v);
+}
+
+void _qf_gemm_exact_element(const qf_gemm_desc *d, const prob *p, size_t i, size_t j, qf_dot_acc *acc,
+                            qf_dot_acc *abs)
+{
+    int use_a = d->alpha != 0 && p->k > 0;
+    element_acc(d, p, use_a ? p->a + (ptrdiff_t)i * p->rsa : NULL, p->csa,
+                use_a ? p->b + (ptrdiff_t)j * p->csb : NULL, p->rsb, i, j, acc, d->d_abs ? abs : NULL);
+    element_out(d, p, i, j, acc, abs);
 }
 
 /* ---- The tiled engine ---------------------------------------------------------- */
@@ -420,14 +424,30 @@ static qf_status build(const qf_gemm_desc *d, prob **pr_out, size_t *np_out)
 qf_status qf_gemm(const qf_gemm_desc *d)
 {
     prob *pr;
-    size_t np;
+    size_t np, q, total = 0, n_exact = 0;
     qf_status st;
     if (!d)
         return QF_EINVAL;
     st = build(d, &pr, &np);
+    if (st == QF_OK && d->stats)
+        memset(d->stats, 0, sizeof *d->stats);
     if (st != QF_OK || !pr)
         return st;
-    st = run(d, pr, np);
+    for (q = 0; q < np; q++)
+        total += pr[q].m * pr[q].n;
+    if (_qf_gemm_fast_usable(d)) {
+        /* one problem at a time: the binary64 product is m x n doubles */
+        for (q = 0; q < np && st == QF_OK; q++)
+            st = _qf_gemm_fast(d, &pr[q], &n_exact);
+    } else {
+        st = run(d, pr, np);
+        n_exact = total;
+    }
+    if (st == QF_OK && d->stats) {
+        d->stats->n_elements = total;
+        d->stats->n_exact = n_exact;
+        d->stats->n_fast = total - n_exact;
+    }
     free(pr);
     return st;
 }
@@ -479,6 +499,8 @@ qf_status qf_gemv(const qf_gemm_desc *d, const double *x, ptrdiff_t incx, const 
         return QF_EINVAL;
     if ((st = check_rounding(d)) != QF_OK)
         return st;
+    if (d->stats)
+        memset(d->stats, 0, sizeof *d->stats);
     if (d->m == 0 || !wants_output(d))
         return QF_OK;
     read_a = d->alpha != 0 && d->k > 0;
@@ -510,5 +532,10 @@ qf_status qf_gemv(const qf_gemm_desc *d, const double *x, ptrdiff_t incx, const 
     p.csc = 0;
     p.rsd = (ptrdiff_t)d->ldd;
     p.csd = 0;
-    return run(d, &p, 1);
+    st = run(d, &p, 1);
+    if (st == QF_OK && d->stats) {
+        d->stats->n_elements = d->stats->n_exact = d->m;
+        d->stats->n_fast = 0;
+    }
+    return st;
 }

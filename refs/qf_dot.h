@@ -239,9 +239,37 @@ qf_status qf_dot(size_t n, const double *x, ptrdiff_t incx, const double *y, ptr
  *
  * threads: OpenMP threads (0: the OpenMP default).  Elements are computed
  * independently, so the bits do not depend on it.
+ *
+ * FAST PATH (qf_gemm, not qf_gemv; off with exact_only = 1).  The product
+ * is first computed in binary64 by a blocked kernel (any summation order,
+ * FMA or not), with a per-element bound proven for any such order:
+ *   |C64 - sum a b| <= gamma_K (|A||B|)_ij + K 2^-1074     (Higham 3.1, 3.5)
+ * with (|A||B|)_ij bounded by Cauchy-Schwarz (the rows' and columns' sums of
+ * squares, enlarged for their own rounding).  When every product is a
+ * multiple of a unit 2^(lsb row i + lsb column j) >= 2^-1074 and that bound
+ * is below 2^53 units, every partial sum was exact: C64 IS the exact sum
+ * (narrow inputs: bf16, fp16, FP8, int8 ... on real data).  An element is
+ * written from C64 when it is exact (alpha = 1, beta = 0), or when every
+ * number of [v - e, v + e] rounds to one code of `out` and that interval
+ * holds no value of `out` (which might be the exact result, status exact);
+ * every other element (NaN or Inf inputs, cancellation, binary64 targets
+ * of inexact sums, d_abs without an exact magnitude) is computed by the
+ * exact engine alone.  Stochastic rounding, d_err, alpha = 0 and K = 0
+ * use the exact engine for every element.  Codes, values, statuses and
+ * d_abs are the same bits as without the fast path (docs/refs.md "Fast
+ * GEMM" has the derivation).
  */
 typedef enum qf_layout { QF_ROW_MAJOR = 0, QF_COL_MAJOR = 1 } qf_layout;
 typedef enum qf_trans { QF_NO_TRANS = 0, QF_TRANS = 1 } qf_trans;
+
+/* How qf_gemm decided its elements (the certified fast path, docs/refs.md
+ * "Fast GEMM"): every element is counted once, in n_fast when the binary64
+ * product and its rigorous error bound decided it, in n_exact when the
+ * exact engine computed it.  The results are the same bits either way; the
+ * counts say what it cost. */
+typedef struct qf_gemm_stats {
+    size_t n_elements, n_fast, n_exact;
+} qf_gemm_stats;
 
 typedef struct qf_gemm_desc {
     qf_layout layout;
@@ -275,6 +303,10 @@ typedef struct qf_gemm_desc {
     const double *cand; /* candidate for d_err, laid out like D */
     int threads;        /* 0: OpenMP default */
     uint8_t *d_status;  /* qf_ref_status per element, laid out like D */
+    /* 1: no fast path, every element from the exact engine (as
+     * qf_ref_opts.slow_only; the tests compare both paths bit for bit). */
+    int exact_only;
+    qf_gemm_stats *stats; /* when not NULL: filled in (qf_gemm; qf_gemv: all exact) */
 } qf_gemm_desc;
 
 /* A desc with every field zero or NULL, except batch = 1, round = RNE,

@@ -63,6 +63,7 @@ static void sample_result(qf_result *r, int i)
     r->sampled = 1;
     r->ref_exact = 3;
     r->ref_rounded = 96;
+    r->ref_exact_engine = 7;
     r->det_checked = 1;
     r->det_equal = 1;
     r->timing.measured = 1;
@@ -106,6 +107,7 @@ START_TEST(roundtrip)
     ck_assert_uint_eq(b.ndims, 3);
     ck_assert_uint_eq(b.dims[2].value, 127);
     ck_assert_int_eq(b.timing.measured, 1);
+    ck_assert_uint_eq(b.ref_exact_engine, 7);
     sa = dump(&a);
     sb = dump(&b);
     ck_assert_str_eq(sa, sb);

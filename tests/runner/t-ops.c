@@ -470,6 +470,14 @@ START_TEST(ops_good_and_bad)
     expect(&sum, "q-fp8", "quantize.test.bad", QF_VERDICT_FAILED, "codes: 1 of 120");
     expect(&sum, "gemm", "gemm.test.fp8.good", QF_VERDICT_QUALIFIED, NULL);
     expect(&sum, "gemm", "gemm.test.fp8.bad", QF_VERDICT_FAILED, "bound");
+    {
+        /* The reference's two passes (binary64, bfloat16) left some of
+         * their evaluations to the exact engine and decided the others by
+         * qf_gemm's certified fast path (docs/refs.md "Fast GEMM"). */
+        const qf_result *g = find(&sum, "gemm", "gemm.test.fp8.good");
+        ck_assert_msg(g->ref_exact_engine > 0 && g->ref_exact_engine < 2 * g->n_checked,
+                      "gemm: %zu exact-engine evaluations for %zu elements", g->ref_exact_engine, g->n_checked);
+    }
     /* What the runner cannot check says so. */
     expect(&sum, "q-sr", "quantize.test.good", QF_VERDICT_UNSUPPORTED, "stochastic rounding");
     expect(&sum, "g-pc", "gemm.test.fp8.good", QF_VERDICT_UNSUPPORTED, "not per_token");

@@ -269,8 +269,9 @@ int _qf_pb_full(_qf_pb *p, size_t nc, const size_t *m, size_t n, const double *c
         if (c == 0 || pc[c].m != pc[c - 1].m) {
             qf_status s = qf_kernel_check(p->k, &op, p->t, why, sizeof why);
             if (s != QF_OK) {
+                size_t bad_m = pc[c].m; /* read before the free */
                 free(pc);
-                return perr(p, "the kernel refuses M = %zu, N = %zu, K = %zu: %s", pc[c].m, np, p->K, why);
+                return perr(p, "the kernel refuses M = %zu, N = %zu, K = %zu: %s", bad_m, np, p->K, why);
             }
         }
     }

@@ -92,7 +92,10 @@ static int add_child(_qf_tree *t, int v, int c)
         return -1;
     t->ch[v] = n;
     n[t->nch[v]++] = c;
-    t->size[v] += t->size[c];
+    /* A child not made yet (a copy made in index order reaches parents
+     * first) has no size: the copy's fix_sizes sums them afterwards. */
+    if (c < t->n)
+        t->size[v] += t->size[c];
     return 0;
 }
 
@@ -671,10 +674,11 @@ static int run_task(fprev *f, _qf_tree *t, task *tk, int col, task **tasks, size
         part[np++] = i;
         for (int s = 0; s < m; s++) {
             if (pl[s][0] > tk->level) {
+                int j = pl[s][1]; /* read before the free below */
                 free(part);
                 free(rest);
                 free(pl);
-                return bad_answer(f, i, pl[s][1], col);
+                return bad_answer(f, i, j, col);
             }
             if (pl[s][0] < tk->level)
                 part[np++] = pl[s][1];

@@ -158,11 +158,18 @@ START_TEST(json_keys)
     json_object_foreach(j, k, v) ck_assert_msg(_qf_claim_field(&c, k, v) == 0, "key %s", k);
     ck_assert(c.sum_order == QF_SUM_BLOCKED && c.sum_block == 64 && c.fma == QF_FMA_UNFUSED);
     ck_assert(c.acc_frac_bits == 13 && c.deterministic == 0 && c.math_rel_err == 1e-6 && c.acc_kind == QF_ACC_INT64);
-    /* wrong JSON types and unknown keys */
-    ck_assert(_qf_claim_field(&c, "acc_frac_bits", json_string("13")) == -1);
-    ck_assert(_qf_claim_field(&c, "fma", json_integer(1)) == -1);
-    ck_assert(_qf_claim_field(&c, "no_such_key", json_integer(1)) == -1);
-    ck_assert(_qf_claim_field(&c, "sum_order", json_string("any")) == 0 && c.sum_order == QF_SUM_SEQUENTIAL);
+    /* wrong JSON types and unknown keys (the values freed: a sanitizer
+     * build checks for leaks) */
+    {
+        json_t *s13 = json_string("13"), *i1 = json_integer(1), *any = json_string("any");
+        ck_assert(_qf_claim_field(&c, "acc_frac_bits", s13) == -1);
+        ck_assert(_qf_claim_field(&c, "fma", i1) == -1);
+        ck_assert(_qf_claim_field(&c, "no_such_key", i1) == -1);
+        ck_assert(_qf_claim_field(&c, "sum_order", any) == 0 && c.sum_order == QF_SUM_SEQUENTIAL);
+        json_decref(s13);
+        json_decref(i1);
+        json_decref(any);
+    }
     json_decref(j);
 }
 END_TEST

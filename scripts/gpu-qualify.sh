@@ -7,7 +7,8 @@
 #   2. builds qualify for that architecture only (CMAKE_CUDA_ARCHITECTURES
 #      = XY, "90a" on Hopper; QF_HIP_ARCHS = gfxNNN), in build-gpu/;
 #   3. runs the model-vs-hardware check (tests/cuda|hip/t-model-vs-hw), the
-#      GPU suite shapes/gpu.yaml (qualify run -j jobs);
+#      GPU suite shapes/gpu.yaml (qualify run -j jobs), and `qualify probe`
+#      on every GEMM kernel of the back end (probe/KERNEL.txt and .yaml);
 #   4. writes into OUTDIR: gpu-info.md (hardware identity and software
 #      revisions), model-vs-hw.md, results.json and report.md (qualify's
 #      reports of the suite), and log.txt (build and run output).
@@ -159,6 +160,22 @@ for (k, v), n in sorted(c.items()):
     print(f"| {k} | {v} | {n} |")
 print("\nGPU in provenance:", r.get("provenance", {}).get("gpu"))
 EOF
+fi
+# The probe of the matrix units (docs/probe.md): every GEMM kernel of this
+# back end, its revealed arithmetic and claim next to the models'.
+if [ $rc -ne 2 ] && command -v python3 >/dev/null; then
+    mkdir -p "$OUT/probe"
+    kernels=$("$BUILD/qualify" list kernels --op gemm --json 2>>"$LOG" | python3 -c '
+import json, sys
+for k in json.load(sys.stdin):
+    if k.get("backend") == sys.argv[1]:
+        print(k["name"])' "$vendor")
+    for k in $kernels; do
+        timeout 300 "$BUILD/qualify" probe "$k" -o "$OUT/probe/$k.yaml" >"$OUT/probe/$k.txt" 2>>"$LOG"
+        prc=$?
+        say "probe $k: exit $prc; $(grep -m1 'order:' "$OUT/probe/$k.txt" | sed 's/^ *//')"
+        echo "- \`$k\`: exit $prc, $(grep -m1 'order:' "$OUT/probe/$k.txt" | sed 's/^ *//'), $(grep -m1 'validation:' "$OUT/probe/$k.txt" | sed 's/^ *//')" >>"$OUT/gpu-info.md"
+    done
 fi
 python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null && say "torch worker on cuda (python/examples/torch.yaml, $OUT/torch): $(QUALIFY_TORCH_DEVICE=cuda PYTHONPATH="$SRC/python/src" "$BUILD/qualify" run "$SRC/python/examples/torch.yaml" --worker "python3 $SRC/python/examples/torch_kernels.py" -o "$OUT/torch" --timeout 120 2>>"$LOG" | grep 'case(s)')"
 say "suite exit status $run_rc; total $(($(date +%s) - t0)) s; reports in $OUT"

@@ -158,7 +158,7 @@ static const char *sweep(const gpu_case *c, const char *env, const char *name, c
     json_error_t e;
     size_t i;
     snprintf(suite, sizeof suite,
-             "suite: modules\ninputs: [normal]\nseeds: 1\ngroups:\n  - name: g\n    op: %s\n    kernels: "
+             "suite: modules\nrefute: false\ninputs: [normal]\nseeds: 1\ngroups:\n  - name: g\n    op: %s\n    kernels: "
              "[%s, %s]\n"
              "    dtypes: [%s]\n    shapes: [%s]\n",
              c->op, c->kernel, c->cpu_kernel, c->dtype, c->shape);

@@ -10,6 +10,8 @@
 #ifndef QF__WORKER_H
 #define QF__WORKER_H
 
+#include <sys/types.h>
+
 #include "qf_kernel.h"
 #include "qf_result.h"
 
@@ -31,6 +33,33 @@ int _qf_worker_read_line(_qf_line_reader *rd, int fd, int timeout_ms, char **lin
 /* Write all of buf: 0, or -1 when the reader is gone (SIGPIPE is ignored
  * around the write). */
 int _qf_worker_write_all(int fd, const char *buf, size_t n);
+
+/* ---- Processes (worker_proc.c) ---- */
+
+#define LINE_MAX_B (1u << 20) /* the longest protocol line */
+#define LABEL_MAX  128        /* the name the relay prefixes, with its NUL */
+
+/* The parent's view of one running instance (copied into its children). */
+typedef struct instance {
+    pid_t pid;   /* 0: not running */
+    pid_t relay; /* the process prefixing its standard error, or 0 */
+    int to, from;
+    int fails; /* faults in a row */
+} instance;
+
+void _qf_wproc_nap_ms(long ms);
+/* Start CMD (/bin/sh -c, a process group of its own, the protocol on its
+ * stdin and stdout, its stderr through a relay prefixing "[worker NAME] "
+ * with NAME read from the shared label at each line): 0, or -1 with the
+ * reason in err. */
+int _qf_wproc_spawn(const char *cmd, const volatile char *label, instance *in, char *err, size_t err_size);
+/* Close the protocol's pipes of an instance. */
+void _qf_wproc_close_fds(instance *in);
+/* Wait up to ms for pid, then kill its process group and it; its status. */
+int _qf_wproc_reap(pid_t pid, long ms);
+/* Reap the stderr relay of an instance (it ends when every writer closed
+ * the pipe; killed after 500 ms otherwise). */
+void _qf_wproc_relay_reap(instance *in);
 
 void _qf_worker_before_pair(const qf_kernel *k, int slot);
 

@@ -1,0 +1,310 @@
+/* worker_proc.c: the processes of a kernel worker (worker.c, _worker.h):
+ * starting an instance (/bin/sh -c CMD in a process group of its own, its
+ * stdin and stdout the protocol's pipes), the relay that prefixes its
+ * standard error with its name, reaping and killing, and the protocol's
+ * line I/O that both ends use (serve.c is the other).  worker.c keeps the
+ * protocol and the bookkeeping of instances per job slot. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "_runner.h"
+#include "_status.h"
+#include "_worker.h"
+
+/* A message into err[size] (when there is room). */
+#define say(err, size, ...) ((void)_qf_fail(err, size, QF_OK, NULL, __VA_ARGS__))
+
+void _qf_wproc_nap_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- Lines -------------------------------------------------------------- */
+
+typedef _qf_line_reader reader;
+
+#define write_all _qf_worker_write_all
+
+/* timeout_ms < 0 waits for ever (the runner's time limit kills a kernel
+ * child that waits too long). */
+int _qf_worker_read_line(reader *rd, int fd, int timeout_ms, char **line)
+{
+    double t0 = _qf_rp_now_s();
+    for (;;) {
+        char *nl = rd->len ? memchr(rd->buf, '\n', rd->len) : NULL;
+        struct pollfd pf;
+        ssize_t n;
+        int wait = timeout_ms;
+        if (nl) {
+            size_t used = (size_t)(nl - rd->buf) + 1;
+            static char *out;
+            static size_t outcap;
+            if (outcap < used) {
+                char *o = realloc(out, used);
+                if (!o)
+                    return -1;
+                out = o;
+                outcap = used;
+            }
+            memcpy(out, rd->buf, used - 1);
+            out[used - 1] = '\0';
+            memmove(rd->buf, rd->buf + used, rd->len - used);
+            rd->len -= used;
+            *line = out;
+            return 1;
+        }
+        if (rd->len > LINE_MAX_B)
+            return -2;
+        if (rd->cap - rd->len < 65536) {
+            size_t nc = rd->cap ? 2 * rd->cap : 65536;
+            char *b = realloc(rd->buf, nc);
+            if (!b)
+                return -1;
+            rd->buf = b;
+            rd->cap = nc;
+        }
+        if (timeout_ms >= 0) {
+            wait = timeout_ms - (int)((_qf_rp_now_s() - t0) * 1000);
+            if (wait <= 0)
+                return 0;
+        }
+        pf.fd = fd;
+        pf.events = POLLIN;
+        pf.revents = 0;
+        if (poll(&pf, 1, wait) < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (!pf.revents)
+            continue;
+        n = read(fd, rd->buf + rd->len, rd->cap - rd->len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        rd->len += (size_t)n;
+    }
+}
+
+/* Write all of buf; -1 (errno EPIPE) when the reader is gone.  SIGPIPE is
+ * ignored around the write so that a dead worker is an error, not the
+ * death of the writer. */
+int _qf_worker_write_all(int fd, const char *buf, size_t n)
+{
+    struct sigaction ign, old;
+    int rc = 0;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ign, &old);
+    while (n) {
+        ssize_t w = write(fd, buf, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            rc = -1;
+            break;
+        }
+        buf += w;
+        n -= (size_t)w;
+    }
+    sigaction(SIGPIPE, &old, NULL);
+    return rc;
+}
+
+/* ---- Instances ------------------------------------------------------------ */
+
+void _qf_wproc_close_fds(instance *in)
+{
+    if (in->to >= 0)
+        close(in->to);
+    if (in->from >= 0)
+        close(in->from);
+    in->to = in->from = -1;
+}
+
+
+/* The relay ends once the worker (and all it started) closed its standard
+ * error; one that outlives that (a worker's daemonized grandchild holding
+ * the pipe) is killed after a short wait. */
+void _qf_wproc_relay_reap(instance *in)
+{
+    if (in->relay > 0)
+        _qf_wproc_reap(in->relay, 500);
+    in->relay = 0;
+}
+
+/* Wait up to ms for pid, then kill it; its wait status. */
+int _qf_wproc_reap(pid_t pid, long ms)
+{
+    int st = 0;
+    long waited = 0;
+    for (;;) {
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid || (w < 0 && errno != EINTR))
+            return st;
+        if (waited >= ms)
+            break;
+        _qf_wproc_nap_ms(5);
+        waited += 5;
+    }
+    /* The whole process group: /bin/sh may run the command as its own
+     * child, which would otherwise live on (hung, holding our pipes and the
+     * caller's stderr) after the shell is killed. */
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return st;
+}
+
+/* The relay: copies the worker's standard error (the pipe on fd 0) to
+ * ours line by line, each line prefixed with "[worker NAME] ", so that a
+ * worker's messages (a Python traceback) are told apart from qualify's and
+ * from other workers'.  NAME is the hello's name, read from shared memory
+ * at each line (the parent learns it after the relay started); until the
+ * hello, the command.  It runs until every writer has closed the pipe, so
+ * the last words of a worker that died are not lost. */
+static void relay_run(const volatile char *label, const char *cmd) __attribute__((noreturn));
+
+static void relay_flush(const volatile char *label, const char *cmd, char *line, size_t len)
+{
+    char name[LABEL_MAX], pre[LABEL_MAX + 16];
+    struct iovec iov[2];
+    size_t i;
+    for (i = 0; i + 1 < sizeof name && label[i]; i++)
+        name[i] = label[i];
+    name[i] = '\0';
+    iov[0].iov_base = pre;
+    iov[0].iov_len = (size_t)snprintf(pre, sizeof pre, "[worker %.100s] ", name[0] ? name : cmd);
+    if (iov[0].iov_len >= sizeof pre)
+        iov[0].iov_len = sizeof pre - 1;
+    iov[1].iov_base = line;
+    iov[1].iov_len = len;
+    if (writev(2, iov, 2) < 0 && errno != EINTR)
+        _exit(0);
+}
+
+static void relay_run(const volatile char *label, const char *cmd)
+{
+    char buf[4096], line[4096];
+    size_t len = 0;
+    ssize_t n;
+    signal(SIGPIPE, SIG_IGN);
+    while ((n = read(0, buf, sizeof buf)) != 0) {
+        ssize_t i;
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        for (i = 0; i < n; i++) {
+            line[len++] = buf[i];
+            if (buf[i] == '\n' || len == sizeof line - 1) {
+                if (buf[i] != '\n')
+                    line[len++] = '\n';
+                relay_flush(label, cmd, line, len);
+                len = 0;
+            }
+        }
+    }
+    if (len) {
+        line[len++] = '\n';
+        relay_flush(label, cmd, line, len);
+    }
+    _exit(0);
+}
+
+/* Start the relay of a worker; its pid and its pipe's write end in *wr,
+ * or -1 (the worker then writes to our standard error directly). */
+static pid_t relay_start(const volatile char *label, const char *cmd, int *wr)
+{
+    int ep[2];
+    pid_t pid;
+    *wr = -1;
+    if (pipe2(ep, O_CLOEXEC))
+        return -1;
+    pid = fork();
+    if (pid == 0) {
+        /* Nothing of ours but the pipe and stderr: an inherited end of a
+         * worker's stdin would keep that worker from seeing EOF. */
+        if (dup2(ep[0], 0) < 0)
+            _exit(0);
+        {
+            long fd, max = sysconf(_SC_OPEN_MAX);
+            for (fd = 3; fd < (max > 0 ? max : 1024); fd++)
+                close((int)fd);
+        }
+        relay_run(label, cmd);
+    }
+    close(ep[0]);
+    if (pid < 0) {
+        close(ep[1]);
+        return -1;
+    }
+    *wr = ep[1];
+    return pid;
+}
+
+int _qf_wproc_spawn(const char *cmd, const volatile char *label, instance *in, char *err, size_t err_size)
+{
+    int tw[2], fr[2], ew;
+    pid_t pid;
+    if (pipe2(tw, O_CLOEXEC))
+        return say(err, err_size, "cannot create a pipe: %s", strerror(errno)), -1;
+    if (pipe2(fr, O_CLOEXEC)) {
+        close(tw[0]);
+        close(tw[1]);
+        return say(err, err_size, "cannot create a pipe: %s", strerror(errno)), -1;
+    }
+    fflush(NULL);
+    in->relay = relay_start(label, cmd, &ew);
+    if (in->relay < 0)
+        in->relay = 0;
+    pid = fork();
+    if (pid < 0) {
+        say(err, err_size, "cannot fork: %s", strerror(errno));
+        if (ew >= 0)
+            close(ew);
+        _qf_wproc_relay_reap(in);
+        close(tw[0]);
+        close(tw[1]);
+        close(fr[0]);
+        close(fr[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        /* dup2 clears close-on-exec on 0 and 1; every other descriptor of
+         * ours (other workers' pipes) closes at exec. */
+        if (dup2(tw[0], 0) < 0 || dup2(fr[1], 1) < 0 || (ew >= 0 && dup2(ew, 2) < 0))
+            _exit(127);
+        /* A process group of its own, so that killing the worker kills
+         * everything the shell started (reap). */
+        setpgid(0, 0);
+        signal(SIGPIPE, SIG_DFL);
+        setenv("QUALIFY_WORKER_PROTOCOL", "1", 1);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    setpgid(pid, pid); /* also here: whichever of the two runs first */
+    if (ew >= 0)
+        close(ew);
+    close(tw[0]);
+    close(fr[1]);
+    in->pid = pid;
+    in->to = tw[1];
+    in->from = fr[0];
+    return 0;
+}
+

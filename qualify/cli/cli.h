@@ -41,6 +41,12 @@ typedef struct qf_cli_sources {
  * loaded (QF_EXIT_FAIL when the built-ins cannot be registered). */
 struct qf_registry;
 int qf_cli_registry(const char *cmd, const qf_cli_sources *src, struct qf_registry **out);
+/* One getopt result c of the kernel-source options ('P' --plugin, 'A'
+ * --adapter, 'W' --worker) into src's arrays (plugins, adapters, workers,
+ * max entries each, owned by the caller): 1 when c was one of them, 0 when
+ * not, -1 (a usage error printed for cmd) past max. */
+int qf_cli_source_opt(const char *cmd, int c, const char *arg, qf_cli_sources *src, const char **plugins,
+                      const char **adapters, const char **workers, size_t max);
 
 /* `--isolate server` (cli/kernels.c): start the kernel server (`qualify
  * kernel-server` with src's plugins, adapters and claims) and route reg's

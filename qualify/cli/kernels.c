@@ -122,3 +122,18 @@ int qf_cli_route_servers(const char *cmd, const qf_cli_sources *src, qf_registry
     }
     return QF_EXIT_OK;
 }
+
+int qf_cli_source_opt(const char *cmd, int c, const char *arg, qf_cli_sources *src, const char **plugins,
+                      const char **adapters, const char **workers, size_t max)
+{
+    const char **arr = c == 'P' ? plugins : c == 'A' ? adapters : c == 'W' ? workers : NULL;
+    size_t *n = c == 'P' ? &src->nplugins : c == 'A' ? &src->nadapters : &src->nworkers;
+    if (!arr)
+        return 0;
+    if (*n >= max)
+        return qf_cli_usage_error(cmd, "at most %zu --%s options", max,
+                                  c == 'P' ? "plugin" : c == 'A' ? "adapter" : "worker"),
+               -1;
+    arr[(*n)++] = arg;
+    return 1;
+}

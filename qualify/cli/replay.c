@@ -57,20 +57,17 @@ int qf_cli_replay(int argc, char **argv)
                 return qf_cli_usage_error("replay", "--n %s: at least 1 case", optarg);
             break;
         case 'd': dtype = optarg; break;
-        case 'P':
-            if (src.nplugins < 16)
-                plugins[src.nplugins++] = optarg;
-            break;
-        case 'A':
-            if (src.nadapters < 16)
-                adapters[src.nadapters++] = optarg;
-            break;
-        case 'W':
-            if (src.nworkers < 16)
-                workers[src.nworkers++] = optarg;
-            break;
         case 'h': usage(stdout); return QF_EXIT_OK;
-        default: usage(stderr); return QF_EXIT_USAGE;
+        default: {
+            int h = qf_cli_source_opt("replay", c, optarg, &src, plugins, adapters, workers, 16);
+            if (h < 0)
+                return QF_EXIT_USAGE;
+            if (h == 0) {
+                usage(stderr);
+                return QF_EXIT_USAGE;
+            }
+            break;
+        }
         }
     }
     if (optind != argc - 1 || !file) {

@@ -97,9 +97,20 @@ static int tiny_below(_qf_sink *s, const _qf_iv *S1, size_t k, size_t i)
  *     d_j - L never cancels: the result is -(|d_j| + L) in magnitude, and
  *     the largest entry's -L keeps its relative accuracy however small
  *     S1 is (log1p, no 1 + S1 formed).
- * Every result may be a target value as far as this code knows (softmax of
- * a constant row of 2^j entries is exactly 2^-j), so enclosures that hold
- * one go to MPFR (may_be_exact).  Rows with an entry more than 700 below
+ * Which results can be target values (MPFR would call them EXACT): with
+ * the d_i = a_i - a_m rational, a rational softmax_j = q or log_softmax_j
+ * = q would give k + sum c_i exp(d_i) = exp(d_j) / q, resp. exp(d_j - q)
+ * (c_i the multiplicities of the distinct nonzero d_i), a vanishing
+ * combination of exponentials of distinct rationals with nonzero
+ * coefficients unless every d_i term is gone; the Lindemann-Weierstrass
+ * theorem (A. Baker, Transcendental Number Theory, 1975, Theorem 1.4)
+ * forbids it.  So softmax is exact only for rows with no entry below the
+ * largest (k = n: 1/n), and log-softmax only for a single entry (0, which
+ * the decision leaves to MPFR anyway): may_be_exact is k == n for softmax
+ * and 0 for log-softmax.  That decides elements such as the log-softmax
+ * of -50 next to 0 (-50 - 2e-22: in round to nearest, -50, status
+ * rounded), whose enclosure holds the target value -50 but not the exact
+ * result.  Rows with an entry more than 700 below
  * the largest (exp would underflow) are left to MPFR whole.  Memory: 8
  * bytes per element of the row for softmax, 24 for log-softmax. */
 static int sm_fast_row(const sm_ctx *k, const double *x, size_t base)
@@ -127,7 +138,7 @@ static int sm_fast_row(const sm_ctx *k, const double *x, size_t base)
         double R = 1.01 * (2 * fr.eta + fr.rel_S + 2 * u) + 2 * u, inv = 1 / fr.S;
         for (j = 0; j < n; j++) {
             double y = E[j] * inv;
-            done += (size_t)_qf_fast_decide(&dst, base + j, y, fabs(y) * R, 1);
+            done += (size_t)_qf_fast_decide(&dst, base + j, y, fabs(y) * R, fr.k == n);
         }
     } else {
         double kd = (double)fr.k, t = fr.S1 / kd, L, L1, Lk, rel;
@@ -147,7 +158,7 @@ static int sm_fast_row(const sm_ctx *k, const double *x, size_t base)
         for (j = 0; j < n; j++) {
             double y = d[j] - L;
             double e = (fabs(dlo[j]) + fr.lo_err + rel * L * (1 + 2 * rel) + u * fabs(y) * (1 + 2 * u)) * (1 + 8 * u);
-            done += (size_t)_qf_fast_decide(&dst, base + j, y, e, 1);
+            done += (size_t)_qf_fast_decide(&dst, base + j, y, e, 0);
         }
     }
     _qf_fast_end(&dst);

@@ -352,8 +352,47 @@ START_TEST(fraction)
 }
 END_TEST
 
+/* Enclosures that hold a target value which cannot be the exact result
+ * (docs/refs.md "Fast path": Lindemann-Weierstrass): the log-softmax of
+ * integers far below the largest (-50 - 2e-22), the softmax of 4 largest
+ * entries beside tiny ones (1/4 - 1e-42): decided by the fast path, the
+ * same as MPFR's, in round to nearest; a constant row's exact 1/8 still
+ * goes to MPFR (status exact). */
+START_TEST(near_exact)
+{
+    static const double x[3][8] = {{0, -50, -55, -60, -52, -51, -58, -59},
+                                   {0, -95, 0, -95.5, 0, -96, 0, -95.25},
+                                   {2, 2, 2, 2, 2, 2, 2, 2}};
+    static const size_t want_fast[2][3] = {{8, 8, 0}, {8, 8, 8}};
+    int op, r;
+    size_t i;
+    for (op = 0; op < 2; op++)
+        for (r = 0; r < 3; r++) {
+            qf_ref_opts o = qf_ref_opts_default(), os;
+            qf_ref_out a, b;
+            o.format = qf_format_get(QF_FLOAT32);
+            o.threads = 1;
+            os = o;
+            os.slow_only = 1;
+            ck_assert_int_eq(qf_ref_out_alloc(&a, 8), QF_OK);
+            ck_assert_int_eq(qf_ref_out_alloc(&b, 8), QF_OK);
+            ck_assert_int_eq(run_op(op, &o, x[r], 1, 8, 1.0, NULL, &a), QF_OK);
+            ck_assert_int_eq(run_op(op, &os, x[r], 1, 8, 1.0, NULL, &b), QF_OK);
+            for (i = 0; i < 8; i++)
+                ck_assert_msg(same(&a, &b, i), "%s row %d [%zu]: fast %a status %d, MPFR %a status %d", op_names[op], r,
+                              i, a.value[i], a.status[i], b.value[i], b.status[i]);
+            ck_assert_msg(a.n_fast == want_fast[op][r], "%s row %d: %zu fast, %zu expected", op_names[op], r,
+                          a.n_fast, want_fast[op][r]);
+            if (op == OP_SOFTMAX && r == 2)
+                ck_assert_uint_eq(a.n_exact, 8); /* 1/8 */
+            qf_ref_out_free(&a);
+            qf_ref_out_free(&b);
+        }
+}
+END_TEST
+
 int main(void)
 {
-    const TTest *const tests[] = {helpers, expsum, rows, fraction, NULL};
+    const TTest *const tests[] = {helpers, expsum, rows, fraction, near_exact, NULL};
     return qf_test_main("refs/fast_rows", "fast_rows", 600, NULL, NULL, tests);
 }

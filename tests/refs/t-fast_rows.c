@@ -341,6 +341,18 @@ START_TEST(fraction)
         ck_assert_int_eq(qf_ref_out_alloc(&a, n), QF_OK);
         ck_assert_int_eq(run_op(op, &o, x, rows, cols, 1.0, &np, &a), QF_OK);
         printf("%s: %zu of %zu fast\n", op_names[op], a.n_fast, n);
+        {
+            /* two threads: the same elements, the same count (each row
+             * adds its count to the sink once) */
+            qf_ref_out a2;
+            o.threads = 2;
+            ck_assert_int_eq(qf_ref_out_alloc(&a2, n), QF_OK);
+            ck_assert_int_eq(run_op(op, &o, x, rows, cols, 1.0, &np, &a2), QF_OK);
+            ck_assert_uint_eq(a2.n_fast, a.n_fast);
+            for (i = 0; i < n; i++)
+                ck_assert_msg(same(&a, &a2, i), "%s [%zu]: 1 and 2 threads differ", op_names[op], i);
+            qf_ref_out_free(&a2);
+        }
         /* the bound is about 2^-48 relative, float32 spacing 2^-24: an
          * element is undecided with probability near 2^-23; allow 1e-3 */
         ck_assert_msg((double)(n - a.n_fast) <= 1e-3 * (double)n, "%s: %zu of %zu needed MPFR", op_names[op],

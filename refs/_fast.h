@@ -59,7 +59,9 @@ int _qf_fast_act(qf_ref_act act, double x, _qf_fenc *r);
 /* ---- Rows (softmax, log-softmax, norms; attention and the router may use
  * them too) ---- */
 
-/* The shifted exponentials of one row of finite a_j = scale x_j:
+/* The shifted exponentials of one row of a_j = scale x_j, finite or -inf
+ * (a masked entry: x_j infinite of the sign opposite to scale's, E[j] = 0
+ * exactly, d[j] = -inf; at least one entry finite):
  *   t_j = RN(scale x_j), jm the first index of max t_j (tm = t_jm), the
  *   shift a_jm (t_jm plus its FMA residual: exact);
  *   d[j] + dlo[j] = a_j - a_jm up to lo_err (0 when scale = 1: then
@@ -73,11 +75,13 @@ int _qf_fast_act(qf_ref_act act, double x, _qf_fenc *r);
  * d and dlo may be NULL (softmax needs neither).  Returns 0 (use MPFR for
  * the row) when an entry lies more than 700 below the largest, a product
  * overflows or its residual could be inexact (0 < |a_j| < 2^-960 with
- * scale != 1) or large (|residual| > 2^-12).  Memory: the caller's E (and
+ * scale != 1) or large (|residual| > 2^-12), or an entry is NaN, +inf
+ * after the scale, or every entry is masked.  Memory: the caller's E (and
  * d, dlo): 8 (24) bytes per element of one row. */
 typedef struct _qf_fast_row {
     double m;      /* tm */
     size_t k;      /* entries equal to the shift */
+    size_t nfin;   /* entries not masked */
     double S, S1;  /* k + S1 and the sum of the other E[j] */
     double eta;    /* relative bound of each E[j] */
     double rel_S1; /* relative bound of S1 against the exact sum of the E[j] */

@@ -422,25 +422,42 @@ double _qf_fast_sum2(const double *x, size_t n, int sq, double *bound)
 int _qf_fast_expsum(const double *x, size_t n, double scale, double *E, double *d, double *dlo, _qf_fast_row *r)
 {
     double tm = -INFINITY, resm = 0, s = 0, c = 0, g2 = gamma_sq(n);
-    size_t j, jm = 0, k = 0;
+    size_t j, jm = 0, k = 0, nfin = 0;
     int inexact = 0;
     if (n == 0)
         return 0;
     for (j = 0; j < n; j++) {
         double t = scale * x[j];
+        if (isinf(x[j]) && scale != 0 && (x[j] > 0) != (scale > 0))
+            continue; /* scale x = -inf: a masked entry, weight 0 */
         if (!(fabs(t) <= 0x1.fffffffffffffp+1023) || (scale != 1 && x[j] != 0 && fabs(t) < 0x1p-960))
             return 0;
+        nfin++;
         if (t > tm) {
             tm = t;
             jm = j;
         }
     }
+    if (nfin == 0)
+        return 0;
     /* The shift is a_jm = tm + resm exactly (any shift gives the same
      * softmax; the largest one keeps every argument <= 2^-10). */
     if (scale != 1)
         resm = fma(scale, x[jm], -tm);
     for (j = 0; j < n; j++) {
-        double t = scale * x[j], res = scale != 1 ? fma(scale, x[j], -t) : 0, dh = t - tm, bb = dh - t, lo;
+        double t, res, dh, bb, lo;
+        if (isinf(x[j])) {
+            E[j] = 0; /* masked (checked above) */
+            if (d) {
+                d[j] = -INFINITY;
+                dlo[j] = 0;
+            }
+            continue;
+        }
+        t = scale * x[j];
+        res = scale != 1 ? fma(scale, x[j], -t) : 0;
+        dh = t - tm;
+        bb = dh - t;
         /* TwoSum(t, -tm): dh + dl = t - tm exactly */
         double dl = (t - (dh - bb)) + (-tm - bb);
         if (res != resm) {
@@ -473,6 +490,7 @@ int _qf_fast_expsum(const double *x, size_t n, double scale, double *E, double *
     }
     r->m = tm;
     r->k = k;
+    r->nfin = nfin;
     r->S1 = s + c;
     r->lo_err = inexact ? 0x1p-62 : 0;
     /* exp(a + eps) = exp(a) (1 + d), |d| <= 1.01 |eps| */

@@ -76,7 +76,7 @@ static int tiny_below(_qf_sink *s, const _qf_iv *S1, size_t k, size_t i)
     return done;
 }
 
-/* Softmax or log-softmax of a row of finite entries in binary64 (_fast.h),
+/* Softmax or log-softmax of a row of finite or masked entries in binary64 (_fast.h),
  * deciding what it can; 1 when every element of the row was decided.
  * _qf_fast_expsum gives E_j = exp(a_j - a_m) (1 + eta_j), |eta_j| <= eta
  * (6 u, a_m the largest entry's exact scale x), S = sum E_j with relative
@@ -107,7 +107,8 @@ static int tiny_below(_qf_sink *s, const _qf_iv *S1, size_t k, size_t i)
  * forbids it.  So softmax is exact only for rows with no entry below the
  * largest (k = n: 1/n), and log-softmax only for a single entry (0, which
  * the decision leaves to MPFR anyway): may_be_exact is k == n for softmax
- * and 0 for log-softmax.  That decides elements such as the log-softmax
+ * and 0 for log-softmax (n counting the entries that are not masked:
+ * scale x = -inf, weight 0, written exactly as 0 and -inf).  That decides elements such as the log-softmax
  * of -50 next to 0 (-50 - 2e-22: in round to nearest, -50, status
  * rounded), whose enclosure holds the target value -50 but not the exact
  * result.  Rows with an entry more than 700 below
@@ -138,7 +139,12 @@ static int sm_fast_row(const sm_ctx *k, const double *x, size_t base)
         double R = 1.01 * (2 * fr.eta + fr.rel_S + 2 * u) + 2 * u, inv = 1 / fr.S;
         for (j = 0; j < n; j++) {
             double y = E[j] * inv;
-            done += (size_t)_qf_fast_decide(&dst, base + j, y, fabs(y) * R, fr.k == n);
+            if (isinf(x[j])) { /* masked: 0 exactly, as MPFR's path writes it */
+                _qf_sink_put_d(k->s, base + j, 0.0);
+                done++;
+                continue;
+            }
+            done += (size_t)_qf_fast_decide(&dst, base + j, y, fabs(y) * R, fr.k == fr.nfin);
         }
     } else {
         double kd = (double)fr.k, t = fr.S1 / kd, L, L1, Lk, rel;
@@ -157,6 +163,11 @@ static int sm_fast_row(const sm_ctx *k, const double *x, size_t base)
         }
         for (j = 0; j < n; j++) {
             double y = d[j] - L;
+            if (isinf(x[j])) { /* masked: -inf exactly */
+                _qf_sink_put_d(k->s, base + j, -INFINITY);
+                done++;
+                continue;
+            }
             double e = (fabs(dlo[j]) + fr.lo_err + rel * L * (1 + 2 * rel) + u * fabs(y) * (1 + 2 * u)) * (1 + 8 * u);
             done += (size_t)_qf_fast_decide(&dst, base + j, y, e, 0);
         }
@@ -178,10 +189,9 @@ static int sm_row(void *vctx, size_t r)
     mpfr_prec_t w = c->w0;
     _qf_ziv zv;
 
-    /* Binary64 first (rows of finite entries); MPFR only for what is left. */
-    for (j = 0; j < n && isfinite(x[j]); j++)
-        ;
-    if (j == n && sm_fast_row(k, x, base))
+    /* Binary64 first (it declines rows with NaN or +inf after the scale);
+     * MPFR only for what is left. */
+    if (sm_fast_row(k, x, base))
         return 0;
     fin = malloc(n);
     z = malloc(n * sizeof *z);

@@ -9,7 +9,8 @@
  *     (ties-close), huge and tiny ranges (rows past exp's range go to
  *     MPFR), rows of one element, log-softmax of a largest entry far above
  *     the rest (-log1p of a tiny sum), constant rows (LayerNorm: the bias
- *     exactly; softmax: 1/n), subnormal results, a scale, weights and
+ *     exactly; softmax: 1/n), subnormal results, masked entries (-inf:
+ *     weight 0) and undefined rows (NaN, +inf), a scale, weights and
  *     biases, float32 (the inline decision) and other formats and modes;
  *   - fraction: on N(0, 1)-like rows into float32 the fast path decides
  *     all but a few elements (the bench's slow-path fraction, issue 15:
@@ -210,6 +211,18 @@ START_TEST(expsum)
         ck_assert(!_qf_fast_expsum(y, 2, 1, E, NULL, NULL, &fr));
         y[1] = 1e308;
         ck_assert(!_qf_fast_expsum(y, 2, 10, E, NULL, NULL, &fr));
+        /* masked entries (scale x = -inf) weigh 0; +inf, NaN and a row of
+         * masked entries only are declined */
+        {
+            double z[3] = {0, INFINITY, 1};
+            ck_assert(_qf_fast_expsum(z, 3, -2, E, d, dlo, &fr));
+            ck_assert(E[1] == 0 && d[1] == -INFINITY && fr.nfin == 2 && fr.k == 1 && E[0] == 1);
+            ck_assert(!_qf_fast_expsum(z, 3, 2, E, NULL, NULL, &fr));
+            z[1] = NAN;
+            ck_assert(!_qf_fast_expsum(z, 3, 1, E, NULL, NULL, &fr));
+            z[0] = z[1] = z[2] = -INFINITY;
+            ck_assert(!_qf_fast_expsum(z, 3, 1, E, NULL, NULL, &fr));
+        }
     }
     mpfr_clears(a, am, r, s, sum, (mpfr_ptr)0);
     qf_test_tally("fast expsum", used, bad);
@@ -231,7 +244,7 @@ static qf_status run_op(int op, const qf_ref_opts *o, const double *x, size_t ro
 }
 
 #define COLS 64
-#define ROWS 40
+#define ROWS 52
 
 /* Row r of the hard set (COLS wide; the first entries of rows 0..2 make
  * rows of one element through cols = 1 separately). */
@@ -241,7 +254,7 @@ static void hard_row(uint64_t *st, size_t r, double *x)
     double base = normalish(st);
     for (j = 0; j < COLS; j++) {
         double v;
-        switch (r % 10) {
+        switch (r % 13) {
         case 0: v = normalish(st); break;
         case 1: v = (double)(float)(base + 0x1p-20 * (double)(j % 4)); break; /* ties-close */
         case 2: v = j == 0 ? 0 : -50 - 10 * qf_test_unif01(st); break;   /* log-softmax: -log1p(tiny) */
@@ -251,7 +264,10 @@ static void hard_row(uint64_t *st, size_t r, double *x)
         case 6: v = j == 5 ? 0 : -800 * qf_test_unif01(st); break;        /* past exp's range: MPFR */
         case 7: v = 1e4 + unif(st, 8); break;                             /* large mean, small spread */
         case 8: v = ldexp(normalish(st), -140); break;                    /* tiny: norms' underflow edge */
-        default: v = unif(st, 30); break;
+        case 9: v = unif(st, 30); break;
+        case 10: v = j % 3 ? normalish(st) : -INFINITY; break; /* masked entries */
+        case 11: v = j == 7 ? 1.5 : -INFINITY; break;           /* one entry left */
+        default: v = j == 9 ? NAN : j == 4 ? INFINITY : 0.5; break; /* undefined */
         }
         x[j] = (double)(float)v;
     }

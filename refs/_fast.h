@@ -5,10 +5,11 @@
  * an absolute bound e with |v - f(x)| <= e for the real value f(x); the sink
  * decides the rounding from [v - e, v + e] when both ends round alike
  * (_qf_sink_decide_fast), and only the other elements go to the MPFR
- * enclosures.  Nothing here calls the C library's exp or erfc: their errors
- * are documented (the glibc manual's table of known maximum errors) but not
- * proven, so exp and erf/erfc are evaluated here by formulas whose error
- * the comments derive (docs/refs.md "Fast path" gives the derivations).
+ * enclosures.  Nothing here calls the C library's exp, log or erfc: their
+ * errors are documented (the glibc manual's table of known maximum errors)
+ * but not proven, so exp, log1p and erf/erfc are evaluated here by formulas
+ * whose error the comments derive (docs/refs.md "Fast path" gives the
+ * derivations).
  * Relative bounds are in units of u = 2^-53 and every step's rounding is
  * counted whether or not the compiler contracts to FMA (the build turns
  * contraction off; the bounds hold either way).
@@ -91,8 +92,8 @@ typedef struct _qf_fast_row {
 int _qf_fast_expsum(const double *x, size_t n, double scale, double *E, double *d, double *dlo, _qf_fast_row *r);
 
 /* Sum2 of n doubles (Ogita, Rump and Oishi, above): the sum, and in *bound
- * the absolute bound (u |s| + gamma_{n-1}^2 sum |x_j|) * (1 + 2^-40) on its
- * error; sq = 1 sums the rounded squares RN(x_j^2) instead (the squares'
+ * an absolute bound on its error, (u |s| + gamma_{n-1}^2 2a) (1 + 2^-40)
+ * with a the recursive sum of |x_j| (2a >= sum |x_j| for n u < 1/2); sq = 1 sums the rounded squares RN(x_j^2) instead (the squares'
  * own roundings are the caller's: at most u each, relative). */
 double _qf_fast_sum2(const double *x, size_t n, int sq, double *bound);
 

@@ -71,7 +71,7 @@ static int nm_fast_row(const nm_ctx *k, const double *x, size_t base)
     size_t n = P->cols, j, done = 0;
     _qf_fast_dst dst;
     double Q, bQ, rhoQ, mu = 0, dmu = 0, D, inv, R, gmu;
-    if (k->c->slow_only || n == 0 || n > ((size_t)1 << 40))
+    if (k->c->slow_only || n == 0 || (double)n > 0x1p40)
         return 0;
     if (!k->layer) {
         Q = _qf_fast_sum2(x, n, 1, &bQ);

@@ -77,6 +77,17 @@ static int rank_cmp(const void *a, const void *b)
     return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
+/* "qualify audit: FILE: tensor 'NAME'" on stderr, the caller ending the
+ * line: a tensor's name is shown, never obeyed by the terminal. */
+static void say_tensor(const char *file, const char *name)
+{
+    fputs("qualify audit: ", stderr);
+    _qf_esc_term(stderr, file);
+    fputs(": tensor '", stderr);
+    _qf_esc_term(stderr, name);
+    fputc('\'', stderr);
+}
+
 /* Does x[0..n) hold a finite value?  Sets t's "usable", and when it has
  * none its "note": "no usable value: 4096 of 4096 elements are NaN". */
 static int usable_note(const double *x, size_t n, json_t *t)
@@ -147,11 +158,8 @@ static int audit_tensor(audit_ctx *ctx, const char *file, const char *name, cons
         json_object_set_new(t, "ranking", rank);
         json_array_append_new(ctx->tensors, t);
         ctx->nunusable++;
-        fputs("qualify audit: ", stderr);
-        _qf_esc_term(stderr, file);
-        fputs(": tensor '", stderr);
-        _qf_esc_term(stderr, name);
-        fputs("': ", stderr);
+        say_tensor(file, name);
+        fputs(": ", stderr);
         _qf_esc_term(stderr, json_string_value(json_object_get(t, "note")));
         fputs("; not ranked\n", stderr);
         free(y), free(lo), free(hi), free(order);
@@ -167,8 +175,8 @@ static int audit_tensor(audit_ctx *ctx, const char *file, const char *name, cons
         if (st == QF_OK)
             st = qf_audit_metrics_to_json(&m, &jm);
         if (st != QF_OK) {
-            fprintf(stderr, "qualify audit: %s: tensor '%s': scheme '%s': %s\n", file, name, s->label,
-                    qf_status_str(st));
+            say_tensor(file, name);
+            fprintf(stderr, ": scheme '%s': %s\n", s->label, qf_status_str(st));
             free(y), free(lo), free(hi), free(order);
             json_decref(t), json_decref(results), json_decref(rank);
             return QF_EXIT_USAGE;
@@ -299,11 +307,8 @@ static int audit_safetensors(audit_ctx *ctx, const char *path, size_t *found)
         case QF_ST_F8_E5M2:
             break;
         default:
-            fputs("qualify audit: ", stderr);
-            _qf_esc_term(stderr, path);
-            fputs(": tensor '", stderr);
-            _qf_esc_term(stderr, t->name);
-            fprintf(stderr, "': dtype %s is not a float tensor; skipped\n", qf_st_dtype_name(t->dtype));
+            say_tensor(path, t->name);
+            fprintf(stderr, ": dtype %s is not a float tensor; skipped\n", qf_st_dtype_name(t->dtype));
             continue;
         }
         x = malloc((t->count ? t->count : 1) * sizeof *x);

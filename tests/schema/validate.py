@@ -90,8 +90,17 @@ NO_PAIR = b"no (case, kernel) pair selected"
 
 def run(args, ok=(0,), stdout=None):
     t0 = time.monotonic()
-    p = subprocess.run([BIN] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        p = subprocess.run([BIN] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as e:
+        failures.append(f"qualify {' '.join(args)}: cannot run: {e}")
+        return None, 0.0
     dt = time.monotonic() - t0
+    # In a sanitizer build an error report may come with exit 1, which a
+    # run with FAILED cases also has: read stderr for it.
+    for mark in (b"ERROR: AddressSanitizer", b"ERROR: LeakSanitizer", b"runtime error:"):
+        if mark in p.stderr:
+            failures.append(f"qualify {' '.join(args)}: {mark.decode()}: {p.stderr.decode(errors='replace')[:800]}")
     if p.returncode == 2 and NO_PAIR in p.stderr and args[0] == "run" and "--list" not in args:
         # A group for kernels this build does not have (GPU kernels without
         # a back end), or a shape library like workloads.yaml: no output.

@@ -270,12 +270,13 @@ START_TEST(audit_all_nan)
 }
 END_TEST
 
-/* Generated C: a results file whose kernel name and reason carry a comment
- * end, a quote, a trigraph and a newline; the table still compiles and no
- * comment delimiter of theirs is in it. */
+/* Generated C and the guard: a results file whose kernel name and reason
+ * carry a comment end, a quote, a trigraph, ESC and a newline; the table
+ * still compiles, no comment delimiter of theirs is in it, and `qualify
+ * guard` shows the name without obeying it. */
 START_TEST(guard_c_hostile_name)
 {
-    static const char *kname = "k*/ \"q\" ?\?/ /*x";
+    static const char *kname = "k*/ \"q\" ?\?/ /*x\x1b[2J";
     qf_result res[2];
     char path[512], out[512], cmd[2048], err[256], *c;
     const char *src = getenv("QF_SOURCE_DIR");
@@ -299,6 +300,16 @@ START_TEST(guard_c_hostile_name)
     ck_assert_int_eq(qf_report_write_json(path, res, 2, NULL, err, sizeof err), QF_OK);
     snprintf(out, sizeof out, "%s/en", dir);
     r = qf_cli_expectf(bin, "enable", 0, NULL, "'%s' -o '%s' --name tbl", path, out);
+    qf_cli_result_free(&r);
+    /* the guard's answer and its decision log (QF_GUARD_LOG) show the
+     * kernel name without its ESC */
+    setenv("QF_GUARD_LOG", "1", 1);
+    r = qf_cli_expectf(bin, "guard", 0, NULL, "'%s/enable.json' --kernel '%s' --dtype f32.f32.f32.f32 --shape M=16",
+                       out, kname);
+    unsetenv("QF_GUARD_LOG");
+    ck_assert_msg(strstr(r.out, "allowed k*/") && strstr(r.err, "kernel=k*/"), "%s%s", r.out, r.err);
+    ck_assert_msg(control_at(r.out, strlen(r.out), 1) < 0, "raw control byte from guard: %s", r.out);
+    ck_assert_msg(control_at(r.err, strlen(r.err), 1) < 0, "raw control byte in the guard's log: %s", r.err);
     qf_cli_result_free(&r);
     c = qf_test_slurp(qf_test_path(out, "tbl.c"), NULL);
     ck_assert_msg(!strstr(c, "k*/") && !strstr(c, "/*x") && !strstr(c, "bad */"), "%s", c);

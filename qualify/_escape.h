@@ -7,8 +7,8 @@
  * the text stays text in that language (docs/reports.md "Escaping").
  *
  * Control characters (C0, DEL, C1) and bytes that are not UTF-8 become
- * visible escapes in the terminal's and the one-line forms (\n, \r, \t,
- * \x1b, \u0085); a backslash of the source is left as it is, so the
+ * visible escapes in every form but C's (\n, \r, \t, \x1b, \u0085;
+ * HTML keeps tab and newline), so every output is valid UTF-8; a backslash of the source is left as it is, so the
  * escaping is idempotent (escaping escaped text changes nothing) and a
  * reader cannot tell "\x1b" written by a kernel from an escaped ESC. */
 #ifndef QF__ESCAPE_H

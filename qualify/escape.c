@@ -100,15 +100,17 @@ char *_qf_esc_line(char *dst, size_t size, const char *s)
     return dst;
 }
 
-/* Control characters in text that is not for a terminal: the same visible
- * escapes (a newline would end a Markdown row or heading; a C1 control in
- * UTF-8 is as much a terminal's command as ESC when the file is shown).
- * Returns the bytes of p taken, 0 when p is not a control. */
+/* Control characters and non-ASCII in text that is not for a terminal:
+ * the terminal's form (a newline would end a Markdown row or heading; a C1
+ * control in UTF-8, or a byte that is not UTF-8 (0x9b is CSI to a terminal
+ * that reads bytes), is as much a terminal's command as ESC when the file
+ * is shown), and a valid UTF-8 character whole.  Returns the bytes of p
+ * taken, 0 when p is printable ASCII (the caller's to escape). */
 static size_t put_control(FILE *out, const unsigned char *p)
 {
     char u[16];
     size_t used;
-    if (*p >= 0x20 && *p != 0x7f && !(*p == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0))
+    if (*p >= 0x20 && *p < 0x7f)
         return 0;
     fwrite(u, 1, term_unit(p, u, &used), out);
     return used;

@@ -91,6 +91,9 @@ START_TEST(markdown)
     /* '_' only at the ends of the text (inside a word it is not emphasis) */
     expect(_qf_esc_md, "_gemm_fp8_", "\\_gemm_fp8\\_");
     expect(_qf_esc_md, "c1\xc2\x9bz", "c1\\u009bz");
+    /* not UTF-8: a visible byte (the file stays UTF-8); UTF-8 text stays */
+    expect(_qf_esc_md, "a\x9b" "b \xc3\xa9", "a\\x9bb \xc3\xa9");
+    expect(_qf_esc_html, "a\xff", "a\\xff");
     /* code spans: a longer fence than any backtick run, '|' in a table */
     expect(md_code_text, "a`b", "`` a`b ``");
     expect(md_code_text, "p|q", "`p|q`");

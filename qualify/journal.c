@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "_escape.h"
 #include "_json.h"
 #include "_status.h"
 #include "qf_result.h"
@@ -209,7 +210,13 @@ qf_status qf_result_to_json(const qf_result *r, json_t **out)
     }
     bad |= _qf_json_set_new(o, "arch", json_string(r->arch));
     bad |= _qf_json_set_new(o, "verdict", json_string(qf_verdict_name(r->verdict)));
-    bad |= _qf_json_set_new(o, "reason", json_string(r->reason));
+    /* One line (docs/reports.md): a kernel's message may carry ESC, CR,
+     * LF or bytes that are not UTF-8; they are stored as visible escapes,
+     * cut to the field's size. */
+    {
+        char line[QF_RESULT_TEXT_MAX];
+        bad |= _qf_json_set_new(o, "reason", json_string(_qf_esc_line(line, sizeof line, r->reason)));
+    }
     bad |= _qf_json_set_new(o, "signal", json_integer(r->signal));
     bad |= _qf_json_set_new(o, "exit_code", json_integer(r->exit_code));
     if (r->has_metrics) {

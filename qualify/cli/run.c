@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "_escape.h"
 #include "cli.h"
 #include "qf_provenance.h"
 #include "qf_report.h"
@@ -175,17 +176,33 @@ static void on_progress(void *user, const qf_result *r, size_t done, size_t tota
         eta = pg->run_done ? el / (double)pg->run_done * (double)left : 0;
         fprintf(stderr, "\r[%s] %zu/%zu  ETA %d:%02d  failures %zu ", bar, done, total, (int)(eta / 60),
                 (int)fmod(eta, 60), pg->failures);
-        if (pg->fail_mask & (1u << r->verdict))
-            fprintf(stderr, "\r\033[K%s %s %s: %s\n", qf_verdict_name(r->verdict), r->kernel, r->case_id,
-                    r->reason);
+        if (pg->fail_mask & (1u << r->verdict)) {
+            /* Names and the kernel's reason are shown, never obeyed: the
+             * terminal gets no control character of theirs (_escape.h). */
+            fprintf(stderr, "\r\033[K%s ", qf_verdict_name(r->verdict));
+            _qf_esc_term(stderr, r->kernel);
+            fputc(' ', stderr);
+            _qf_esc_term(stderr, r->case_id);
+            fputs(": ", stderr);
+            _qf_esc_term(stderr, r->reason);
+            fputc('\n', stderr);
+        }
         if (done == total)
             fputc('\n', stderr);
         fflush(stderr);
     } else {
-        printf("[%zu/%zu] %-11s %s %s%s%s\n", done, total, qf_verdict_name(r->verdict), r->kernel, r->case_id,
-               resumed ? " (resumed)" : "", "");
-        if (r->verdict != QF_VERDICT_QUALIFIED && r->verdict != QF_VERDICT_UNSUPPORTED && !resumed)
-            printf("    %s\n    reproduce: %s\n", r->reason, r->reproducer);
+        printf("[%zu/%zu] %-11s ", done, total, qf_verdict_name(r->verdict));
+        _qf_esc_term(stdout, r->kernel);
+        putchar(' ');
+        _qf_esc_term(stdout, r->case_id);
+        puts(resumed ? " (resumed)" : "");
+        if (r->verdict != QF_VERDICT_QUALIFIED && r->verdict != QF_VERDICT_UNSUPPORTED && !resumed) {
+            fputs("    ", stdout);
+            _qf_esc_term(stdout, r->reason);
+            fputs("\n    reproduce: ", stdout);
+            _qf_esc_term(stdout, r->reproducer);
+            putchar('\n');
+        }
         fflush(stdout);
     }
 }
@@ -528,14 +545,17 @@ int qf_cli_run(int argc, char **argv)
 
     if (!quiet) {
         int v;
-        printf("%s: %zu case(s)", suite->name ? suite->name : suite_path, sum.n);
+        _qf_esc_term(stdout, suite->name ? suite->name : suite_path);
+        printf(": %zu case(s)", sum.n);
         if (sum.resumed)
             printf(" (%zu resumed)", sum.resumed);
         printf(":");
         for (v = 0; v < QF_VERDICT_COUNT; v++)
             if (sum.count[v])
                 printf(" %zu %s", sum.count[v], qf_verdict_name((qf_verdict)v));
-        printf("\njournal: %s\n", journal);
+        fputs("\njournal: ", stdout);
+        _qf_esc_term(stdout, journal);
+        putchar('\n');
     }
     for (i = 0; i < sum.n; i++)
         if (fail_mask & (1u << sum.results[i].verdict)) {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -33,6 +34,10 @@ int qf_cli_kernel_server(int argc, char **argv)
     src.plugins = plugins;
     src.adapters = adapters;
     src.claims = claims;
+    /* First of all: exec made this process dumpable again, and a kernel
+     * in another server of the same user could otherwise ptrace it or
+     * write its /proc/PID/mem (docs/security.md). */
+    prctl(PR_SET_DUMPABLE, 0);
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {

@@ -405,7 +405,10 @@ int qf_cli_run(int argc, char **argv)
                 (c == OPT_KPROCS && strpbrk(optarg, "kKmMgGtT"))) {
                 json_decref(av);
                 free(plugins);
-                return qf_cli_usage_error("run", "%s '%s': %s expected", argv[optind - 1], optarg,
+                return qf_cli_usage_error("run", "%s '%s': %s expected",
+                                          c == OPT_KMEM ? "--kernel-memory" : c == OPT_KFSIZE ? "--kernel-fsize"
+                                                                                              : "--kernel-procs",
+                                          optarg,
                                           c == OPT_KPROCS ? "a non-negative integer"
                                                           : "a size in bytes (K, M, G, T suffixes), 0 for none");
             }

@@ -15,7 +15,8 @@
  *                   where the limit cannot apply);
  *   output_captured what a kernel prints is in its record, never in
  *                   qualify's output;
- *   inputs_modified a kernel writing into its input is FAILED.
+ *   inputs_modified a kernel writing into its input is FAILED;
+ *   limit_options   a malformed limit option is exit 2 naming it.
  * The sweeps run once, before the tests (each test reads their files);
  * QF_QUALIFY_BIN may name another qualify to check it fails there (with
  * QF_T_SECURITY_OLD=1 for one without --kernel-memory). */
@@ -310,6 +311,28 @@ START_TEST(inputs_modified)
 }
 END_TEST
 
+START_TEST(limit_options)
+{
+    static const char *const bad[] = {"--kernel-memory 12Q", "--kernel-memory -1", "--kernel-cpu x",
+                                      "--kernel-procs 1G", "--kernel-fsize ''"};
+    const char *bin = getenv("QF_QUALIFY_BIN");
+    char cmd[1024], out[4096];
+    size_t k, n;
+    for (k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        FILE *p;
+        int st;
+        snprintf(cmd, sizeof cmd, "'%s' run %s 2>&1", bin, bad[k]);
+        p = popen(cmd, "r");
+        ck_assert_ptr_nonnull(p);
+        n = fread(out, 1, sizeof out - 1, p);
+        out[n] = '\0';
+        st = pclose(p);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s: status %d, expected exit 2 (%s)", bad[k], st, out);
+        ck_assert_msg(strstr(out, "--kernel-"), "%s: the message does not name the option: %s", bad[k], out);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("security/isolation");
@@ -333,6 +356,7 @@ int main(void)
     tcase_add_loop_test(tc, memory_limit, 0, NCONF);
     tcase_add_loop_test(tc, output_captured, 0, NCONF);
     tcase_add_loop_test(tc, inputs_modified, 0, NCONF);
+    tcase_add_test(tc, limit_options);
     suite_add_tcase(s, tc);
     rc = qf_test_run(s);
     for (i = 0; i < NSWEEP; i++) {

@@ -12,7 +12,9 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/mman.h>
+#ifdef __linux__
 #include <sys/prctl.h>
+#endif
 #include <sys/stat.h>
 #include <sys/wait.h>
 #ifdef __linux__
@@ -79,130 +81,6 @@ typedef struct child_report {
     size_t ntimes;
 } child_report;
 
-/* What the pair's process hands its kernel calls (one pair per process):
- * the inputs in one shared mapping per input tensor (data, then scale
- * codes, then zero points), copies of the case's, so that bytes a kernel
- * writes into them are seen here after it ran ("input a modified by the
- * kernel") while the reference keeps reading the case's own; and the
- * capture file of the kernel's standard output and error. */
-static struct {
-    qf_tensor in[QF_KERNEL_MAX_IN];
-    unsigned char *map[QF_KERNEL_MAX_IN];
-    size_t bytes[QF_KERNEL_MAX_IN];
-    int ready, capfd;
-} kio = {.capfd = -1};
-
-static size_t scale_bytes(const qf_tensor_scale *s)
-{
-    const qf_format *f = s->data ? qf_format_get(s->format) : NULL;
-    return f ? qf_format_array_bytes(f, s->count) : 0;
-}
-
-static void kio_free(void)
-{
-    int i;
-    for (i = 0; i < QF_KERNEL_MAX_IN; i++)
-        if (kio.map[i])
-            munmap(kio.map[i], kio.bytes[i]);
-    memset(kio.in, 0, sizeof kio.in);
-    memset(kio.map, 0, sizeof kio.map);
-    memset(kio.bytes, 0, sizeof kio.bytes);
-    kio.ready = 0;
-}
-
-/* The shared copies of p's inputs; 0, or -1 when out of memory. */
-static int kio_setup(const _qf_case *p)
-{
-    int i;
-    kio_free();
-    for (i = 0; i < QF_KERNEL_MAX_IN; i++) {
-        const qf_tensor *t = &p->in[i];
-        size_t sb = scale_bytes(&t->scale), zb = t->scale.zero_point ? t->scale.count * sizeof(int16_t) : 0;
-        unsigned char *m;
-        kio.in[i] = *t;
-        if (!t->data)
-            continue;
-        kio.bytes[i] = t->bytes + sb + zb;
-        if (!(m = kio.map[i] = _qf_rp_shm_alloc(kio.bytes[i])))
-            return -1;
-        memcpy(m, t->data, t->bytes);
-        kio.in[i].data = m;
-        if (sb) {
-            memcpy(m + t->bytes, t->scale.data, sb);
-            kio.in[i].scale.data = m + t->bytes;
-        }
-        if (zb) {
-            memcpy(m + t->bytes + sb, t->scale.zero_point, zb);
-            kio.in[i].scale.zero_point = m + t->bytes + sb;
-        }
-    }
-    kio.ready = 1;
-    return 0;
-}
-
-/* Did a kernel write into its inputs?  0, or -1 with FAILED in r (which
- * of the kernel's inputs, how many bytes, the first one). */
-static int kio_check(const _qf_case *p, qf_result *r, const char *who)
-{
-    int i;
-    for (i = 0; i < QF_KERNEL_MAX_IN; i++) {
-        const qf_tensor *t = &p->in[i];
-        const unsigned char *parts[3] = {t->data, t->scale.data, (const void *)t->scale.zero_point};
-        size_t sizes[3] = {t->bytes, scale_bytes(&t->scale), t->scale.zero_point ? t->scale.count * 2 : 0};
-        size_t off = 0, k, b, nbad = 0, first = 0;
-        if (!kio.map[i])
-            continue;
-        for (k = 0; k < 3; k++) {
-            for (b = 0; parts[k] && b < sizes[k]; b++)
-                if (kio.map[i][off + b] != parts[k][b] && nbad++ == 0)
-                    first = off + b;
-            off += parts[k] ? sizes[k] : 0;
-        }
-        if (nbad)
-            return _qf_say(r, QF_VERDICT_FAILED,
-                           "input %s modified by %s: %zu byte(s) differ from what it was given (first at byte %zu%s)",
-                           qf_op_slot_name(p->op.op, 0, i), who, nbad, first,
-                           first >= t->bytes ? ", in its scales" : ""),
-                   -1;
-    }
-    return 0;
-}
-
-/* The kernel child, before any kernel code: a session of its own, its
- * standard output and error into the pair's capture file, and nothing
- * else of qualify's: no descriptor beyond 0-2, no shared mapping but its
- * report, its outputs and its inputs (not the records of other pairs, not
- * the worker slots' state), and the kernel limits (docs/security.md). */
-static void child_enter(const _qf_case *p, child_report *rep, int capfd)
-{
-    void *keep[4 + 2 * QF_KERNEL_MAX_IN];
-    size_t len[4 + 2 * QF_KERNEL_MAX_IN], n = 0;
-    int i, nul;
-    _qf_iso_own_session();
-    nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (nul >= 0)
-        dup2(nul, 0);
-    if (capfd >= 0 || nul >= 0) {
-        dup2(capfd >= 0 ? capfd : nul, 1);
-        dup2(capfd >= 0 ? capfd : nul, 2);
-    }
-    _qf_iso_close_fds(NULL, 0);
-    keep[n] = rep;
-    len[n++] = sizeof *rep;
-    for (i = 0; i < 2; i++) {
-        keep[n] = p->g[i].map;
-        len[n++] = p->g[i].map_bytes;
-        keep[n] = p->g1[i].map;
-        len[n++] = p->g1[i].map_bytes;
-    }
-    for (i = 0; i < QF_KERNEL_MAX_IN; i++) {
-        keep[n] = kio.map[i];
-        len[n++] = kio.bytes[i];
-    }
-    _qf_iso_unmap_shared(keep, len, n);
-    _qf_iso_apply_limits(_qf_rdev_is_device(p->k));
-}
-
 static void prep_free(_qf_case *p)
 {
     int i;
@@ -217,10 +95,7 @@ static void prep_free(_qf_case *p)
     _qf_rp_guarded_free(&p->g[1]);
     _qf_rp_guarded_free(&p->g1[0]);
     _qf_rp_guarded_free(&p->g1[1]);
-    kio_free();
-    if (kio.capfd >= 0)
-        close(kio.capfd);
-    kio.capfd = -1;
+    _qf_kio_free();
 }
 
 /* Does tuple t serve the case's dtype roles?  out and acc for every op,
@@ -368,7 +243,7 @@ static void child_run(_qf_case *p, child_report *rep, int timing, size_t warmup,
     call.kernel = p->k;
     call.dtype = p->t;
     call.op = &p->op;
-    call.in = kio.ready ? kio.in : p->in;
+    call.in = _qf_kio_inputs(p);
     call.out = p->out;
     call.device = &dev;
     call.seed = p->seed;
@@ -457,7 +332,7 @@ static int run_child(_qf_case *p, child_report *rep, qf_result *r, double timeou
         return -1;
     }
     if (pid == 0) {
-        child_enter(p, rep, kio.capfd);
+        _qf_kio_child_enter(p, rep, sizeof *rep);
         child_reset_signals();
         child_run(p, rep, timing, warmup, reps);
         _exit(0);
@@ -861,19 +736,13 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
         _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot map shared memory: %s", strerror(errno));
         return;
     }
-    if (kio_setup(p)) {
+    if (_qf_kio_setup(p)) {
         _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot map the kernel's inputs: %s", strerror(errno));
         goto done;
     }
-    if (kio.capfd < 0)
-        kio.capfd = _qf_iso_capture_open();
     i = run_child(p, rep, r, timeout_s, 0, 0, 0);
-    /* What it printed is the record's, never qualify's output. */
-    if (qf_worker_kernel_is(p->k))
-        _qf_worker_take_output(r->kernel_output, sizeof r->kernel_output, &r->kernel_output_bytes);
-    else
-        _qf_iso_capture_take(kio.capfd, r->kernel_output, sizeof r->kernel_output, &r->kernel_output_bytes);
-    if (i || kio_check(p, r, "the kernel"))
+    _qf_kio_take_output(p, r); /* what it printed: the record's, never qualify's output */
+    if (i || _qf_kio_check(p, r, "the kernel"))
         goto done;
     if (rep->status == QF_EUNSUPPORTED) {
         _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: the kernel declined: %s",
@@ -1334,7 +1203,9 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
      * (/proc/PID/mem, ptrace) unless Yama or a capability says otherwise
      * (docs/security.md); pair processes inherit it.  Orphans of every
      * process started from here come back here to be killed. */
+#ifdef PR_SET_DUMPABLE
     prctl(PR_SET_DUMPABLE, 0);
+#endif
     _qf_iso_note_children();
     _qf_iso_subreaper();
     {

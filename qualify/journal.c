@@ -579,6 +579,25 @@ static int line_is_record(const char *line, size_t len)
     return ok;
 }
 
+/* Where the line that ends before END starts: just after the last '\n'
+ * before END, or 0.  Read backwards in blocks (a torn or garbage line may
+ * be megabytes; a byte per pread(2) took 30 s for 17 MiB).  -1 on error. */
+static off_t line_start(int fd, off_t end)
+{
+    char buf[65536];
+    while (end > 0) {
+        size_t n = end < (off_t)sizeof buf ? (size_t)end : sizeof buf;
+        ssize_t i;
+        if (pread(fd, buf, n, end - (off_t)n) != (ssize_t)n)
+            return -1;
+        for (i = (ssize_t)n - 1; i >= 0; i--)
+            if (buf[i] == '\n')
+                return end - (off_t)n + i + 1;
+        end -= (off_t)n;
+    }
+    return 0;
+}
+
 /* Repair the end of a journal before a resume appends to it, the same way
  * qf_journal_read judges it: a last line without its newline (a torn
  * write) is cut off (QF_JOURNAL_TORN); a complete last line that is not a
@@ -589,7 +608,7 @@ static int line_is_record(const char *line, size_t len)
  * reader.  Returns -1 on an I/O error, else 0 with *torn set. */
 static int repair_tail(int fd, int *torn)
 {
-    off_t size = lseek(fd, 0, SEEK_END), pos, start;
+    off_t size = lseek(fd, 0, SEEK_END), start;
     char c, *line;
     int ok;
     *torn = 0;
@@ -598,22 +617,20 @@ static int repair_tail(int fd, int *torn)
     if (pread(fd, &c, 1, size - 1) != 1)
         return -1;
     if (c != '\n') {
-        for (pos = size - 1; pos > 0; pos--) {
-            if (pread(fd, &c, 1, pos - 1) != 1)
-                return -1;
-            if (c == '\n')
-                break;
-        }
+        if ((start = line_start(fd, size)) < 0)
+            return -1;
         *torn = QF_JOURNAL_TORN;
-        if (ftruncate(fd, pos) || fsync(fd))
+        if (ftruncate(fd, start) || fsync(fd))
             return -1;
         return 0;
     }
-    for (start = size - 1; start > 0; start--) {
-        if (pread(fd, &c, 1, start - 1) != 1)
-            return -1;
-        if (c == '\n')
-            break;
+    if ((start = line_start(fd, size - 1)) < 0)
+        return -1;
+    /* A record line is a few KiB (qf_result's strings are bounded); one of
+     * over 16 MiB cannot be one, and is not read into memory to find out. */
+    if (size - 1 - start > ((off_t)16 << 20)) {
+        *torn = QF_JOURNAL_DROPPED;
+        return ftruncate(fd, start) || fsync(fd) ? -1 : 0;
     }
     if (!(line = malloc((size_t)(size - 1 - start) + 1)))
         return -1;

@@ -5,6 +5,7 @@
  *     journal (garbage in the middle).
  *   - D7: a journal torn inside its header line resumes into a file whose
  *     first line is a header; before, the file had no header line at all.
+ *   - A last line over 16 MiB (no record is that long) is dropped unread.
  *   - A bad line in the middle is still refused (exit 2, FILE:LINE).
  * Without QF_QUALIFY_BIN: skipped. */
 #define _POSIX_C_SOURCE 200809L
@@ -99,6 +100,29 @@ START_TEST(test_garbage_last_line)
 }
 END_TEST
 
+/* A last line too long to be a record (over 16 MiB) is dropped unread. */
+START_TEST(test_huge_last_line)
+{
+    size_t lines, cases, cases2, n = (17u << 20);
+    char *junk = malloc(n + 2);
+    ftr r;
+    ck_assert_ptr_nonnull(junk);
+    sweep("");
+    lines = check_lines(j, 1, &cases);
+    memset(junk, 'x', n);
+    junk[n] = '\n';
+    junk[n + 1] = '\0';
+    append(j, junk);
+    free(junk);
+    r = ft_run(dir, "run '%s' -o '%s' -q --resume", suite, out);
+    ck_assert_msg(r.rc == 0, "resume: exit %d: %s", r.rc, r.err);
+    ck_assert_uint_eq(check_lines(j, 1, &cases2), lines);
+    ck_assert_uint_eq(cases2, cases);
+    ck_assert_msg(strstr(r.err, "it was dropped"), "no warning: %s", r.err);
+    ft_free(&r);
+}
+END_TEST
+
 START_TEST(test_torn_header)
 {
     size_t cases, fresh;
@@ -138,5 +162,5 @@ int main(void)
 {
     qf_test_require_env("QF_QUALIFY_BIN");
     return qf_test_main("security/files-journal", "journal", 600, setup, teardown,
-                        QF_TESTS(test_garbage_last_line, test_torn_header, test_bad_middle_line));
+                        QF_TESTS(test_garbage_last_line, test_huge_last_line, test_torn_header, test_bad_middle_line));
 }

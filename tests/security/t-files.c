@@ -7,6 +7,8 @@
  *   - D12: a results file whose kernel name or case id is 100,000 bytes is
  *     refused by show, diff, report and enable, naming the file, the case
  *     and the member; before, show / diff / report cut it silently.
+ *   - a suite's file input path longer than a qf_dist holds is refused, not
+ *     cut (before, the runner cut it and read another file, or none).
  *   - audit's "no float tensor" message names the files it read.
  * Every command runs under timeout(1) (QF_TEST_HANG_S, 60 s): a blocked
  * command fails its test with exit 124.  Without QF_QUALIFY_BIN: skipped. */
@@ -154,6 +156,29 @@ START_TEST(test_long_names)
 }
 END_TEST
 
+/* A suite's file input whose path, resolved against the suite's folder, is
+ * longer than qf_dist holds is refused at FILE:LINE:COL, never cut (a cut
+ * path would name another file). */
+START_TEST(test_long_input_path)
+{
+    char sub[512], text[1200];
+    int n;
+    ftr r;
+    snprintf(sub, sizeof sub, "%s/deep", dir);
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    n = snprintf(text, sizeof text,
+                 "suite: long\ngroups:\n  - op: softmax\n    kernels: [softmax.cpu.*]\n    dtypes: [float32]\n"
+                 "    shapes: {rows: [2], cols: [3]}\n    inputs: [{name: file, path: ");
+    memset(text + n, 'p', 1000);
+    snprintf(text + n + 1000, sizeof text - (size_t)n - 1000, "}]\n");
+    qf_test_write_text(sub, "long.yaml", text);
+    r = ft_run(dir, "run '%s/long.yaml' --list", sub);
+    ck_assert_msg(r.rc == 2, "exit %d: %s", r.rc, r.err);
+    ck_assert_msg(strstr(r.err, "long.yaml:7:") && strstr(r.err, "longer than 1023"), "%s", r.err);
+    ft_free(&r);
+}
+END_TEST
+
 /* The "no float tensor" line names every file read. */
 START_TEST(test_no_float_tensor)
 {
@@ -191,6 +216,6 @@ int main(void)
     qf_test_require_env("QF_QUALIFY_BIN");
     return qf_test_main("security/files", "files", 900, setup, teardown,
                         QF_TESTS(test_fifo_suite, test_fifo_include, test_fifo_tensors, test_fifo_results,
-                                 test_fifo_journal, test_fifo_claim_plugin, test_long_names,
+                                 test_fifo_journal, test_fifo_claim_plugin, test_long_names, test_long_input_path,
                                  test_no_float_tensor));
 }

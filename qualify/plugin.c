@@ -122,14 +122,14 @@ int _qf_load_trial(const char *what, int (*body)(void *), void *ctx, char *msg, 
     if (got == 1)
         return 0;
     if (got == -2)
-        snprintf(msg, msg_size, "%s: loading it did not finish within %d s (a hang in its constructors or in %s?); "
-                 "killed (QF_PLUGIN_LOAD_TIMEOUT sets the limit)", what, limit, QF_PLUGIN_ENTRY);
+        snprintf(msg, msg_size, "%s: loading it did not finish within %d s (a hang in its constructors or its "
+                 "registration?); killed (QF_PLUGIN_LOAD_TIMEOUT sets the limit)", what, limit);
     else if (WIFSIGNALED(status))
-        snprintf(msg, msg_size, "%s: loading it crashed the process (signal %d, %s) in its constructors or in %s",
-                 what, WTERMSIG(status), strsignal(WTERMSIG(status)), QF_PLUGIN_ENTRY);
+        snprintf(msg, msg_size, "%s: loading it crashed the process (signal %d, %s) in its constructors or its "
+                 "registration", what, WTERMSIG(status), strsignal(WTERMSIG(status)));
     else if (WIFEXITED(status))
-        snprintf(msg, msg_size, "%s: loading it ended the process (exit status %d) in its constructors or in %s",
-                 what, WEXITSTATUS(status), QF_PLUGIN_ENTRY);
+        snprintf(msg, msg_size, "%s: loading it ended the process (exit status %d) in its constructors or its "
+                 "registration", what, WEXITSTATUS(status));
     else
         snprintf(msg, msg_size, "%s: loading it failed in a child: %s", what, strerror(errno));
     return -1;

@@ -25,4 +25,16 @@ void _qf_plugin_close(void *handle);
 /* The host table a plugin (or a GPU module, qualify/gpumod.c) is given. */
 void _qf_plugin_host_fill(qf_plugin_host *h, const char *path);
 
+/* Seconds a trial load may take before it is killed (QF_PLUGIN_LOAD_TIMEOUT
+ * in the environment overrides). */
+#define QF_PLUGIN_TRIAL_S 10
+/* Run body(ctx), a whole load (dlopen, constructors, registration), in a
+ * forked child first, so that a library that crashes, exits or hangs while
+ * loading cannot take qualify down: 0 when the child came back (whatever
+ * body returned: the caller then loads for real and reports its own
+ * errors), -1 with "WHAT: ..." in msg when it crashed, exited or ran past
+ * the limit (killed with its process group).  Inside a trial child it
+ * returns 0 at once.  In plugin.c. */
+int _qf_load_trial(const char *what, int (*body)(void *), void *ctx, char *msg, size_t msg_size);
+
 #endif

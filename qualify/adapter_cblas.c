@@ -29,7 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "_files.h"
 #include "_registry.h"
 #include "cpu/_cpu.h" /* _qf_cpu_fail */
 #include "qf_adapter.h"
@@ -358,6 +360,17 @@ static qf_status parse_spec(const char *spec, char *path, size_t path_size, cons
     return QF_OK;
 }
 
+struct adapter_try {
+    qf_registry *r;
+    const char *spec;
+};
+
+static int adapter_trial(void *ctx)
+{
+    const struct adapter_try *t = ctx;
+    return qf_adapter_load(t->r, t->spec, NULL, 0) == QF_OK ? 0 : 1;
+}
+
 qf_status qf_adapter_load(qf_registry *r, const char *spec, char *err, size_t err_size)
 {
     char path[4096], lname[64];
@@ -379,6 +392,19 @@ qf_status qf_adapter_load(qf_registry *r, const char *spec, char *err, size_t er
         if (!want[E_SGEMM] && !want[E_DGEMM] && !want[E_SBGEMM]) {
             ERRF("%s: unknown CBLAS entry point '%s' (known: cblas_sgemm, cblas_dgemm, cblas_sbgemm)", path,
                  symbol);
+            return QF_EINVAL;
+        }
+    }
+    {
+        /* A FIFO would block dlopen; a library whose constructors crash,
+         * exit or hang is caught in a child first (qualify/plugin.c). */
+        char msg[1024];
+        if (strchr(path, '/') && _qf_check_regular(path, msg, sizeof msg) && access(path, F_OK) == 0) {
+            ERRF("%s", msg);
+            return QF_EINVAL;
+        }
+        if (_qf_load_trial(path, adapter_trial, (void *)&(struct adapter_try){r, spec}, msg, sizeof msg)) {
+            ERRF("%s", msg);
             return QF_EINVAL;
         }
     }

@@ -14,6 +14,7 @@
 #include <yaml.h>
 
 #include "_claim.h"
+#include "_files.h"
 #include "qf_claim.h"
 #include "qf_format.h"
 
@@ -484,10 +485,9 @@ qf_status qf_claim_file_load(const char *path, qf_claim_set *out, char *err, siz
     if (!path || !out)
         return QF_EINVAL;
     memset(out, 0, sizeof *out);
-    if (!(f = fopen(path, "rb"))) {
-        snprintf(err, err_size, "%s: %s", path, strerror(errno));
-        return QF_EIO;
-    }
+    /* A FIFO or device is refused before it is read (_files.h). */
+    if (!(f = _qf_fopen_read(path, err, err_size, &s)))
+        return s;
     if (!(out->path = strdup(path)) || !yaml_parser_initialize(&parser)) {
         fclose(f);
         free(out->path);

@@ -3,12 +3,15 @@
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "_escape.h"
 #include "qf_guard.h"
@@ -259,7 +262,23 @@ int qf_guard_open_json(const char *path, qf_guard **out, char *err, size_t err_s
     qf_guard *g;
     size_t i;
     *out = NULL;
-    root = json_load_file(path, 0, &je);
+    {
+        /* Regular files only, refused before a read could block: open(2)
+         * of a FIFO waits for a writer; O_NONBLOCK + fstat closes the race
+         * with the stat (the guard library's copy of qualify/files.c). */
+        struct stat sb;
+        int fd = -1;
+        if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+            return errf(err, err_size, "%s: not a regular file", path);
+        if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+            return errf(err, err_size, "%s: cannot open: %s", path, strerror(errno));
+        if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || fcntl(fd, F_SETFL, 0) == -1) {
+            close(fd);
+            return errf(err, err_size, "%s: not a regular file", path);
+        }
+        root = json_loadfd(fd, 0, &je);
+        close(fd);
+    }
     if (!root)
         return errf(err, err_size, "%s:%d:%d: not a JSON enablement table: %s", path, je.line, je.column,
                     je.text);

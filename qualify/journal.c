@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "_escape.h"
+#include "_files.h"
 #include "_json.h"
 #include "_status.h"
 #include "qf_result.h"
@@ -282,7 +283,10 @@ qf_status qf_result_to_json(const qf_result *r, json_t **out)
     return QF_OK;
 }
 
-/* Copy a string member into a fixed buffer; absent: keep; wrong type: error. */
+/* Copy a string member into a fixed buffer; absent: keep; wrong type: -1;
+ * longer than the buffer holds: -2.  A long string is refused, never cut:
+ * a kernel name or case id cut short is another kernel's or case's, and
+ * show, diff, report and enable would silently merge or misname them. */
 static int get_str(const json_t *o, const char *key, char *dst, size_t size)
 {
     const json_t *v = json_object_get(o, key);
@@ -290,7 +294,27 @@ static int get_str(const json_t *o, const char *key, char *dst, size_t size)
         return 0;
     if (!json_is_string(v))
         return -1;
+    if (json_string_length(v) >= size)
+        return -2;
     snprintf(dst, size, "%s", json_string_value(v));
+    return 0;
+}
+
+/* QF_EPARSE, "member 'WHAT' is N bytes long, longer than the MAX a result
+ * holds" (the caller adds the file and the record). */
+static qf_status too_long(char *err, size_t err_size, const char *what, size_t len, size_t size)
+{
+    errf(err, err_size, "member '%s' is %zu bytes long, longer than the %zu a result holds", what, len,
+         size - 1);
+    return QF_EPARSE;
+}
+
+/* Copy S into dst[size] unless it does not fit (then -1). */
+static int put_str(char *dst, size_t size, const json_t *s)
+{
+    if (json_string_length(s) >= size)
+        return -1;
+    snprintf(dst, size, "%s", json_string_value(s));
     return 0;
 }
 
@@ -372,11 +396,16 @@ qf_status qf_result_from_json(const json_t *j, qf_result *r, char *err, size_t e
             {"started", r->started, sizeof r->started},
             {"reproducer", r->reproducer, sizeof r->reproducer},
         };
-        for (i = 0; i < sizeof strs / sizeof strs[0]; i++)
-            if (get_str(j, strs[i].key, strs[i].dst, strs[i].size)) {
+        for (i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+            int g = get_str(j, strs[i].key, strs[i].dst, strs[i].size);
+            if (g == -2)
+                return too_long(err, err_size, strs[i].key,
+                                json_string_length(json_object_get(j, strs[i].key)), strs[i].size);
+            if (g) {
                 errf(err, err_size, "member '%s': a string expected", strs[i].key);
                 return QF_EPARSE;
             }
+        }
     }
     x = json_object_get(j, "roles");
     if (x) {
@@ -386,8 +415,12 @@ qf_status qf_result_from_json(const json_t *j, qf_result *r, char *err, size_t e
         {
             if (r->nroles >= QF_RESULT_MAX_ROLES || !json_is_string(v))
                 BAD("roles");
+            if (strlen(key) >= sizeof r->roles[0].role)
+                return too_long(err, err_size, "roles (a role name)", strlen(key), sizeof r->roles[0].role);
+            if (put_str(r->roles[r->nroles].format, sizeof r->roles[0].format, v))
+                return too_long(err, err_size, "roles (a format)", json_string_length(v),
+                                sizeof r->roles[0].format);
             snprintf(r->roles[r->nroles].role, sizeof r->roles[0].role, "%s", key);
-            snprintf(r->roles[r->nroles].format, sizeof r->roles[0].format, "%s", json_string_value(v));
             r->nroles++;
         }
     }
@@ -400,7 +433,8 @@ qf_status qf_result_from_json(const json_t *j, qf_result *r, char *err, size_t e
             const json_t *n = json_array_get(v, 0), *val = json_array_get(v, 1);
             if (!json_is_string(n) || !json_is_integer(val))
                 BAD("dims");
-            snprintf(r->dims[i].name, sizeof r->dims[i].name, "%s", json_string_value(n));
+            if (put_str(r->dims[i].name, sizeof r->dims[i].name, n))
+                return too_long(err, err_size, "dims (a name)", json_string_length(n), sizeof r->dims[i].name);
             r->dims[i].value = (uint64_t)json_integer_value(val);
         }
         r->ndims = json_array_size(x);
@@ -414,8 +448,12 @@ qf_status qf_result_from_json(const json_t *j, qf_result *r, char *err, size_t e
             const json_t *n = json_array_get(v, 0), *val = json_array_get(v, 1);
             if (!json_is_string(n) || !json_is_string(val))
                 BAD("params");
-            snprintf(r->params[i].key, sizeof r->params[i].key, "%s", json_string_value(n));
-            snprintf(r->params[i].value, sizeof r->params[i].value, "%s", json_string_value(val));
+            if (put_str(r->params[i].key, sizeof r->params[i].key, n))
+                return too_long(err, err_size, "params (a name)", json_string_length(n),
+                                sizeof r->params[i].key);
+            if (put_str(r->params[i].value, sizeof r->params[i].value, val))
+                return too_long(err, err_size, "params (a value)", json_string_length(val),
+                                sizeof r->params[i].value);
         }
         r->nparams = json_array_size(x);
     }
@@ -450,6 +488,9 @@ qf_status qf_result_from_json(const json_t *j, qf_result *r, char *err, size_t e
     }
     x = json_object_get(j, "bound");
     if (x) {
+        if (json_is_object(x) && get_str(x, "kind", r->bound.kind, sizeof r->bound.kind) == -2)
+            return too_long(err, err_size, "bound.kind", json_string_length(json_object_get(x, "kind")),
+                            sizeof r->bound.kind);
         if (!json_is_object(x) || get_str(x, "kind", r->bound.kind, sizeof r->bound.kind) ||
             get_dbl(x, "rel_abs", &r->bound.rel_abs) || get_dbl(x, "rel_out", &r->bound.rel_out) ||
             get_dbl(x, "abs_min", &r->bound.abs_min) || get_dbl(x, "chain", &r->bound.chain) ||
@@ -528,28 +569,98 @@ static int write_line(int fd, const json_t *o)
     return rc;
 }
 
-/* Cut a torn last line (no newline at the end) off the file.  Returns -1 on
- * an I/O error, else 0 with *torn set. */
-static int cut_torn(int fd, int *torn)
+/* 1 when LINE (LEN bytes, its newline left out) is a line the reader
+ * accepts: the header or a case record qf_result_from_json takes. */
+static int line_is_record(const char *line, size_t len)
 {
-    off_t size = lseek(fd, 0, SEEK_END), pos;
-    char c;
+    json_error_t je;
+    json_t *o = json_loadb(line, len, 0, &je);
+    const json_t *rec;
+    qf_result *r;
+    int ok = 0;
+    if (!o)
+        return 0;
+    rec = json_object_get(o, "record");
+    if (json_is_string(rec) && !strcmp(json_string_value(rec), "header"))
+        ok = 1;
+    else if ((r = malloc(sizeof *r)) != NULL) {
+        ok = qf_result_from_json(o, r, NULL, 0) == QF_OK;
+        free(r);
+    } else {
+        ok = -1;
+    }
+    json_decref(o);
+    return ok;
+}
+
+/* Where the line that ends before END starts: just after the last '\n'
+ * before END, or 0.  Read backwards in blocks (a torn or garbage line may
+ * be megabytes; a byte per pread(2) took 30 s for 17 MiB).  -1 on error. */
+static off_t line_start(int fd, off_t end)
+{
+    char buf[65536];
+    while (end > 0) {
+        size_t n = end < (off_t)sizeof buf ? (size_t)end : sizeof buf;
+        ssize_t i;
+        if (pread(fd, buf, n, end - (off_t)n) != (ssize_t)n)
+            return -1;
+        for (i = (ssize_t)n - 1; i >= 0; i--)
+            if (buf[i] == '\n')
+                return end - (off_t)n + i + 1;
+        end -= (off_t)n;
+    }
+    return 0;
+}
+
+/* Repair the end of a journal before a resume appends to it, the same way
+ * qf_journal_read judges it: a last line without its newline (a torn
+ * write) is cut off (QF_JOURNAL_TORN); a complete last line that is not a
+ * record (garbage, a record cut and then terminated) is cut off too
+ * (QF_JOURNAL_DROPPED): left in place it would sit in the middle of the
+ * file once a record is appended, and every later read would refuse the
+ * journal.  Only the last line: a bad line before it is refused by the
+ * reader.  Returns -1 on an I/O error, else 0 with *torn set. */
+static int repair_tail(int fd, int *torn)
+{
+    off_t size = lseek(fd, 0, SEEK_END), start;
+    char c, *line;
+    int ok;
     *torn = 0;
     if (size <= 0)
         return size < 0 ? -1 : 0;
     if (pread(fd, &c, 1, size - 1) != 1)
         return -1;
-    if (c == '\n')
-        return 0;
-    for (pos = size - 1; pos > 0; pos--) {
-        if (pread(fd, &c, 1, pos - 1) != 1)
+    if (c != '\n') {
+        if ((start = line_start(fd, size)) < 0)
             return -1;
-        if (c == '\n')
-            break;
+        *torn = QF_JOURNAL_TORN;
+        if (ftruncate(fd, start) || fsync(fd))
+            return -1;
+        return 0;
     }
-    *torn = 1;
-    if (ftruncate(fd, pos) || fsync(fd))
+    if ((start = line_start(fd, size - 1)) < 0)
         return -1;
+    /* A record line is a few KiB (qf_result's strings are bounded); one of
+     * over 16 MiB cannot be one, and is not read into memory to find out. */
+    if (size - 1 - start > ((off_t)16 << 20)) {
+        *torn = QF_JOURNAL_DROPPED;
+        return ftruncate(fd, start) || fsync(fd) ? -1 : 0;
+    }
+    if (!(line = malloc((size_t)(size - 1 - start) + 1)))
+        return -1;
+    if (pread(fd, line, (size_t)(size - 1 - start), start) != size - 1 - start) {
+        free(line);
+        return -1;
+    }
+    ok = line_is_record(line, (size_t)(size - 1 - start));
+    free(line);
+    if (ok < 0)
+        return -1;
+    if (!ok) {
+        *torn = QF_JOURNAL_DROPPED;
+        if (ftruncate(fd, start) || fsync(fd))
+            return -1;
+    }
     return 0;
 }
 
@@ -558,12 +669,20 @@ qf_status qf_journal_open(const char *path, int resume, const json_t *header, qf
 {
     qf_journal *j;
     int fd, t = 0, fresh = !resume;
+    off_t end;
     struct stat st;
     if (!path || !out)
         return QF_EINVAL;
     *out = NULL;
     if (torn)
         *torn = 0;
+    /* The journal is read back and cut: a FIFO or device is refused (its
+     * open would not block, O_RDWR, but the writes would). */
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        errf(err, err_size, "%s: not a regular file (%s); the journal must be one", path,
+             _qf_file_kind(st.st_mode));
+        return QF_EINVAL;
+    }
     if (resume && (stat(path, &st) != 0 || st.st_size == 0))
         fresh = 1;
     fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | (fresh ? O_TRUNC : 0), 0644);
@@ -571,14 +690,26 @@ qf_status qf_journal_open(const char *path, int resume, const json_t *header, qf
         errf(err, err_size, "%s: cannot open the journal: %s", path, strerror(errno));
         return QF_EIO;
     }
-    if (!fresh && cut_torn(fd, &t)) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        errf(err, err_size, "%s: not a regular file; the journal must be one", path);
+        close(fd);
+        return QF_EINVAL;
+    }
+    if (!fresh && repair_tail(fd, &t)) {
         errf(err, err_size, "%s: cannot repair the journal's last line: %s", path, strerror(errno));
         close(fd);
         return QF_EIO;
     }
-    if (lseek(fd, 0, SEEK_END) < 0) {
+    if ((end = lseek(fd, 0, SEEK_END)) < 0) {
         close(fd);
         return QF_EIO;
+    }
+    /* A journal torn inside its header line is empty once repaired: it
+     * gets a new header, so the file stays a journal. */
+    if (!fresh && end == 0) {
+        fresh = 1;
+        if (t)
+            t |= QF_JOURNAL_REHEADED;
     }
     if (fresh) {
         json_t *h = json_pack("{s:s, s:s, s:i}", "record", "header", "format", "qualify-journal", "version",
@@ -671,10 +802,12 @@ qf_status qf_journal_read(const char *path, qf_result **results, size_t *n, int 
         *torn = 0;
     if (header)
         *header = NULL;
-    f = fopen(path, "re");
+    /* A FIFO or device is refused before it is read (_files.h). */
+    f = _qf_fopen_read(path, err, err_size, &st);
     if (!f) {
-        errf(err, err_size, "%s: cannot read the journal: %s", path, strerror(errno));
-        return QF_EIO;
+        struct stat sb;
+        /* bad input (exit 2), not an I/O failure */
+        return stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) ? QF_EINVAL : st;
     }
     while ((len = getline(&line, &cap, f)) > 0) {
         json_t *o;
@@ -689,7 +822,7 @@ qf_status qf_journal_read(const char *path, qf_result **results, size_t *n, int 
             if (!complete || c == EOF) {
                 json_decref(o);
                 if (torn)
-                    *torn = 1;
+                    *torn = complete ? QF_JOURNAL_DROPPED : QF_JOURNAL_TORN;
                 break;
             }
             errf(err, err_size, "%s:%zu: not a JSON record: %s", path, lineno, je.text);
@@ -721,7 +854,7 @@ qf_status qf_journal_read(const char *path, qf_result **results, size_t *n, int 
                 json_decref(o);
                 if (c == EOF) {
                     if (torn)
-                        *torn = 1;
+                        *torn = QF_JOURNAL_DROPPED;
                     break;
                 }
                 errf(err, err_size, "%s:%zu: %s", path, lineno, sub);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "_files.h"
 #include "_status.h"
 #include "qf_format.h"
 #include "qf_npy.h"
@@ -548,16 +549,13 @@ qf_status qf_npy_read(const char *path, qf_npy *a, char *err, size_t err_size)
     qf_status st;
     memset(&r, 0, sizeof r);
     memset(a, 0, sizeof *a);
-    r.fp = fopen(path, "rb");
+    /* Regular files only, refused before a read could block (_files.h). */
+    r.fp = _qf_fopen_read(path, err, err_size, &st);
     if (r.fp == NULL)
-        return _qf_fail(err, err_size, QF_EIO, path, "cannot open: %s", strerror(errno));
+        return st;
     r.remaining = -1;
     if (fstat(fileno(r.fp), &sb) == 0 && S_ISREG(sb.st_mode))
         r.remaining = (long long)sb.st_size;
-    else if (fstat(fileno(r.fp), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        fclose(r.fp);
-        return _qf_fail(err, err_size, QF_EIO, path, "cannot read: is a directory");
-    }
     st = read_any(&r, path, a, err, err_size);
     if (st == QF_OK && ferror(r.fp)) {
         qf_npy_free(a);

@@ -15,9 +15,11 @@
  * killed at any moment loses at most the record being written.  Line 1 is a
  * header ({"record": "header", "format": "qualify-journal", "version": 1,
  * ...}); every other line is {"record": "case", ...} (qf_result_to_json).
- * A last line without its newline (a torn write) is ignored by the reader,
- * which says so, and cut off by qf_journal_open(resume = 1) before anything
- * is appended.  docs/runner.md documents the fields.
+ * A last line without its newline (a torn write), or a complete last line
+ * that is not a record, is ignored by the reader, which says so, and cut
+ * off by qf_journal_open(resume = 1) before anything is appended; a bad
+ * line before the last is refused.  docs/runner.md documents the fields
+ * and the repair rules.
  */
 #ifndef QF_RESULT_H
 #define QF_RESULT_H
@@ -174,13 +176,23 @@ qf_status qf_metrics_from_json(const struct json_t *j, qf_metrics *m, char *err,
 
 typedef struct qf_journal qf_journal;
 
+/* What a reader skipped or qf_journal_open(resume = 1) repaired at the end
+ * of a journal (bits of *torn), so a caller can warn about each. */
+#define QF_JOURNAL_TORN     1 /* a last line without its newline (a killed write) */
+#define QF_JOURNAL_DROPPED  2 /* a complete last line that is not a record (garbage) */
+#define QF_JOURNAL_REHEADED 4 /* open: nothing was left, not even the header: a new one was written */
+
 /* Open PATH for appending results.
  *   resume = 0: create or truncate, then write the header line (header may
  *               be NULL or a JSON object whose members are added to it:
  *               suite, argv, arch ...; the object is not stolen).
- *   resume = 1: keep the finished records; a torn last line is cut off
- *               (*torn = 1, else 0; torn may be NULL) and a file that does
- *               not exist yet is created as with resume = 0.
+ *   resume = 1: keep the finished records; a torn last line or a last
+ *               line that is not a record is cut off (*torn: the
+ *               QF_JOURNAL_* bits above, 0 when nothing was; torn may be
+ *               NULL); a journal left empty by that (torn inside its
+ *               header line) gets a new header; a file that does not
+ *               exist yet is created as with resume = 0.
+ * QF_EINVAL for a path that is not a regular file (a FIFO, a device);
  * QF_EIO with a message naming the path. */
 qf_status qf_journal_open(const char *path, int resume, const struct json_t *header, qf_journal **out,
                           int *torn, char *err, size_t err_size);
@@ -193,11 +205,14 @@ size_t qf_journal_count(const qf_journal *j);
 qf_status qf_journal_close(qf_journal *j);
 
 /* Read every finished case record of PATH into *results (malloc'ed array,
- * free with free()), *n of them.  A last line without its newline, or an
- * unparsable last line, is a torn write: skipped, *torn = 1 (may be NULL).
- * An unparsable line before the last is QF_EPARSE ("PATH:LINE: message").
+ * free with free()), *n of them.  A last line without its newline is a
+ * torn write (*torn = QF_JOURNAL_TORN), an unparsable complete last line
+ * is skipped too (*torn = QF_JOURNAL_DROPPED; torn may be NULL).  An
+ * unparsable line before the last is QF_EPARSE ("PATH:LINE: message").
  * header (may be NULL) receives a new reference to the header object, or
- * NULL when the file has none.  A missing file is QF_EIO. */
+ * NULL when the file has none.  A missing file is QF_EIO; a path that is
+ * not a regular file is QF_EINVAL, refused before it is opened for
+ * reading (a FIFO would block). */
 qf_status qf_journal_read(const char *path, qf_result **results, size_t *n, int *torn, struct json_t **header,
                           char *err, size_t err_size);
 

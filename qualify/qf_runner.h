@@ -100,7 +100,7 @@ typedef struct qf_runner_summary {
     size_t n;
     size_t count[QF_VERDICT_COUNT]; /* per verdict */
     size_t resumed;                 /* taken from the journal */
-    int journal_torn;               /* the journal had a torn last line (cut off) */
+    int journal_torn;               /* what --resume repaired: QF_JOURNAL_* bits (qf_result.h) */
 } qf_runner_summary;
 
 void qf_runner_summary_free(qf_runner_summary *s);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "_escape.h"
+#include "_files.h"
 #include "_json.h"
 #include "_status.h"
 #include "qf_metrics.h"
@@ -976,18 +977,15 @@ qf_status qf_report_write_all(const char *dir, const qf_result *r, size_t n, con
 /* ---- Reading back --------------------------------------------------------------- */
 
 /* A journal starts with {"record": "header" ...} on its own line; a report
- * is one document.  Look at the first non-blank character after the first
- * line to tell them apart without parsing twice. */
-static int looks_like_journal(const char *path)
+ * is one document.  Look at the first line to tell them apart without
+ * parsing twice; f is left at its start. */
+static int looks_like_journal(FILE *f)
 {
-    FILE *f = fopen(path, "r");
     char buf[256];
     int is = 0;
-    if (!f)
-        return 0;
     if (fgets(buf, sizeof buf, f) && strstr(buf, "\"record\""))
         is = 1;
-    fclose(f);
+    rewind(f);
     return is;
 }
 
@@ -999,41 +997,41 @@ qf_status qf_report_read(const char *path, qf_result **results, size_t *n, qf_pr
     qf_result *rs;
     size_t i;
     qf_status st;
+    FILE *f;
     if (!path || !results || !n)
         return QF_EINVAL;
     *results = NULL;
     *n = 0;
     if (prov)
         qf_report_provenance_from_json(NULL, prov, NULL, 0);
-    {
+    /* Regular files only: a FIFO or device is refused before it is read
+     * (_files.h). */
+    f = _qf_fopen_read(path, err, err_size, &st);
+    if (!f) {
         struct stat sb;
-        FILE *f = fopen(path, "r");
-        if (!f) {
-            errf(err, err_size, "%s: cannot open: %s", path, strerror(errno));
-            return QF_EIO;
-        }
-        if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-            fclose(f);
+        if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
             errf(err, err_size, "%s: is a directory (a report is DIR/results.json)", path);
-            return QF_EIO;
-        }
-        fclose(f);
+        return st;
     }
     if (err && err_size)
         err[0] = '\0';
-    if (looks_like_journal(path)) {
+    if (looks_like_journal(f)) {
         int torn = 0;
+        fclose(f);
         st = qf_journal_read(path, results, n, &torn, NULL, err, err_size);
         /* A run killed mid-write leaves its last record cut short; the
          * cases before it are good, but the caller must be able to say the
          * input is incomplete. */
-        if (st == QF_OK && torn)
+        if (st == QF_OK && torn == QF_JOURNAL_TORN)
             errf(err, err_size,
                  "%s: warning: the last line is cut short (an interrupted run?); that case is left out",
                  path);
+        else if (st == QF_OK && torn)
+            errf(err, err_size, "%s: warning: the last line is not a case record; it is left out", path);
         return st;
     }
-    doc = json_load_file(path, 0, &je);
+    doc = json_loadf(f, 0, &je);
+    fclose(f);
     if (!doc) {
         errf(err, err_size, "%s:%d:%d: not JSON: %s", path, je.line, je.column, je.text);
         return QF_EPARSE;
@@ -1077,9 +1075,17 @@ qf_status qf_report_read(const char *path, qf_result **results, size_t *n, qf_pr
             return st;
         }
         /* The report's reproduce is what a reader sees; keep them equal. */
-        if (!rs[i].reproducer[0] && json_is_string(json_object_get(v, "reproduce")))
-            snprintf(rs[i].reproducer, sizeof rs[i].reproducer, "%s",
-                     json_string_value(json_object_get(v, "reproduce")));
+        if (!rs[i].reproducer[0] && json_is_string(json_object_get(v, "reproduce"))) {
+            const json_t *rp = json_object_get(v, "reproduce");
+            if (json_string_length(rp) >= sizeof rs[i].reproducer) { /* refused, never cut */
+                errf(err, err_size, "%s: cases[%zu]: member 'reproduce' is %zu bytes long, longer than the %zu a "
+                     "result holds", path, i, json_string_length(rp), sizeof rs[i].reproducer - 1);
+                free(rs);
+                json_decref(doc);
+                return QF_EPARSE;
+            }
+            snprintf(rs[i].reproducer, sizeof rs[i].reproducer, "%s", json_string_value(rp));
+        }
     }
     if (prov) {
         char sub[256];

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "_files.h"
 #include "_status.h"
 #include "qf_format.h"
 #include "qf_safetensors.h"
@@ -392,9 +393,11 @@ qf_status qf_safetensors_open(const char *path, qf_safetensors *st, char *err, s
     st->name = dupstr(path ? path : "(null)");
     if (st->name == NULL)
         return QF_ENOMEM;
-    st->fp = path ? fopen(path, "rb") : NULL;
+    /* Regular files only, refused before a read could block (_files.h). */
+    st->fp = path ? _qf_fopen_read(path, err, err_size, &s) : NULL;
     if (st->fp == NULL) {
-        s = _qf_fail(err, err_size, QF_EIO, st->name, "cannot open: %s", strerror(path ? errno : EINVAL));
+        if (!path)
+            s = _qf_fail(err, err_size, QF_EIO, st->name, "cannot open: %s", strerror(EINVAL));
         goto out;
     }
     if (fstat(fileno(st->fp), &sb) != 0 || !S_ISREG(sb.st_mode)) {

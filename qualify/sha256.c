@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "_files.h"
 #include "qf_sha256.h"
 
 static const uint32_t K[64] = {
@@ -120,7 +121,8 @@ qf_status qf_sha256_file(const char *path, char hex[QF_SHA256_HEX])
     FILE *f;
     if (!path || !hex)
         return QF_EINVAL;
-    f = fopen(path, "rb");
+    /* A FIFO or device is refused, never read (_files.h). */
+    f = _qf_fopen_read(path, NULL, 0, NULL);
     if (!f)
         return QF_EIO;
     qf_sha256_init(&c);

@@ -9,6 +9,7 @@
  */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -17,9 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <yaml.h>
 
+#include "_files.h"
 #include "_suite.h"
 
 /* Every chunk of a suite's arena, then the arena (a failed load,
@@ -460,11 +463,20 @@ static qf_status load_doc(ctx *c, const char *buf, size_t len, const char *name,
 static qf_status read_file(ctx *c, const char *path, const char *shown, char **buf, size_t *len,
                            const yaml_node_t *from, const char *field)
 {
-    FILE *f = fopen(path, "rb");
+    /* A FIFO or device is refused before it is opened for reading: open(2)
+     * of a FIFO waits for a writer forever (_files.h). */
+    const char *kind = NULL;
+    int fd = _qf_open_regular(path, O_RDONLY, 0, &kind);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
     struct stat sb;
     char msg[512];
+    if (fd >= 0 && !f)
+        close(fd);
     if (!f || fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > (off_t)QF_SUITE_FILE_MAX) {
-        if (!f)
+        if (kind)
+            snprintf(msg, sizeof msg, from ? "'%s' is not a regular file (%s)" : "%s: not a regular file (%s)",
+                     shown, kind);
+        else if (!f)
             snprintf(msg, sizeof msg, "cannot open '%s': %s", shown, strerror(errno));
         else if (!S_ISREG(sb.st_mode))
             snprintf(msg, sizeof msg, "'%s' is not a regular file", shown);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "_suite.h"
+#include "qf_inputs.h" /* QF_DIST_PATH_MAX */
 
 static const char *kind_name(const yaml_node_t *n)
 {
@@ -804,6 +805,11 @@ static qf_status parse_input(ctx *c, yaml_node_t *n, const char *field, qf_suite
                 sprintf(full, "%s/%s", c->dir, text);
                 text = full;
             }
+            /* The runner keeps it in qf_dist.path: refused, never cut (a cut
+             * path would name another file). */
+            if (ps->type == PT_PATH && strlen(text) >= QF_DIST_PATH_MAX)
+                return fail(c, v, p, "the path is %zu bytes once resolved against the suite's folder, longer than %d",
+                            strlen(text), QF_DIST_PATH_MAX - 1);
             const char *base = ps->type == PT_PATH ? strrchr(text, '/') : NULL;
             base = base ? base + 1 : text;
             snprintf(vb, sizeof vb, "%.48s", base);

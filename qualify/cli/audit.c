@@ -526,8 +526,13 @@ int qf_cli_audit(int argc, char **argv)
         rc = ends_with(argv[a], ".npy") ? audit_npy(&ctx, argv[a], &found) : audit_safetensors(&ctx, argv[a], &found);
     }
     if (rc == QF_EXIT_OK && found == 0) {
-        fprintf(stderr, "qualify audit: no float tensor%s%s%s in the input files\n", ctx.glob ? " matches '" : "",
+        /* Name every file read: with several inputs "the input files"
+         * alone does not say which were looked at. */
+        fprintf(stderr, "qualify audit: no float tensor%s%s%s in ", ctx.glob ? " matches '" : "",
                 ctx.glob ? ctx.glob : "", ctx.glob ? "'" : "");
+        for (a = optind; a < argc; a++)
+            fprintf(stderr, "%s%s", a == optind ? "" : a + 1 < argc ? ", " : " or ", argv[a]);
+        fputc('\n', stderr);
         rc = QF_EXIT_USAGE;
     }
     if (rc == QF_EXIT_OK) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "_escape.h"
+#include "_files.h"
 #include "cli.h"
 #include "qf_audit.h"
 #include "qf_report.h"
@@ -659,7 +660,16 @@ int qf_cli_report(int argc, char **argv)
         return QF_EXIT_FAIL;
     for (a = optind; a < argc && rc == QF_EXIT_OK; a++, nin++) {
         json_error_t je;
-        json_t *j = json_load_file(argv[a], JSON_REJECT_DUPLICATES, &je);
+        json_t *j = NULL;
+        /* A FIFO or device is refused before it is read (qualify/_files.h). */
+        FILE *jf = _qf_fopen_read(argv[a], err, sizeof err, NULL);
+        if (!jf) {
+            fprintf(stderr, "qualify report: %s\n", err);
+            rc = QF_EXIT_USAGE;
+            break;
+        }
+        j = json_loadf(jf, JSON_REJECT_DUPLICATES, &je);
+        fclose(jf);
         in[nin].path = argv[a];
         if (j && json_is_object(j) && json_is_string(json_object_get(j, "format")) &&
             !strcmp(json_string_value(json_object_get(j, "format")), "qualify-audit")) {

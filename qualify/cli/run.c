@@ -591,8 +591,16 @@ int qf_cli_run(int argc, char **argv)
         rc = st == QF_EIO || st == QF_ENOMEM ? QF_EXIT_FAIL : QF_EXIT_USAGE;
         goto out;
     }
-    if (sum.journal_torn && !quiet)
+    /* A killed write is routine; a line that was never a record, or a lost
+     * header, is not: those are warned even with -q (docs/runner.md "Resume"). */
+    if ((sum.journal_torn & QF_JOURNAL_TORN) && !quiet)
         fprintf(stderr, "qualify run: %s: the last record was torn (a killed write) and was cut off\n",
+                journal);
+    if (sum.journal_torn & QF_JOURNAL_DROPPED)
+        fprintf(stderr, "qualify run: %s: warning: the last line was not a case record; it was dropped\n",
+                journal);
+    if (sum.journal_torn & QF_JOURNAL_REHEADED)
+        fprintf(stderr, "qualify run: %s: warning: the journal's header line was torn; a new header was written\n",
                 journal);
 
     /* Reports from the complete set of results. */

@@ -216,12 +216,17 @@ START_TEST(bad_line_in_the_middle)
     sample_result(&r, 0);
     ck_assert_int_eq(qf_journal_append(jr, &r), QF_OK);
     ck_assert_int_eq(qf_journal_close(jr), QF_OK);
-    f = fopen(path, "ab");
-    fputs("{not json\n", f);
-    fclose(f);
-    ck_assert_int_eq(qf_journal_open(path, 1, NULL, &jr, NULL, err, sizeof err), QF_OK);
-    ck_assert_int_eq(qf_journal_append(jr, &r), QF_OK);
-    ck_assert_int_eq(qf_journal_close(jr), QF_OK);
+    /* A good record after the bad line, written by hand: a resume would
+     * cut a bad last line before appending (docs/runner.md "Resume"). */
+    {
+        char *text = qf_test_slurp(path, NULL), *rec = strchr(text, '\n');
+        ck_assert_ptr_nonnull(rec);
+        f = fopen(path, "ab");
+        fputs("{not json\n", f);
+        fputs(rec + 1, f);
+        fclose(f);
+        free(text);
+    }
     ck_assert_int_eq(qf_journal_read(path, &out, &n, NULL, NULL, err, sizeof err), QF_EPARSE);
     snprintf(where, sizeof where, "%s:3:", path); /* header, record, bad line */
     ck_assert_msg(strstr(err, where) != NULL, "message '%s' lacks '%s'", err, where);

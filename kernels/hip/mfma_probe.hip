@@ -23,10 +23,10 @@ typedef _Float16 qf_half4 __attribute__((ext_vector_type(4)));
 typedef short qf_short4 __attribute__((ext_vector_type(4)));
 typedef float qf_float4 __attribute__((ext_vector_type(4)));
 
-__global__ void hk_mfma_probe(const float *A, const float *B, float *D, int bf, int *bad)
+static __global__ void hk_mfma_probe(const float *A, const float *B, float *D, int bf, int *bad)
 {
     int l = (int)threadIdx.x;
-#if defined(__gfx90a__) || defined(__gfx940__)
+#if defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx942__)
     qf_float4 c = {0.f, 0.f, 0.f, 0.f};
     int kb = 4 * (l / 16);
     if (bf) {
@@ -53,7 +53,12 @@ __global__ void hk_mfma_probe(const float *A, const float *B, float *D, int bf, 
 #endif
 }
 
-extern "C" qf_status qf_hip_mfma_probe(int kind, const float *a, const float *b, float *d, char *err,
+#if defined(QF_HIP_HAVE_GFX942) && !defined(QF_HIP_GFX942)
+extern "C" qf_status qf_hip_mfma_probe_gfx942(int kind, const float *a, const float *b, float *d, char *err,
+                                              size_t err_size);
+#endif
+
+extern "C" qf_status QF_HIP_ENTRY(qf_hip_mfma_probe)(int kind, const float *a, const float *b, float *d, char *err,
                                        size_t err_size)
 {
     char *msg = err;
@@ -64,6 +69,11 @@ extern "C" qf_status qf_hip_mfma_probe(int kind, const float *a, const float *b,
     const size_t bytes = 16 * 16 * sizeof(float);
     if ((kind != 0 && kind != 1) || !a || !b || !d)
         return QF_EINVAL;
+#if defined(QF_HIP_HAVE_GFX942) && !defined(QF_HIP_GFX942)
+    /* a gfx942 device runs the clang-19 build of this probe */
+    if (qf_hip_device_is_gfx942())
+        return qf_hip_mfma_probe_gfx942(kind, a, b, d, err, err_size);
+#endif
     QF_HIP(hipMalloc((void **)&da, bytes));
     QF_HIP(hipMalloc((void **)&db, bytes));
     QF_HIP(hipMalloc((void **)&dd, bytes));

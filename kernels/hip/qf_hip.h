@@ -1,9 +1,11 @@
 /* qf_hip.h: C entry points of the HIP back end (kernels/hip).
  *
- * Built with Debian's hipcc (ROCm 5.2, clang 15) for gfx90a and gfx940.
- * gfx942 and newer need a newer compiler than Debian 12 ships, so they
- * are not built; qf_hip_device_count() reports such a device as
- * unsupported instead of running code that was not compiled for it.
+ * Built with Debian's hipcc (ROCm 5.2, clang 15) for gfx90a and gfx940, and
+ * with Debian's clang-19 for gfx942 when installed (kernels/hip/CMakeLists.txt);
+ * on a gfx942 device the entry points below run the gfx942 build.  Other
+ * targets (gfx950 needs LLVM 20) are not built; qf_hip_device_count()
+ * reports such a device as unsupported instead of running code that was
+ * not compiled for it.
  * Safe without a driver or device: the answer is then 0 with a reason.
  */
 #ifndef QF_HIP_H

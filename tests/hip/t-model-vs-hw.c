@@ -5,6 +5,7 @@
  * ..._16x16x16f16) on crafted and random inputs; each of the 256 results
  * against qf_model_dot of the preset for the device (mi250x.* on gfx90a;
  * mi300.* on gfx940, an MI300 target whose published facts are gfx942's,
+ * and on gfx942, where the probe runs its clang-19 build, mfma_probe.hip;
  * docs/gpu.md).  Without a usable device, or on one no preset models:
  * exit 77 (skipped); a modelled device whose instruction this build has no
  * code for fails (QF_MVH_ALLOW_UNSUPPORTED=1 accepts it).

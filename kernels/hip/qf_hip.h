@@ -36,9 +36,11 @@ qf_status qf_hip_decode_fp8(qf_format_id fmt, const uint8_t *codes, size_t n, fl
                             size_t err_size);
 
 /* One MFMA instruction on device 0 (mfma_probe.hip), C = 0: kind 0
- * v_mfma_f32_16x16x16bf16_1k, kind 1 v_mfma_f32_16x16x16f16; a [16][16],
- * b [16][16] row-major values exact in the input format; d [16][16]
- * receives the float32 results (tests/hip/t-model-vs-hw.c). */
+ * v_mfma_f32_16x16x16bf16_1k, kind 1 v_mfma_f32_16x16x16f16 (a [16][16],
+ * b [16][16]); kind 2 v_mfma_f32_16x16x32_fp8_fp8 on e4m3fnuz values, kind
+ * 3 ..._bf8_bf8 on e5m2fnuz values (a [16][32], b [32][16]; gfx940/gfx942
+ * only); row-major values exact in the input format; d [16][16] receives
+ * the float32 results (tests/hip/t-model-vs-hw.c). */
 qf_status qf_hip_mfma_probe(int kind, const float *a, const float *b, float *d, char *err, size_t err_size);
 
 #ifdef __cplusplus

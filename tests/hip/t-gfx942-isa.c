@@ -267,6 +267,8 @@ START_TEST(isa_present)
     want("quantize", q, "v_cvt_pk_bf8_f32");
     want("mfma_probe", m, "v_mfma_f32_16x16x16_bf16");
     want("mfma_probe", m, "v_mfma_f32_16x16x16_f16");
+    want("mfma_probe", m, "v_mfma_f32_16x16x32_fp8_fp8");
+    want("mfma_probe", m, "v_mfma_f32_16x16x32_bf8_bf8");
     /* each FP8 kernel's K loop runs its own instruction */
     for (int i = 0; i < 2; i++) {
         kern kk;

@@ -3,9 +3,11 @@
 # machine and write the reports into OUTDIR (docs/gpu.md).
 #
 #   1. finds the device: nvidia-smi (compute capability -> sm_XY) or
-#      rocminfo (gfx name), and says which;
+#      rocminfo / amdgpu-arch / rocm-smi with the driver's topology (gfx
+#      name), and says which;
 #   2. builds qualify for that architecture only (CMAKE_CUDA_ARCHITECTURES
-#      = XY, "90a" on Hopper; QF_HIP_ARCHS = gfxNNN), in build-gpu/;
+#      = XY, "90a" on Hopper; QF_HIP_ARCHS = gfx90a or gfx940 with hipcc;
+#      gfx942 with clang-19, QF_HIP_GFX942), in build-gpu/;
 #   3. runs the model-vs-hardware check (tests/cuda|hip/t-model-vs-hw), the
 #      GPU suite shapes/gpu.yaml (qualify run -j jobs), and `qualify probe`
 #      on every GEMM kernel of the back end (probe/KERNEL.txt and .yaml);
@@ -49,6 +51,23 @@ if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
     export PATH=/usr/local/cuda/bin:$PATH
 fi
 vendor="" arch="" cmake_gpu=()
+# The AMD device's gfx name: rocminfo; else LLVM's amdgpu-arch (asks the
+# HSA / HIP runtime); else, when rocm-smi sees a GPU, the kernel driver's
+# topology (gfx_target_version 90402 -> gfx942).
+amd_gfx() {
+    local g="" t v
+    command -v rocminfo >/dev/null 2>&1 && g=$(rocminfo 2>/dev/null | grep -o -m1 'gfx[0-9a-f]*')
+    for t in amdgpu-arch amdgpu-arch-19; do
+        [ -z "$g" ] && command -v $t >/dev/null 2>&1 && g=$($t 2>/dev/null | grep -o -m1 'gfx[0-9a-f]*')
+    done
+    if [ -z "$g" ] && command -v rocm-smi >/dev/null 2>&1 && rocm-smi >/dev/null 2>&1; then
+        for t in /sys/class/kfd/kfd/topology/nodes/*/properties; do
+            v=$(awk '$1 == "gfx_target_version" && $2 != 0 {print $2; exit}' "$t" 2>/dev/null)
+            [ -n "$v" ] && g=$(printf 'gfx%d%x%x' $((v / 10000)) $((v / 100 % 100)) $((v % 100))) && break
+        done
+    fi
+    echo "$g"
+}
 if command -v nvidia-smi >/dev/null 2>&1 && cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1) && [ -n "$cc" ]; then
     vendor=cuda
     cc=${cc//./}
@@ -56,17 +75,21 @@ if command -v nvidia-smi >/dev/null 2>&1 && cc=$(nvidia-smi --query-gpu=compute_
     # wgmma and the other Hopper-only instructions need the "a" target
     case $cc in 90) cuda_arch=90a ;; *) cuda_arch=$cc ;; esac
     cmake_gpu=(-DQF_ENABLE_CUDA=ON -DQF_REQUIRE_CUDA=ON -DQF_ENABLE_HIP=OFF "-DCMAKE_CUDA_ARCHITECTURES=$cuda_arch")
-elif command -v rocminfo >/dev/null 2>&1 && gfx=$(rocminfo 2>/dev/null | grep -o -m1 'gfx[0-9a-f]*') && [ -n "$gfx" ]; then
+elif gfx=$(amd_gfx) && [ -n "$gfx" ]; then
     vendor=hip
     arch=$gfx
     cmake_gpu=(-DQF_ENABLE_HIP=ON -DQF_REQUIRE_HIP=ON -DQF_ENABLE_CUDA=OFF)
     case $gfx in
-    gfx90a | gfx940) cmake_gpu+=("-DQF_HIP_ARCHS=$gfx") ;;
+    gfx90a | gfx940) cmake_gpu+=("-DQF_HIP_ARCHS=$gfx" -DQF_HIP_GFX942=OFF) ;;
+    gfx942) # hipcc builds the host side and gfx940; clang-19 the gfx942 code objects
+        cmake_gpu+=(-DQF_HIP_ARCHS=gfx940 -DQF_HIP_GFX942=ON) ;;
+    gfx95*)
+        say "note: $gfx (MI350X/MI355X) needs LLVM 20, which Debian 12 does not have; its kernels will be UNSUPPORTED" ;;
     *) # built for the default targets: the kernels then say why they do not run here
-        say "note: $gfx is not a target Debian 12's hipcc can build (gfx90a, gfx940); its kernels will be UNSUPPORTED" ;;
+        say "note: $gfx is not a target this build can make (gfx90a, gfx940 with hipcc; gfx942 with clang-19); its kernels will be UNSUPPORTED" ;;
     esac
 else
-    say "no GPU found (neither nvidia-smi nor rocminfo reports one)"
+    say "no GPU found (neither nvidia-smi nor rocminfo, amdgpu-arch or rocm-smi reports one)"
     exit 2
 fi
 say "device: $vendor $arch"
@@ -83,7 +106,8 @@ say "device: $vendor $arch"
         echo "- nvcc: $(nvcc --version 2>/dev/null | tail -1)"
     else
         echo "- GPU: $(rocminfo 2>/dev/null | grep -m1 'Marketing Name' | sed 's/.*: *//')"
-        echo "- hipcc: $(hipcc --version 2>/dev/null | head -1)"
+        echo "- hipcc: $(hipcc --version 2>/dev/null | grep -m1 -i 'clang version')"
+        [ "$arch" = gfx942 ] && echo "- clang-19 (gfx942 code objects): $(clang++-19 --version 2>/dev/null | head -1)"
     fi
     echo "- cmake: $(cmake --version | head -1)"
 } >"$OUT/gpu-info.md"

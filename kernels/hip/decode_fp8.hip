@@ -9,10 +9,22 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "_hip.h"
 #include "qf_hip.h"
 
-/* Targets this file is compiled for (CMake passes the same list). */
-static const char *const built_archs[] = { "gfx90a", "gfx940" };
+#ifndef QF_HIP_GFX942
+/* Device discovery lives in the hipcc object only; the clang-19 (gfx942)
+ * object of this file holds the decode kernel and its _gfx942 entry. */
+
+/* Targets with code in this build (CMake passes the same list; gfx942 when
+ * clang-19 built it, QF_HIP_HAVE_GFX942). */
+static const char *const built_archs[] = { "gfx90a", "gfx940",
+#ifdef QF_HIP_HAVE_GFX942
+                                           "gfx942"
+#endif
+};
+
+#endif
 
 static void set_msg(char *buf, size_t size, const char *what, hipError_t e)
 {
@@ -20,6 +32,7 @@ static void set_msg(char *buf, size_t size, const char *what, hipError_t e)
         snprintf(buf, size, "%s: %s", what, hipGetErrorString(e));
 }
 
+#ifndef QF_HIP_GFX942
 static int arch_built(const char *arch)
 {
     for (size_t i = 0; i < sizeof built_archs / sizeof built_archs[0]; i++)
@@ -62,13 +75,30 @@ extern "C" int qf_hip_device_count(char *why, size_t why_size)
         if (qf_hip_device_arch(d, arch, sizeof arch, NULL, 0) == QF_OK && arch_built(arch))
             usable++;
         else if (why && why_size)
-            snprintf(why, why_size, "device %d (%s) has no code in this build: Debian's hipcc targets gfx90a and gfx940 only",
-                     d, arch);
+            snprintf(why, why_size, "device %d (%s) has no code in this build: this build targets gfx90a, gfx940%s only",
+                     d, arch,
+#ifdef QF_HIP_HAVE_GFX942
+                     ", gfx942"
+#else
+                     ""
+#endif
+            );
     }
     if (n == 0 && why && why_size)
         snprintf(why, why_size, "no HIP device");
     return usable;
 }
+
+/* Whether the current device is gfx942: the hipcc entry points hand such a
+ * device to the clang-19 build of the same code (the _gfx942 entries). */
+extern "C" int qf_hip_device_is_gfx942(void)
+{
+    int dev = 0;
+    char arch[64];
+    return hipGetDevice(&dev) == hipSuccess && qf_hip_device_arch(dev, arch, sizeof arch, NULL, 0) == QF_OK &&
+           strcmp(arch, "gfx942") == 0;
+}
+#endif
 
 __device__ static float decode_field(unsigned c, int man, int bias, int nan_kind)
 {
@@ -90,15 +120,20 @@ __device__ static float decode_field(unsigned c, int man, int bias, int nan_kind
     return sign ? -v : v;
 }
 
-__global__ void qf_hip_decode_fp8_kernel(const uint8_t *codes, size_t n, int man, int bias, int nan_kind, float *out)
+static __global__ void qf_hip_decode_fp8_kernel(const uint8_t *codes, size_t n, int man, int bias, int nan_kind, float *out)
 {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n)
         out[i] = decode_field(codes[i], man, bias, nan_kind);
 }
 
-extern "C" qf_status qf_hip_decode_fp8(qf_format_id fmt, const uint8_t *codes, size_t n, float *out, char *err,
-                                       size_t err_size)
+#if defined(QF_HIP_HAVE_GFX942) && !defined(QF_HIP_GFX942)
+extern "C" qf_status qf_hip_decode_fp8_gfx942(qf_format_id fmt, const uint8_t *codes, size_t n, float *out,
+                                              char *err, size_t err_size);
+#endif
+
+extern "C" qf_status QF_HIP_ENTRY(qf_hip_decode_fp8)(qf_format_id fmt, const uint8_t *codes, size_t n, float *out,
+                                                     char *err, size_t err_size)
 {
     int man, bias, nan_kind;
     uint8_t *d_codes = NULL;
@@ -120,6 +155,10 @@ extern "C" qf_status qf_hip_decode_fp8(qf_format_id fmt, const uint8_t *codes, s
         return QF_OK;
     if (codes == NULL || out == NULL)
         return QF_EINVAL;
+#if defined(QF_HIP_HAVE_GFX942) && !defined(QF_HIP_GFX942)
+    if (qf_hip_device_is_gfx942())
+        return qf_hip_decode_fp8_gfx942(fmt, codes, n, out, err, err_size);
+#endif
 #define QF_HIP_TRY(call)                                                                            \
     do {                                                                                            \
         if ((e = (call)) != hipSuccess) {                                                           \

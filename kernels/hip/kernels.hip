@@ -2,14 +2,12 @@
  *
  * Same contract as kernels/cuda/kernels.cu: device tensors of codes,
  * checked dense row-major, every HIP call and launch checked, failures in
- * call->msg.  Targets: gfx90a and gfx940 (Debian 12's hipcc, clang 15); the
- * GEMM uses MFMA (__builtin_amdgcn_mfma_f32_16x16x16f16 and
- * ..._16x16x16bf16_1k, both on gfx90a and gfx940) where the target macro
- * says the instruction exists, and a plain float32 loop elsewhere (the
- * kernel records claim the MFMA arithmetic for gfx90a only, docs/gpu.md).
- * gfx942 and newer cannot be compiled by clang 15: the records do not list
- * them, so such a device reports "architecture gfx942 not in the kernel's
- * archs" rather than running code built for another target.
+ * call->msg.  Targets: gfx90a and gfx940 (Debian 12's hipcc, clang 15) and,
+ * compiled a second time by clang-19, gfx942 (entry points suffixed
+ * _gfx942, _hip.h); the GEMM uses MFMA (__builtin_amdgcn_mfma_f32_16x16x16f16
+ * and ..._16x16x16bf16_1k, on gfx90a, gfx940 and gfx942) where the target
+ * macro says the instruction exists, and a plain float32 loop elsewhere,
+ * which the MFMA records refuse to pass as MFMA arithmetic (docs/gpu.md).
  */
 #include <hip/hip_runtime.h>
 #include <math.h>
@@ -71,14 +69,14 @@ typedef _Float16 half4 __attribute__((ext_vector_type(4)));
 typedef short short4v __attribute__((ext_vector_type(4)));
 typedef float float4v __attribute__((ext_vector_type(4)));
 
-__global__ void hk_gemm16(const uint16_t *A, const uint16_t *B, void *D, int M, int N, int K, int bf, int fo,
+static __global__ void hk_gemm16(const uint16_t *A, const uint16_t *B, void *D, int M, int N, int K, int bf, int fo,
                           int *used_mfma)
 {
     int wave = (int)((blockIdx.x * blockDim.x + threadIdx.x) / 64), l = (int)(threadIdx.x % 64);
     int tiles_n = N / 16, tm = wave / tiles_n, tn = wave % tiles_n;
     if (tm >= M / 16)
         return;
-#if defined(__gfx90a__) || defined(__gfx940__)
+#if defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx942__)
     float4v c = {0.f, 0.f, 0.f, 0.f};
     for (int k0 = 0; k0 < K; k0 += 16) {
         int kb = k0 + 4 * (l / 16);
@@ -116,7 +114,7 @@ __global__ void hk_gemm16(const uint16_t *A, const uint16_t *B, void *D, int M, 
 #endif
 }
 
-extern "C" qf_status qf_hip_gemm_run(void *ctx, const qf_kernel_call *call)
+extern "C" qf_status QF_HIP_ENTRY(qf_hip_gemm_run)(void *ctx, const qf_kernel_call *call)
 {
     const qf_op_gemm *g = &call->op->u.gemm;
     const qf_dtype_tuple *t = call->dtype;
@@ -176,7 +174,7 @@ __device__ static float block_reduce(float v, float *sh, int is_max)
     return v;
 }
 
-__global__ void hk_rmsnorm(const float *x, const float *w, const float *b, float *y, int cols, float eps)
+static __global__ void hk_rmsnorm(const float *x, const float *w, const float *b, float *y, int cols, float eps)
 {
     __shared__ float sh[RT];
     const float *xr = x + (size_t)blockIdx.x * cols;
@@ -196,7 +194,7 @@ __global__ void hk_rmsnorm(const float *x, const float *w, const float *b, float
     }
 }
 
-extern "C" qf_status qf_hip_rmsnorm_run(void *ctx, const qf_kernel_call *call)
+extern "C" qf_status QF_HIP_ENTRY(qf_hip_rmsnorm_run)(void *ctx, const qf_kernel_call *call)
 {
     const qf_op_norm *o = &call->op->u.norm;
     char *msg = call->msg;
@@ -226,7 +224,7 @@ done:
     return st;
 }
 
-__global__ void hk_softmax(const float *x, float *y, int cols, float scale, int lg)
+static __global__ void hk_softmax(const float *x, float *y, int cols, float scale, int lg)
 {
     __shared__ float sh[RT];
     const float *xr = x + (size_t)blockIdx.x * cols;
@@ -244,7 +242,7 @@ __global__ void hk_softmax(const float *x, float *y, int cols, float scale, int 
     }
 }
 
-extern "C" qf_status qf_hip_softmax_run(void *ctx, const qf_kernel_call *call)
+extern "C" qf_status QF_HIP_ENTRY(qf_hip_softmax_run)(void *ctx, const qf_kernel_call *call)
 {
     const qf_op_softmax *o = &call->op->u.softmax;
     char *msg = call->msg;
@@ -274,7 +272,7 @@ done:
  * lanes of a 64-lane wave (shuffles of width 32): online softmax per
  * 32-key tile, P rounded to bfloat16 before P V, float32 O, out = O / l in
  * bfloat16, lse = m + logf(l). */
-__global__ void hk_attention(const uint16_t *Q, const uint16_t *Kt, const uint16_t *V, uint16_t *O,
+static __global__ void hk_attention(const uint16_t *Q, const uint16_t *Kt, const uint16_t *V, uint16_t *O,
                              float *LSE, int B, int H, int HK, int SQ, int SK, int D, int DV, float scale,
                              int causal)
 {
@@ -335,7 +333,7 @@ __global__ void hk_attention(const uint16_t *Q, const uint16_t *Kt, const uint16
         LSE[row] = __fadd_rn(m, logf(l));
 }
 
-extern "C" qf_status qf_hip_attention_run(void *ctx, const qf_kernel_call *call)
+extern "C" qf_status QF_HIP_ENTRY(qf_hip_attention_run)(void *ctx, const qf_kernel_call *call)
 {
     const qf_op_attention *a = &call->op->u.attention;
     char *msg = call->msg;

@@ -31,7 +31,7 @@
 #include "qf_block.h"
 #include "qf_ref.h"
 
-#if defined(__gfx940__)
+#if defined(__gfx940__) || defined(__gfx942__)
 __device__ static uint8_t cvt8(float v, int bf8)
 {
     int w = bf8 ? __builtin_amdgcn_cvt_pk_bf8_f32(v, 0.0f, 0, false)
@@ -40,7 +40,7 @@ __device__ static uint8_t cvt8(float v, int bf8)
 }
 #endif
 
-__global__ void hk_fp8_amax_scale(const float *x, size_t n, float fp8_max, float *scale)
+static __global__ void hk_fp8_amax_scale(const float *x, size_t n, float fp8_max, float *scale)
 {
     __shared__ float sh[256];
     float m = 0.f;
@@ -73,13 +73,13 @@ __global__ void hk_fp8_amax_scale(const float *x, size_t n, float fp8_max, float
     }
 }
 
-__global__ void hk_fp8_encode(const float *x, size_t n, const float *scale, uint8_t *q, int bf8,
+static __global__ void hk_fp8_encode(const float *x, size_t n, const float *scale, uint8_t *q, int bf8,
                               float fp8_max, int *bad)
 {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-#if defined(__gfx940__)
+#if defined(__gfx940__) || defined(__gfx942__)
     float s = *scale, p = __fmul_rn(x[i], s), e = fmaf(x[i], s, -p);
     uint8_t c;
     if (isnan(p))
@@ -98,7 +98,7 @@ __global__ void hk_fp8_encode(const float *x, size_t n, const float *scale, uint
 #endif
 }
 
-extern "C" qf_status qf_hip_quantize_run(void *ctx, const qf_kernel_call *call)
+extern "C" qf_status QF_HIP_ENTRY(qf_hip_quantize_run)(void *ctx, const qf_kernel_call *call)
 {
     const qf_op_quantize *o = &call->op->u.quantize;
     const qf_tensor *X = &call->in[0], *Q = &call->out[0];

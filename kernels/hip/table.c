@@ -6,10 +6,12 @@
  * by a pairwise float32 tree, subnormals flushed, nearest even; gfx940 is a
  * CDNA3 (MI300-series) target and is claimed with the MI300 facts, which
  * were published for gfx942 (an assumption docs/gpu.md states).  gfx942
- * and newer are not listed: Debian 12's clang 15 cannot compile for them
- * (docs/gpu.md "Guards"), so such a device gets "architecture gfx942 not in
- * the kernel's archs".  Row reductions and attention claim what the CUDA
- * ones claim (kernels/cuda/table.c).
+ * records exist when the build has gfx942 code objects (clang-19,
+ * QF_HAVE_HIP_GFX942): the same MFMA GEMM, row kernels, attention and FP8
+ * conversion compiled for gfx942, and the FP8 (fnuz) MFMA GEMM with
+ * per-tensor scales claiming mi300.e4m3fnuz / mi300.e5m2fnuz.  gfx950 is
+ * never listed (it needs LLVM 20).  Row reductions and attention claim what
+ * the CUDA ones claim (kernels/cuda/table.c).
  *
  * Part of libqualify, as kernels/cuda/table.c is: the run entries forward
  * to libqualify_hip.so (kernels/_gpu_fwd.h), loaded on the first call.
@@ -26,11 +28,13 @@
 #include "qf_ref.h"
 
 typedef struct built {
-    qf_dtype_tuple t[4];
+    qf_dtype_tuple t[6];
     size_t n;
 } built;
 
 static built g90_bf16, g90_f16, g940_bf16, g940_f16, norm_f32, softmax_f32, attn_bf16, quant_fnuz;
+static built g942_fp8; /* gfx942 bf16/f16 claim what gfx940 claims: g940_* */
+
 
 static void add_tuple(built *b, const char *name, qf_format_id in, qf_format_id out, const char *preset)
 {
@@ -44,6 +48,17 @@ static void add_tuple(built *b, const char *name, qf_format_id in, qf_format_id 
     t->arith.sum_order = QF_SUM_SEQUENTIAL;
     t->arith.deterministic = 1;
     t->arith.deterministic_threads = 1;
+}
+
+/* An FP8 tuple with one float32 scale per input tensor, as the CUDA FP8
+ * kernels declare theirs (kernels/cuda/table.c). */
+static void add_fp8_tuple(built *b, const char *name, qf_format_id in, qf_format_id out, const char *preset)
+{
+    qf_dtype_tuple *t;
+    add_tuple(b, name, in, out, preset);
+    t = &b->t[b->n - 1];
+    t->in_scale[0] = t->in_scale[1] = QF_SCALE_TENSOR;
+    t->in_scale_format[0] = t->in_scale_format[1] = t->in_scale_format[2] = QF_FLOAT32;
 }
 
 static qf_arith_claim f32_claim(void)
@@ -63,6 +78,10 @@ static void build_tables(void)
     add_tuple(&g940_bf16, "bf16", QF_BFLOAT16, QF_BFLOAT16, "mi300.bf16");
     add_tuple(&g940_bf16, "bf16_f32", QF_BFLOAT16, QF_FLOAT32, "mi300.bf16");
     add_tuple(&g940_f16, "f16_f32", QF_FLOAT16, QF_FLOAT32, "mi300.f16");
+    add_fp8_tuple(&g942_fp8, "e4m3fnuz_e4m3fnuz_f32", QF_FLOAT8_E4M3FNUZ, QF_FLOAT32, "mi300.e4m3fnuz");
+    add_fp8_tuple(&g942_fp8, "e4m3fnuz_e4m3fnuz_bf16", QF_FLOAT8_E4M3FNUZ, QF_BFLOAT16, "mi300.e4m3fnuz");
+    add_fp8_tuple(&g942_fp8, "e5m2fnuz_e5m2fnuz_f32", QF_FLOAT8_E5M2FNUZ, QF_FLOAT32, "mi300.e5m2fnuz");
+    add_fp8_tuple(&g942_fp8, "e5m2fnuz_e5m2fnuz_bf16", QF_FLOAT8_E5M2FNUZ, QF_BFLOAT16, "mi300.e5m2fnuz");
     t = &norm_f32.t[norm_f32.n++];
     memset(t, 0, sizeof *t);
     t->name = "f32";
@@ -102,6 +121,14 @@ QF_GPU_FWD_RUN("hip", qf_hip_rmsnorm_run)
 QF_GPU_FWD_RUN("hip", qf_hip_softmax_run)
 QF_GPU_FWD_RUN("hip", qf_hip_attention_run)
 QF_GPU_FWD_RUN("hip", qf_hip_quantize_run)
+#ifdef QF_HAVE_HIP_GFX942
+QF_GPU_FWD_RUN("hip", qf_hip_gemm_run_gfx942)
+QF_GPU_FWD_RUN("hip", qf_hip_gemm_fp8_run_gfx942)
+QF_GPU_FWD_RUN("hip", qf_hip_rmsnorm_run_gfx942)
+QF_GPU_FWD_RUN("hip", qf_hip_softmax_run_gfx942)
+QF_GPU_FWD_RUN("hip", qf_hip_attention_run_gfx942)
+QF_GPU_FWD_RUN("hip", qf_hip_quantize_run_gfx942)
+#endif
 
 static qf_status quantize_supports(const qf_kernel *k, const qf_op_desc *op, const qf_dtype_tuple *dtype,
                                    char *why, size_t why_size)
@@ -153,7 +180,7 @@ qf_status qf_hip_register_kernels(qf_registry *r);
 qf_status qf_hip_register_kernels(qf_registry *r)
 {
     static int built_once;
-    qf_kernel ks[8];
+    qf_kernel ks[16];
     size_t n = 0, i;
     if (!built_once) {
         build_tables();
@@ -187,6 +214,33 @@ qf_status qf_hip_register_kernels(qf_registry *r)
     ks[n++] = mk("quantize.hip.fp8_fnuz", QF_OP_QUANTIZE,
                  "FP8 fnuz per-tensor scaling with gfx940's cvt_pk_fp8/bf8 (exact product, saturating)",
                  "gfx940", &quant_fnuz, fwd_qf_hip_quantize_run, quantize_supports, 0);
+#ifdef QF_HAVE_HIP_GFX942
+    /* gfx942 (MI300X, MI325X): the same sources compiled by clang-19
+     * (kernels/hip/CMakeLists.txt), plus the FP8 MFMA GEMM. */
+    ks[n++] = mk("gemm.hip.mfma_gfx942.bf16", QF_OP_GEMM,
+                 "bfloat16 MFMA 16x16x16 (bf16_1k), float32 accumulator in K order, MI300 arithmetic (clang-19)",
+                 "gfx942", &g940_bf16, fwd_qf_hip_gemm_run_gfx942, _qf_gpu_gemm_supports, 1);
+    ks[n++] = mk("gemm.hip.mfma_gfx942.f16", QF_OP_GEMM,
+                 "float16 MFMA 16x16x16, float32 accumulator in K order, MI300 arithmetic (clang-19)", "gfx942",
+                 &g940_f16, fwd_qf_hip_gemm_run_gfx942, _qf_gpu_gemm_supports, 1);
+    ks[n] = mk("gemm.hip.mfma_fp8_gfx942", QF_OP_GEMM,
+               "FP8 fnuz MFMA 16x16x32 (fp8_fp8 / bf8_bf8), per-tensor float32 scales, float32 accumulator in "
+               "K order, MI300 fp8 arithmetic (clang-19)",
+               "gfx942", &g942_fp8, fwd_qf_hip_gemm_fp8_run_gfx942, _qf_gpu_gemm_supports, 1);
+    ks[n++].limits.multiple_of[2] = 32;
+    ks[n++] = mk("rmsnorm.hip.gfx942.f32", QF_OP_RMSNORM,
+                 "float32 RMSNorm as rmsnorm.hip.f32, built for gfx942 (clang-19, ROCm 5.2 device libraries)",
+                 "gfx942", &norm_f32, fwd_qf_hip_rmsnorm_run_gfx942, NULL, 0);
+    ks[n++] = mk("softmax.hip.gfx942.f32", QF_OP_SOFTMAX,
+                 "float32 softmax as softmax.hip.f32 (expf of ROCm 5.2's ocml), built for gfx942 (clang-19)",
+                 "gfx942", &softmax_f32, fwd_qf_hip_softmax_run_gfx942, NULL, 0);
+    ks[n++] = mk("attention.hip.flash_gfx942.bf16", QF_OP_ATTENTION,
+                 "bfloat16 flash-style forward as attention.hip.flash.bf16, built for gfx942 (clang-19)",
+                 "gfx942", &attn_bf16, fwd_qf_hip_attention_run_gfx942, _qf_gpu_attention_supports, 0);
+    ks[n++] = mk("quantize.hip.fp8_fnuz_gfx942", QF_OP_QUANTIZE,
+                 "FP8 fnuz per-tensor scaling with gfx942's cvt_pk_fp8/bf8 (exact product, saturating)",
+                 "gfx942", &quant_fnuz, fwd_qf_hip_quantize_run_gfx942, quantize_supports, 0);
+#endif
     for (i = 0; i < n; i++) {
         qf_status s = qf_registry_add(r, &ks[i]);
         if (s != QF_OK)

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "_escape.h"
 #include "_isolate.h"
 #include "_runner.h"
 #include "_status.h"
@@ -168,17 +169,30 @@ static void relay_run(const volatile char *label, const char *cmd) __attribute__
 
 static void relay_flush(const volatile char *label, const char *cmd, char *line, size_t len)
 {
-    char name[LABEL_MAX], pre[LABEL_MAX + 16];
+    /* The worker's name and line reach the terminal with no control
+     * character of theirs (ESC, CR, a second LF: docs/security.md).  A
+     * byte escapes to at most 6 (\u009b for a C1 pair), so no line is cut;
+     * a name is, at a whole character. */
+    char name[LABEL_MAX], ename[LABEL_MAX], pre[LABEL_MAX + 16], text[4096 * 6 + 2];
     struct iovec iov[2];
     size_t i;
     for (i = 0; i + 1 < sizeof name && label[i]; i++)
         name[i] = label[i];
     name[i] = '\0';
+    /* The line ends with its '\n': escape what is before it, NULs as '?'. */
+    for (i = 0; i + 1 < len; i++)
+        if (!line[i])
+            line[i] = '?';
+    line[len - 1] = '\0';
+    _qf_esc_line(text, sizeof text - 1, line);
+    len = strlen(text);
+    text[len++] = '\n';
+    _qf_esc_line(ename, sizeof ename, name[0] ? name : cmd);
     iov[0].iov_base = pre;
-    iov[0].iov_len = (size_t)snprintf(pre, sizeof pre, "[worker %.100s] ", name[0] ? name : cmd);
+    iov[0].iov_len = (size_t)snprintf(pre, sizeof pre, "[worker %s] ", ename);
     if (iov[0].iov_len >= sizeof pre)
         iov[0].iov_len = sizeof pre - 1;
-    iov[1].iov_base = line;
+    iov[1].iov_base = text;
     iov[1].iov_len = len;
     if (writev(2, iov, 2) < 0 && errno != EINTR)
         _exit(0);

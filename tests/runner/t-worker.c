@@ -84,17 +84,30 @@ static void expect(json_t *root, const char *kernel, const char *verdict, const 
     ck_assert_msg(seen > 0, "no case for %s", kernel);
 }
 
-static void log_has(const char *part)
+static void log_read(char *buf, size_t size)
 {
-    char path[512], buf[8192];
+    char path[512];
     size_t n;
     FILE *f;
     snprintf(path, sizeof path, "%s.log", dir);
     f = fopen(path, "r");
     ck_assert_ptr_nonnull(f);
-    n = fread(buf, 1, sizeof buf - 1, f);
+    n = fread(buf, 1, size - 1, f);
     fclose(f);
     buf[n] = '\0';
+}
+
+static void log_lacks(const char *part)
+{
+    char buf[8192];
+    log_read(buf, sizeof buf);
+    ck_assert_msg(!strstr(buf, part), "the output has '%s':\n%s", part, buf);
+}
+
+static void log_has(const char *part)
+{
+    char buf[8192];
+    log_read(buf, sizeof buf);
     ck_assert_msg(strstr(buf, part), "the output lacks '%s':\n%s", part, buf);
 }
 
@@ -225,8 +238,10 @@ START_TEST(given_up)
     ck_assert_uint_eq(crashed_exit, 6);
     ck_assert_uint_eq(given, 2);
     /* The worker's standard error reaches ours line by line with its
-     * name in front, even a last line without a newline. */
-    log_has("[worker testw] testw: giving up, status 3\n");
+     * name in front, even a last line without a newline, its control
+     * characters as visible escapes. */
+    log_has("[worker testw] testw: giving up, \\x1b[2Jstatus 3\\r\n");
+    log_lacks("\x1b");
     json_decref(root);
     cleanup();
 }

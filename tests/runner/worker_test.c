@@ -123,9 +123,11 @@ int main(int argc, char **argv)
             for (;;)
                 pause();
         if (!strcmp(kern, "exit")) {
-            /* Last words without a newline: the host's relay must still
-             * pass them on, prefixed (docs/workers.md). */
-            fputs("testw: giving up, status 3", stderr);
+            /* Last words without a newline, with an ESC sequence and a CR:
+             * the host's relay must still pass them on, prefixed, with no
+             * control character of ours reaching its terminal
+             * (docs/workers.md, docs/security.md). */
+            fputs("testw: giving up, \x1b[2Jstatus 3\r", stderr);
             fflush(stderr);
             _exit(3);
         }

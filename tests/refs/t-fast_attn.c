@@ -1,0 +1,330 @@
+/* t-fast_attn.c: the binary64 fast path of RoPE, attention and the MoE
+ * router (refs/_fast_attn.h).
+ *
+ *   - enclosures: sin and cos of pos f (f a double, or a double-double
+ *     with a bound) and log x hold the real value within their bounds
+ *     (MPFR at 320 bits), and the bounds are small enough to decide;
+ *   - decisions: qf_ref_rope, qf_ref_moe_router and qf_ref_attention give
+ *     the same codes, values and statuses (and indices and tie marks) with
+ *     the fast path as with every element through MPFR (opts.slow_only),
+ *     for several target formats and rounding modes, on random cases and
+ *     hard ones: RoPE at positions up to 2^24 / f and at position 0, zero
+ *     pairs; router near-ties (logits one ulp apart, equal logits, keys
+ *     within and around tie_tol, masked experts); attention with causal
+ *     and windowed masks, long rows, a dominant key, constant rows (exact
+ *     outputs); and the fast path decides almost every element (n_fast).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <mpfr.h>
+
+#include "_fast_attn.h"
+#include "qf_format.h"
+#include "qf_ref.h"
+#include "qf_test.h"
+
+#define OP 320
+
+static int sanitized(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+/* Uniform on [-a, a), rounded to float32. */
+static double unif(uint64_t *st, double a)
+{
+    return (double)(float)(a * (2 * qf_test_unif01(st) - 1));
+}
+
+/* |v - x| <= e for the real x in r? */
+static int within(double v, double e, mpfr_srcptr x)
+{
+    mpfr_t d;
+    int ok;
+    mpfr_init2(d, OP);
+    mpfr_sub_d(d, x, v, MPFR_RNDN);
+    mpfr_abs(d, d, MPFR_RNDU);
+    ok = mpfr_cmp_d(d, e) <= 0;
+    mpfr_clear(d);
+    return ok;
+}
+
+/* sin/cos of pos f with f = fh + fl: the enclosures hold, are below 2^-44
+ * for angles up to 2^20, and the domain edges refuse. */
+START_TEST(sincos)
+{
+    uint64_t st = qf_test_seed() ^ 0x51c0;
+    long n = qf_test_iters(sanitized() ? 3000 : 20000), i, bad = 0;
+    mpfr_t a, s, c, t;
+    double sv, cv, es, ec;
+    mpfr_inits2(OP, a, s, c, t, (mpfr_ptr)0);
+    for (i = 0; i < n; i++) {
+        double pos, fh, fl = 0, lim;
+        int kind = (int)(i % 4);
+        pos = kind == 3 ? floor(qf_test_unif01(&st) * 0x1p24) : floor(qf_test_unif01(&st) * 1.2e6);
+        if (qf_test_unif01(&st) < 0.3)
+            pos = -pos;
+        fh = kind == 0 ? 1.0 : pow(10000.0, -qf_test_unif01(&st)) * (kind == 3 ? 0.9 : 1);
+        if (kind == 1) {
+            fh = (double)(float)fh; /* a float32 inv_freq table */
+        } else if (kind == 2) {
+            fl = fh * 0x1p-54 * (2 * qf_test_unif01(&st) - 1); /* a double-double frequency */
+        }
+        lim = fabs(pos * fh) <= 0x1p20 ? 0x1p-44 : 0x1p-40;
+        if (!_qf_fast_sincos_pos(pos, fh, fl, 0, &sv, &cv, &es, &ec)) {
+            ck_assert_msg(fabs(pos * fh) > 0x1p24 || pos == 0, "refused pos %.17g f %a", pos, fh);
+            continue;
+        }
+        mpfr_set_d(a, fh, MPFR_RNDN);
+        mpfr_add_d(a, a, fl, MPFR_RNDN);
+        mpfr_mul_d(a, a, pos, MPFR_RNDN); /* exact at 320 bits */
+        mpfr_sin_cos(s, c, a, MPFR_RNDN);
+        if ((!within(sv, es, s) || !within(cv, ec, c) || es > lim || ec > lim) && bad++ < 10)
+            mpfr_printf("pos %.17g f %a + %a: sin %a +- %a cos %a +- %a; exact %.20Rg %.20Rg\n", pos, fh, fl, sv,
+                        es, cv, ec, s, c);
+    }
+    /* hard angles: close to multiples of pi/2 (the reduction's cancellation) */
+    for (i = 1; i < 2000; i++) {
+        double pos = (double)i, fh;
+        mpfr_const_pi(t, MPFR_RNDN);
+        mpfr_mul_si(t, t, (long)(i * 7919 % 100000), MPFR_RNDN);
+        mpfr_div_ui(t, t, 2 * (unsigned long)i, MPFR_RNDN); /* f = k pi / (2 pos) */
+        fh = mpfr_get_d(t, MPFR_RNDN);
+        if (!_qf_fast_sincos_pos(pos, fh, 0, 0, &sv, &cv, &es, &ec))
+            continue;
+        mpfr_set_d(a, fh, MPFR_RNDN);
+        mpfr_mul_d(a, a, pos, MPFR_RNDN);
+        mpfr_sin_cos(s, c, a, MPFR_RNDN);
+        if ((!within(sv, es, s) || !within(cv, ec, c)) && bad++ < 10)
+            mpfr_printf("pos %.17g f %a: sin %a +- %a cos %a +- %a; exact %.20Rg %.20Rg\n", pos, fh, sv, es, cv,
+                        ec, s, c);
+    }
+    ck_assert(!_qf_fast_sincos_pos(0x1p25, 1.0, 0, 0, &sv, &cv, &es, &ec));
+    ck_assert(!_qf_fast_sincos_pos(0.5, 1.0, 0, 0, &sv, &cv, &es, &ec));
+    mpfr_clears(a, s, c, t, (mpfr_ptr)0);
+    qf_test_tally("sincos", n + 1999, bad);
+}
+END_TEST
+
+START_TEST(logs)
+{
+    uint64_t st = qf_test_seed() ^ 0x1060;
+    long n = qf_test_iters(sanitized() ? 3000 : 20000), i, bad = 0;
+    mpfr_t x, r;
+    _qf_fenc f;
+    mpfr_inits2(OP, x, r, (mpfr_ptr)0);
+    for (i = 0; i < n; i++) {
+        double v = i % 3 == 0 ? 1 + (2 * qf_test_unif01(&st) - 1) * ldexp(1, -(int)(i % 60))
+                              : ldexp(0.5 + qf_test_unif01(&st), (int)(qf_test_unif01(&st) * 200) - 100);
+        ck_assert(_qf_fast_log(v, &f));
+        mpfr_set_d(x, v, MPFR_RNDN);
+        mpfr_log(r, x, MPFR_RNDN);
+        if ((!within(f.v, f.e, r) || f.e > 0x1p-46 * fabs(f.v) + 0x1p-1000) && bad++ < 10)
+            mpfr_printf("log %a: %a +- %a, exact %.20Rg\n", v, f.v, f.e, r);
+    }
+    ck_assert(_qf_fast_log(1.0, &f) && f.v == 0);
+    ck_assert(!_qf_fast_log(0.0, &f) && !_qf_fast_log(0x1p-1020, &f) && !_qf_fast_log(INFINITY, &f));
+    mpfr_clears(x, r, (mpfr_ptr)0);
+    qf_test_tally("log", n, bad);
+}
+END_TEST
+
+/* One comparison: the same call with the fast path (y[0]) and with
+ * every element through MPFR (y[1], opts.slow_only), one thread. */
+typedef struct pair {
+    qf_ref_opts o[2];
+    qf_ref_out y[2];
+    size_t n;
+} pair;
+
+/* Variant v of 12: a target format (float32, bfloat16, float16) and a
+ * rounding mode (RNE, RTZ, UP, DOWN); under the sanitizers the nearest
+ * and toward-zero ones only.  0 when skipped. */
+static int pair_open(pair *p, int v, size_t n)
+{
+    static const qf_format_id fmts[] = {QF_FLOAT32, QF_BFLOAT16, QF_FLOAT16};
+    static const qf_round rnds[] = {QF_ROUND_RNE, QF_ROUND_RTZ, QF_ROUND_UP, QF_ROUND_DOWN};
+    int k;
+    if (sanitized() && v % 4 > 1)
+        return 0;
+    for (k = 0; k < 2; k++) {
+        p->o[k] = qf_ref_opts_default();
+        p->o[k].format = qf_format_get(fmts[v / 4]);
+        p->o[k].round = rnds[v % 4];
+        p->o[k].threads = 1;
+        p->o[k].slow_only = k;
+        ck_assert_int_eq(qf_ref_out_alloc(&p->y[k], n), QF_OK);
+    }
+    p->n = n;
+    return 1;
+}
+
+/* The number of elements whose code, value or status differ (the first
+ * ones printed, with what); the MPFR-only call decided nothing fast. */
+static size_t pair_check(const pair *p, const char *what, size_t *printed)
+{
+    const qf_ref_out *a = &p->y[0], *b = &p->y[1];
+    size_t i, d = 0;
+    for (i = 0; i < p->n; i++) {
+        int same = a->code[i] == b->code[i] && a->status[i] == b->status[i] &&
+                   (a->value[i] == b->value[i] || (isnan(a->value[i]) && isnan(b->value[i])));
+        if (same)
+            continue;
+        d++;
+        if ((*printed)++ < 10)
+            printf("%s %s round %d [%zu]: fast code %llx status %d, slow %llx status %d\n", what,
+                   p->o[0].format->name, (int)p->o[0].round, i, (unsigned long long)a->code[i], a->status[i],
+                   (unsigned long long)b->code[i], b->status[i]);
+    }
+    ck_assert_uint_eq(b->n_fast, 0);
+    ck_assert_uint_eq(a->n_undecided, b->n_undecided);
+    return d;
+}
+
+/* The end of a comparison sweep: no difference, and the fast path decided
+ * at least the fraction min of the elements it could. */
+static void fast_tally(const char *what, size_t bad, size_t fast, size_t of, double min)
+{
+    printf("%s: %zu of %zu elements decided without MPFR, %zu differences\n", what, fast, of, bad);
+    ck_assert_uint_eq(bad, 0);
+    ck_assert_msg((double)fast >= min * (double)of, "%s: the fast path decided only %zu of %zu", what, fast, of);
+}
+
+static void pair_close(pair *p)
+{
+    qf_ref_out_free(&p->y[0]);
+    qf_ref_out_free(&p->y[1]);
+}
+
+/* RoPE: both layouts, theta and inv_freq tables, positions 0 .. 2^24 / f. */
+START_TEST(rope)
+{
+    enum { T = 20, H = 2, D = 16 };
+    uint64_t st = qf_test_seed() ^ 0x20be;
+    size_t n = T * H * D, i, bad = 0, printed = 0, fast = 0, nonspecial = 0;
+    double *x = malloc(n * sizeof *x), inv[D / 2];
+    int64_t pos[T];
+    int cfg, v;
+    ck_assert_ptr_nonnull(x);
+    for (i = 0; i < n; i++)
+        x[i] = unif(&st, 4);
+    x[3 * H * D + 0] = x[3 * H * D + 1] = 0; /* a zero pair (interleaved) */
+    x[4 * H * D + 2] = 0;
+    x[5 * H * D + 5] = NAN;
+    x[6 * H * D + 7] = 1e-30;
+    for (i = 0; i < T; i++)
+        pos[i] = (int64_t)floor(qf_test_unif01(&st) * (i % 3 == 0 ? 1.0e6 : 4096));
+    pos[0] = 0;
+    pos[1] = 16777215; /* 2^24 - 1: at frequency 1 the widest reduction */
+    pos[2] = -1000000;
+    pos[7] = 33554432; /* 2^25: past the fast domain at frequency 1 */
+    for (i = 0; i < D / 2; i++)
+        inv[i] = (double)(float)pow(500000.0, -2.0 * (double)i / D);
+    inv[3] = 0; /* a zero frequency: the identity, EXACT */
+    for (cfg = 0; cfg < 4; cfg++)
+        for (v = 0; v < 12; v++) {
+            qf_ref_rope_params p;
+            pair pr;
+            if (!pair_open(&pr, v, n))
+                continue;
+            qf_ref_rope_params_init(&p);
+            p.tokens = T;
+            p.heads = H;
+            p.head_dim = D;
+            p.rotary_dim = cfg == 3 ? D - 4 : 0;
+            p.layout = cfg & 1 ? QF_REF_ROPE_HALF : QF_REF_ROPE_INTERLEAVED;
+            p.positions = pos;
+            p.inv_freq = cfg == 2 ? inv : NULL;
+            ck_assert_int_eq(qf_ref_rope(&pr.o[0], &p, x, &pr.y[0]), QF_OK);
+            ck_assert_int_eq(qf_ref_rope(&pr.o[1], &p, x, &pr.y[1]), QF_OK);
+            bad += pair_check(&pr, "rope", &printed);
+            fast += pr.y[0].n_fast;
+            /* the others: pass-through copies, position 0, the zero frequency
+             * and the zero pair (EXACT or rounded copies), the NaN pair, 2^25 */
+            nonspecial += n - pr.y[0].n_undefined - pr.y[0].n_exact;
+            pair_close(&pr);
+        }
+    free(x);
+    fast_tally("rope (neither exact nor undefined)", bad, fast, nonspecial, 0.85);
+}
+END_TEST
+
+/* The router: softmax and sigmoid, with and without renormalization and a
+ * selection bias, tie_tol 0 and 1e-3, on tokens built to be hard. */
+START_TEST(router)
+{
+    enum { T = 64, E = 16, K = 4 };
+    uint64_t st = qf_test_seed() ^ 0x30e7;
+    size_t i, bad = 0, printed = 0, fast = 0, total = 0, e;
+    double *l = malloc(T * E * sizeof *l), bias[E];
+    int32_t idx[2][T * E];
+    uint8_t tie[2][T * E];
+    int cfg, v;
+    ck_assert_ptr_nonnull(l);
+    for (i = 0; i < T * E; i++)
+        l[i] = unif(&st, 3);
+    for (e = 0; e < E; e++)
+        bias[e] = unif(&st, 0.02);
+    for (i = 0; i < T; i++) {
+        double *row = l + i * E;
+        switch (i % 8) {
+        case 1: row[5] = nextafter(row[2], INFINITY); break;  /* one ulp apart */
+        case 2: row[5] = row[2]; row[9] = row[2]; break;    /* equal logits */
+        case 3: row[1] = row[4] = -INFINITY; break;         /* masked experts */
+        case 4: for (e = 0; e < E; e++) row[e] = 0.5; break;  /* all equal */
+        case 5: row[7] = row[3] + 1e-3; break;             /* near tie_tol */
+        case 6: row[0] = 40; break;                          /* a dominant expert */
+        default: break;
+        }
+    }
+    for (cfg = 0; cfg < 12; cfg++)
+        for (v = 0; v < 12; v++) {
+            qf_ref_moe_params p;
+            pair pr;
+            size_t m = T * (cfg == 11 ? E : K);
+            if (!pair_open(&pr, v, m))
+                continue;
+            qf_ref_moe_params_init(&p);
+            p.tokens = T;
+            p.experts = E;
+            p.top_k = cfg == 11 ? E : K;
+            p.score = cfg & 1 ? QF_REF_ROUTER_SIGMOID : QF_REF_ROUTER_SOFTMAX;
+            p.renormalize = (cfg >> 1) & 1;
+            p.sel_bias = (cfg >> 2) & 1 ? bias : NULL;
+            p.tie_tol = cfg >= 8 ? 1e-3 : 0;
+            p.route_scale = cfg == 10 ? 2.5 : 1;
+            ck_assert_int_eq(qf_ref_moe_router(&pr.o[0], &p, l, idx[0], &pr.y[0], tie[0]), QF_OK);
+            ck_assert_int_eq(qf_ref_moe_router(&pr.o[1], &p, l, idx[1], &pr.y[1], tie[1]), QF_OK);
+            bad += pair_check(&pr, "router weights", &printed);
+            for (i = 0; i < m; i++)
+                if ((idx[0][i] != idx[1][i] || tie[0][i] != tie[1][i]) && bad++ < 10)
+                    printf("router cfg %d token %zu slot %zu: fast index %d ties %d, slow %d ties %d\n", cfg,
+                           i / p.top_k, i % p.top_k, idx[0][i], tie[0][i], idx[1][i], tie[1][i]);
+            fast += pr.y[0].n_fast;
+            total += m;
+            pair_close(&pr);
+        }
+    free(l);
+    fast_tally("router weights", bad, fast, total, 0.6);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("refs/fast_attn");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, sincos);
+    tcase_add_test(tc, logs);
+    tcase_add_test(tc, rope);
+    tcase_add_test(tc, router);
+    suite_add_tcase(s, tc);
+    return qf_test_run(s);
+}

@@ -23,6 +23,18 @@ int _qf_fast_sincos_pos(double pos, double fh, double fl, double ef, double *s, 
 /* log(x) for normal positive x (2^-1000 <= x <= 2^1000): 1, else 0. */
 int _qf_fast_log(double x, _qf_fenc *r);
 
+/* One attention row (docs/refs.md "Fast path: attention, RoPE, router"):
+ * the query q[D], the kept keys' rows k + keep[j] D and values v +
+ * keep[j] dv (j < nkeep >= 1, all finite), their additive masks madd[j]
+ * (finite), scale (0: 1/sqrt(D)) and softcap (0: none).  Writes the
+ * enclosures of the dv outputs softmax(s) v into out and of the row's
+ * log-sum-exp into *lse.  work: 2 nkeep + 2 dv doubles.  1, or 0 when a
+ * step leaves its domain (a logit too large for exp's range or tanh's,
+ * an overflow): the caller falls back. */
+int _qf_fast_attn_row(const double *q, const double *k, const double *v, size_t D, size_t dv, const size_t *keep,
+                      const double *madd, size_t nkeep, double scale, double softcap, double *work, _qf_fenc *out,
+                      _qf_fenc *lse);
+
 /* [lo, hi], binary64 numbers with lo <= v - e and v + e <= hi: the
  * enclosure with its ends rounded outward, for exact comparisons. */
 void _qf_fenc_bounds(const _qf_fenc *f, double *lo, double *hi);

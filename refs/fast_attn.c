@@ -204,3 +204,131 @@ void _qf_fenc_bounds(const _qf_fenc *f, double *lo, double *hi)
         *hi = nextafter(f->v + f->e, INFINITY);
     }
 }
+
+/* The logit of key kr: s = scale q.k (then softcap tanh(s / softcap)) +
+ * madd, with its absolute bound in *e.
+ *   dot: p_t = RN(q_t k_t), s_t = RN(s_{t-1} + p_t): each rounding at
+ *     most u times its result, and the errors of a recursive sum add up,
+ *     so |dot^ - q.k| <= u (sum |p_t| + sum |s_t|) (a running bound,
+ *     Higham sec. 3.3), its own sum of 2D positive terms within gamma_2D
+ *     (covered by the 1 % for D < 2^40);
+ *   scale: a given scale is exact; 1/sqrt(D) = RN(1 / RN(sqrt D)) (both
+ *     correctly rounded IEEE operations) within 2.01 u relative;
+ *     x = RN(sc dot): |sc| e_dot + |x| sc_rel + u |x|;
+ *   softcap c: y = RN(x / c) (e_x / c + u |y|); tanh|y| = (1 - E) / (1 + E),
+ *     E = exp(-2|y|) (_qf_fast_exp, bound e_E; 2|y| exact): 1 - E exact
+ *     for E >= 1/2 (Sterbenz), else u; 1 + E and the quotient u each; the
+ *     derivative of (1 - E) / (1 + E) is at most 2 in E; tanh is
+ *     1-Lipschitz in y: |tanh^ - tanh y*| <= e_y + 2 e_E + 3u |tanh^|;
+ *     the logit RN(c tanh^): c times that + u;
+ *   mask: RN(x + madd): u |result|. */
+static int logit(const double *q, const double *kr, size_t D, double sc, double sc_rel, double softcap,
+                 double madd, double *x, double *e)
+{
+    double s = 0, ea = 0, v, ev;
+    size_t t;
+    for (t = 0; t < D; t++) {
+        double p = q[t] * kr[t];
+        s += p;
+        ea += fabs(p) + fabs(s);
+    }
+    v = sc * s;
+    ev = 1.01 * (fabs(sc) * U * ea + fabs(v) * sc_rel) + U * fabs(v);
+    if (softcap > 0) {
+        double y = v / softcap, ey = ev / softcap + U * fabs(y), th;
+        _qf_fenc E;
+        if (!_qf_fast_exp(-2 * fabs(y), &E))
+            return 0;
+        th = (1 - E.v) / (1 + E.v);
+        ev = 1.01 * softcap * (ey + 2 * E.e + 3 * U * th);
+        v = softcap * (y < 0 ? -th : th);
+        ev += U * fabs(v);
+    }
+    if (madd != 0) {
+        v += madd;
+        ev += U * fabs(v);
+    }
+    *x = v;
+    *e = 1.01 * ev + TINY;
+    return isfinite(v) && isfinite(ea) && ev <= 0x1p-12;
+}
+
+/* The row, from the logits L_j (bounds e_j):
+ *   m = max L_j; d_j = RN(L_j - m) off the real d_j* = (exact logit) - m
+ *   by delta_j = e_j + u |d_j| (softmax and lse are the same for any
+ *   shift m, so m's own error does not count);
+ *   E_j = exp(d_j) (_qf_fast_exp), |E_j - exp(d_j*)| <= e_exp + 1.01 (E_j
+ *   + e_exp) delta_j (delta_j <= 2^-12); d_j < -700: E_j = 0 within
+ *   2^-1009 (such keys' values enter the outputs' bounds by max |v|);
+ *   S = sum E_j left to right: sum of the bounds + gamma_n S;
+ *   lse = RN(m + log S): |log S - log S*| <= 1.01 e_S / S (e_S <= 2^-20 S),
+ *   _qf_fast_log's bound, u |lse|;
+ *   N_e = sum_j E_j v_je, A_e = sum_j E_j |v_je| (same order): the
+ *   products and sums gamma_n A_e (Higham eq. (3.5)), the E_j errors at
+ *   most rho A_e + 2^-1009 sum of the underflowed keys' |v_je|, rho =
+ *   max e_Ej / E_j;
+ *   out_e = RN(N_e / S): (e_N + |out_e| e_S) / S enlarged by 1 %, + u. */
+int _qf_fast_attn_row(const double *q, const double *k, const double *v, size_t D, size_t dv, const size_t *keep,
+                      const double *madd, size_t nkeep, double scale, double softcap, double *work, _qf_fenc *out,
+                      _qf_fenc *lse)
+{
+    double *Ej = work, *eL = work + nkeep, *N = work + 2 * nkeep, *A = N + dv;
+    double sc = scale, sc_rel = 0, m = -INFINITY, S = 0, eS = 0, rho = 0, vtail = 0, g;
+    size_t j, e, n = nkeep;
+    _qf_fenc lf;
+    if (scale == 0) {
+        sc = 1 / sqrt((double)D);
+        sc_rel = 2.01 * U;
+    }
+    for (j = 0; j < n; j++) {
+        if (!logit(q, k + keep[j] * D, D, sc, sc_rel, softcap, madd[j], &Ej[j], &eL[j]))
+            return 0;
+        m = Ej[j] > m ? Ej[j] : m;
+    }
+    for (j = 0; j < n; j++) {
+        double d = Ej[j] - m, delta = eL[j] + U * fabs(d);
+        _qf_fenc f;
+        if (d < -700) {
+            const double *vr = v + keep[j] * dv;
+            Ej[j] = 0;
+            eL[j] = 0x1p-1009;
+            for (e = 0; e < dv; e++)
+                vtail += fabs(vr[e]);
+        } else {
+            if (!_qf_fast_exp(d, &f))
+                return 0;
+            Ej[j] = f.v;
+            eL[j] = f.e + 1.01 * (f.v + f.e) * delta;
+            rho = eL[j] / f.v > rho ? eL[j] / f.v : rho;
+        }
+        S += Ej[j];
+        eS += eL[j];
+    }
+    g = (double)n * U;
+    g = g / (1 - g);
+    eS = 1.01 * (eS + g * S);
+    if (!(S > 0) || !(eS <= 0x1p-20 * S) || !_qf_fast_log(S, &lf))
+        return 0;
+    lse->v = m + lf.v;
+    lse->e = 1.01 * (1.01 * eS / S + lf.e + U * fabs(lse->v)) + TINY;
+    for (e = 0; e < dv; e++)
+        N[e] = A[e] = 0;
+    for (j = 0; j < n; j++) {
+        const double *vr = v + keep[j] * dv;
+        double w = Ej[j];
+        if (w == 0)
+            continue;
+        for (e = 0; e < dv; e++) {
+            N[e] += w * vr[e];
+            A[e] += w * fabs(vr[e]);
+        }
+    }
+    for (e = 0; e < dv; e++) {
+        double eN = 1.01 * ((rho + g) * A[e] + 0x1p-1009 * vtail), y = N[e] / S;
+        if (!isfinite(A[e]))
+            return 0;
+        out[e].v = y;
+        out[e].e = 1.01 * (1.01 * (eN + fabs(y) * eS) / S + U * fabs(y)) + TINY;
+    }
+    return 1;
+}

@@ -316,6 +316,71 @@ START_TEST(router)
 }
 END_TEST
 
+/* Attention: GQA, causal (bottom-right), a window with an additive mask
+ * (-inf entries included), softcap, a boolean mask with a query of zeros
+ * (equal logits) and a dominant key, and long rows; out and lse both. */
+START_TEST(attention)
+{
+    enum { B = 1, HQ = 2, HK = 1, D = 16, DV = 8 };
+    uint64_t st = qf_test_seed() ^ 0xa77e;
+    size_t bad = 0, printed = 0, fast = 0, of = 0, i;
+    int cfg, v;
+    for (cfg = 0; cfg < 6; cfg++) {
+        size_t SQ = cfg == 5 ? 3 : 10, SK = cfg == 5 ? 200 : 24, nq = B * HQ * SQ * D, nk = B * HK * SK * D;
+        size_t nv = B * HK * SK * DV, no = B * HQ * SQ * DV, nl = B * HQ * SQ;
+        double *q = malloc(nq * sizeof *q), *k = malloc(nk * sizeof *k), *vv = malloc(nv * sizeof *vv);
+        double *madd = malloc(SQ * SK * sizeof *madd);
+        uint8_t *mb = malloc(SQ * SK);
+        qf_ref_attn_params p;
+        ck_assert(q && k && vv && madd && mb);
+        for (i = 0; i < nq; i++)
+            q[i] = unif(&st, 1.5);
+        for (i = 0; i < nk; i++)
+            k[i] = unif(&st, 1.5);
+        for (i = 0; i < nv; i++)
+            vv[i] = unif(&st, 2);
+        for (i = 0; i < SQ * SK; i++) {
+            madd[i] = i % 7 == 3 ? -INFINITY : unif(&st, 1);
+            mb[i] = i % 5 != 2;
+        }
+        if (cfg == 4) {
+            for (i = 0; i < D; i++) {
+                q[i] = 0;          /* row 0: equal logits, out = the mean of v */
+                q[D + i] = 6;      /* row 1: key 0 dominates */
+                k[i] = 3;
+            }
+        }
+        qf_ref_attn_params_init(&p);
+        p.batch = B, p.heads = HQ, p.kv_heads = HK, p.seq_q = SQ, p.seq_k = SK;
+        p.head_dim = D, p.head_dim_v = DV;
+        p.causal = cfg == 1;
+        p.align_bottom_right = cfg == 1;
+        p.window_left = cfg == 2 ? 5 : -1;
+        p.mask_add = cfg == 2 ? madd : NULL;
+        p.mask_bool = cfg == 4 ? mb : NULL;
+        p.softcap = cfg == 3 ? 5 : 0;
+        p.scale = cfg == 3 ? 0.3 : 0;
+        for (v = 0; v < 12; v++) {
+            pair po, pl;
+            int t;
+            if (!pair_open(&po, v, no))
+                continue;
+            pair_open(&pl, v, nl);
+            for (t = 0; t < 2; t++)
+                ck_assert_int_eq(qf_ref_attention(&po.o[t], &p, q, k, vv, &po.y[t], &pl.y[t]), QF_OK);
+            bad += pair_check(&po, "attention out", &printed);
+            bad += pair_check(&pl, "attention lse", &printed);
+            fast += po.y[0].n_fast + pl.y[0].n_fast;
+            of += no + nl - po.y[0].n_undefined - pl.y[0].n_undefined - pl.y[0].n_exact;
+            pair_close(&po);
+            pair_close(&pl);
+        }
+        free(q), free(k), free(vv), free(madd), free(mb);
+    }
+    fast_tally("attention out and lse (not undefined)", bad, fast, of, 0.85);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("refs/fast_attn");
@@ -325,6 +390,7 @@ int main(void)
     tcase_add_test(tc, logs);
     tcase_add_test(tc, rope);
     tcase_add_test(tc, router);
+    tcase_add_test(tc, attention);
     suite_add_tcase(s, tc);
     return qf_test_run(s);
 }

@@ -108,9 +108,7 @@ int _qf_fast_sincos_pos(double pos, double fh, double fl, double ef, double *s, 
     if (!(fabs(r) <= 0.786) || !(er <= 0x1p-30))
         return 0;
     sincos_red(r, &sr, &cr);
-    q = (long)fmod(k, 4.0);
-    if (q < 0)
-        q += 4;
+    q = (long)k & 3; /* k mod 4 in [0, 3] (two's complement) */
     switch (q) {
     case 0: *s = sr, *c = cr; break;
     case 1: *s = cr, *c = -sr; break;
@@ -207,8 +205,9 @@ void _qf_fenc_bounds(const _qf_fenc *f, double *lo, double *hi)
 
 /* The logit of key kr: s = scale q.k (then softcap tanh(s / softcap)) +
  * madd, with its absolute bound in *e.
- *   dot: p_t = RN(q_t k_t), s_t = RN(s_{t-1} + p_t): each rounding at
- *     most u times its result, and the errors of a recursive sum add up,
+ *   dot: p_t = RN(q_t k_t), partial sums s_t = RN(s_{t'} + p_t) (four
+ *     interleaved ones, then combined): each rounding at most u times its
+ *     result, and the errors of a sum add up,
  *     so |dot^ - q.k| <= u (sum |p_t| + sum |s_t|) (a running bound,
  *     Higham sec. 3.3), its own sum of 2D positive terms within gamma_2D
  *     (covered by the 1 % for D < 2^40);
@@ -225,13 +224,26 @@ void _qf_fenc_bounds(const _qf_fenc *f, double *lo, double *hi)
 static int logit(const double *q, const double *kr, size_t D, double sc, double sc_rel, double softcap,
                  double madd, double *x, double *e)
 {
-    double s = 0, ea = 0, v, ev;
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0, e0 = 0, e1 = 0, e2 = 0, e3 = 0, s01, s23, s, ea, v, ev;
     size_t t;
-    for (t = 0; t < D; t++) {
-        double p = q[t] * kr[t];
-        s += p;
-        ea += fabs(p) + fabs(s);
+    /* four interleaved partial sums (t mod 4), then (s0 + s1) + (s2 + s3):
+     * still one rounding per product and per addition, each within u of
+     * its result, so the running bound is the same sum over all of them */
+    for (t = 0; t + 4 <= D; t += 4) {
+        double p0 = q[t] * kr[t], p1 = q[t + 1] * kr[t + 1], p2 = q[t + 2] * kr[t + 2], p3 = q[t + 3] * kr[t + 3];
+        s0 += p0, s1 += p1, s2 += p2, s3 += p3;
+        e0 += fabs(p0) + fabs(s0), e1 += fabs(p1) + fabs(s1);
+        e2 += fabs(p2) + fabs(s2), e3 += fabs(p3) + fabs(s3);
     }
+    for (; t < D; t++) {
+        double p = q[t] * kr[t];
+        s0 += p;
+        e0 += fabs(p) + fabs(s0);
+    }
+    s01 = s0 + s1;
+    s23 = s2 + s3;
+    s = s01 + s23;
+    ea = ((e0 + e1) + (e2 + e3)) + (fabs(s01) + fabs(s23) + fabs(s));
     v = sc * s;
     ev = 1.01 * (fabs(sc) * U * ea + fabs(v) * sc_rel) + U * fabs(v);
     if (softcap > 0) {

@@ -44,6 +44,10 @@ typedef struct at_ctx {
     mpfr_prec_t w0;
     _qf_sink *so, *sl;
     int fast_o, fast_l; /* the fast path is tried for out, for lse */
+    /* [batch][kv_heads][seq_k]: 1 when the key's k and v rows are finite,
+     * checked once per call instead of once per query row; NULL: check in
+     * each row */
+    const uint8_t *kfin;
 } at_ctx;
 
 /* The row in binary64 (_qf_fast_attn_row): every out and lse element it
@@ -170,7 +174,8 @@ static int at_row(void *vctx, size_t r)
             if (m == -INFINITY)
                 continue;
         }
-        if (!all_finite(kb + j * D, D) || !all_finite(vb + j * dv, dv)) {
+        if (a->kfin ? !a->kfin[(b * P->kv_heads + kvh) * Sk + j]
+                    : !all_finite(kb + j * D, D) || !all_finite(vb + j * dv, dv)) {
             ok = 0;
             break;
         }
@@ -358,7 +363,15 @@ qf_status qf_ref_attention(const qf_ref_opts *opts, const qf_ref_attn_params *p,
     wl = lse ? _qf_rctx_w0_for(&c, sl.f) : 0;
     if (wl > a.w0)
         a.w0 = wl;
-    maxp = _qf_parallel_rows(&c, rows, at_row, &a);
+    {
+        size_t nk = p->batch * p->kv_heads * p->seq_k, j;
+        uint8_t *kf = rows && nk ? malloc(nk) : NULL;
+        for (j = 0; kf && j < nk; j++)
+            kf[j] = (uint8_t)(all_finite(k + j * p->head_dim, p->head_dim) && all_finite(v + j * dv, dv));
+        a.kfin = kf;
+        maxp = _qf_parallel_rows(&c, rows, at_row, &a);
+        free(kf);
+    }
     _qf_sink_close(&so, maxp);
     if (lse)
         _qf_sink_close(&sl, maxp);

@@ -132,14 +132,14 @@ static int fast_tie(const qf_ref_moe_params *P, const double *l, const double *l
  * times route_scale: the relative bounds add, + u for each division and
  * product; may_be_exact is 1 (a weight can be exactly 1/E, 1/2, 1 ...).
  * Writes idx, ties and what it decides of the weights, and ord; 1 when the
- * selection was proven (0: nothing written).  Work arrays: 5 E doubles. */
+ * selection was proven (0: nothing written).  Work arrays: 6 E doubles. */
 static int mo_fast(const mo_ctx *k, size_t tk, size_t *ord, double *wk)
 {
     const qf_ref_moe_params *P = k->p;
     const double u = 0x1p-53;
     size_t E = P->experts, K = P->top_k, nsel = K < E ? K + 1 : K, e, i;
     const double *l = k->l + tk * E;
-    double *pv = wk, *ep = wk + E, *lo = wk + 2 * E, *hi = wk + 3 * E, *sv = wk + 4 * E;
+    double *pv = wk, *ep = wk + E, *lo = wk + 2 * E, *hi = wk + 3 * E, *sv = wk + 4 * E, *kv = wk + 5 * E;
     double m = -INFINITY, S = 0, eS = 0, W = 0, eW = 0;
     uint8_t fl[64];
     for (e = 0; e < E; e++)
@@ -189,34 +189,32 @@ static int mo_fast(const mo_ctx *k, size_t tk, size_t *ord, double *wk)
             sv[e] = pv[e];
             es = ep[e];
         }
-        f.v = sv[e] + bias_of(P, e);
+        f.v = kv[e] = sv[e] + bias_of(P, e);
         f.e = P->sel_bias ? es + u * fabs(f.v) : es;
         _qf_fenc_bounds(&f, &lo[e], &hi[e]);
     }
-    /* the top nsel by (value, index) */
-    for (i = 0; i < nsel; i++) {
-        size_t best = SIZE_MAX, j;
-        for (e = 0; e < E; e++) {
-            double ve = sv[e] + bias_of(P, e), vb;
-            for (j = 0; j < i && ord[j] != e; j++)
-                ;
-            if (j < i)
-                continue;
-            vb = best == SIZE_MAX ? 0 : sv[best] + bias_of(P, best);
-            if (best == SIZE_MAX || ve > vb)
-                best = e;
-        }
-        ord[i] = best;
+    /* the top nsel by (value, then index): insertion into a sorted list,
+     * a later expert passing only a strictly larger value */
+    for (e = 0, i = 0; e < E; e++) {
+        size_t j;
+        if (i == nsel && !(kv[e] > kv[ord[nsel - 1]]))
+            continue;
+        j = i < nsel ? i++ : nsel - 1;
+        for (; j > 0 && kv[e] > kv[ord[j - 1]]; j--)
+            ord[j] = ord[j - 1];
+        ord[j] = e;
     }
     for (i = 0; i + 1 < nsel; i++)
         if (!(lo[ord[i]] > hi[ord[i + 1]]) && !same_key(P, l, ord[i], ord[i + 1]))
             return 0;
-    for (e = 0; e < E; e++) {
-        size_t j, last = ord[nsel - 1];
-        for (j = 0; j < nsel && ord[j] != e; j++)
-            ;
-        if (j == nsel && !(hi[e] < lo[last]) && !same_key(P, l, e, last))
-            return 0;
+    {
+        /* every other expert below the last selected (or its exact equal) */
+        size_t last = ord[nsel - 1];
+        for (i = 0; i < nsel; i++)
+            kv[ord[i]] = NAN; /* marks the selected; kv is not read again */
+        for (e = 0; e < E; e++)
+            if (!isnan(kv[e]) && !(hi[e] < lo[last]) && !same_key(P, l, e, last))
+                return 0;
     }
     /* tie marks, all decided or none written */
     if (K > sizeof fl)
@@ -295,6 +293,9 @@ static int mo_token(void *vctx, size_t tk)
     mpfr_t tmp;
     mpfr_prec_t w = c->w0;
     _qf_ziv zv;
+    double *wk = NULL; /* the fast path's work, and its order in ford */
+    size_t *ford = NULL;
+    int fsel = 0;
 
     for (e = 0; e < E; e++) {
         if (isnan(l[e]) || (P->score == QF_REF_ROUTER_SOFTMAX && l[e] == INFINITY)) {
@@ -308,6 +309,23 @@ static int mo_token(void *vctx, size_t tk)
         token_undefined(k, tk);
         return 0;
     }
+    if (k->fast) {
+        /* Binary64 first: a proven selection keeps its decided weights
+         * through the loop below (prev), which then only computes the rest. */
+        wk = malloc(6 * E * sizeof *wk + nsel * sizeof *ford);
+        if (wk) {
+            ford = (size_t *)(void *)(wk + 6 * E);
+            fsel = mo_fast(k, tk, ford, wk);
+        }
+        if (fsel) {
+            for (i = 0; i < K && k->s->st[tk * K + i] != QF_REF_UNDECIDED; i++)
+                ;
+            if (i == K) {
+                free(wk);
+                return 0;
+            }
+        }
+    }
     sc = malloc(E * sizeof *sc);
     key = malloc(E * sizeof *key);
     ord = malloc(nsel * sizeof *ord);
@@ -315,29 +333,16 @@ static int mo_token(void *vctx, size_t tk)
     prev = malloc(K * sizeof *prev);
     flags = calloc(K, 1);
     if (!sc || !key || !ord || !taken || !prev || !flags) {
-        free(sc), free(key), free(ord), free(taken), free(prev), free(flags);
+        free(sc), free(key), free(ord), free(taken), free(prev), free(flags), free(wk);
         token_undefined(k, tk);
         return 0;
     }
     for (i = 0; i < K; i++)
         prev[i] = -1;
-    if (k->fast) {
-        /* Binary64 first: a proven selection keeps its decided weights
-         * through the loop below (prev), which then only computes the rest. */
-        double *wk = malloc(5 * E * sizeof *wk);
-        int sel = wk && mo_fast(k, tk, ord, wk);
-        free(wk);
-        if (sel) {
-            for (i = 0; i < K && k->s->st[tk * K + i] != QF_REF_UNDECIDED; i++)
-                ;
-            if (i == K) {
-                free(sc), free(key), free(ord), free(taken), free(prev), free(flags);
-                return 0;
-            }
-            for (i = 0; i < K; i++)
-                prev[i] = (int32_t)ord[i];
-        }
-    }
+    if (fsel)
+        for (i = 0; i < K; i++)
+            prev[i] = (int32_t)ford[i];
+    free(wk);
     for (e = 0; e < E; e++) {
         _qf_iv_init(&sc[e], w);
         _qf_iv_init(&key[e], w);

@@ -28,15 +28,6 @@
 
 #define OP 320
 
-static int sanitized(void)
-{
-#if defined(__SANITIZE_ADDRESS__)
-    return 1;
-#else
-    return 0;
-#endif
-}
-
 /* Uniform on [-a, a), rounded to float32. */
 static double unif(uint64_t *st, double a)
 {
@@ -61,7 +52,7 @@ static int within(double v, double e, mpfr_srcptr x)
 START_TEST(sincos)
 {
     uint64_t st = qf_test_seed() ^ 0x51c0;
-    long n = qf_test_iters(sanitized() ? 3000 : 20000), i, bad = 0;
+    long n = qf_test_iters(qf_test_sanitized() ? 3000 : 20000), i, bad = 0;
     mpfr_t a, s, c, t;
     double sv, cv, es, ec;
     mpfr_inits2(OP, a, s, c, t, (mpfr_ptr)0);
@@ -116,7 +107,7 @@ END_TEST
 START_TEST(logs)
 {
     uint64_t st = qf_test_seed() ^ 0x1060;
-    long n = qf_test_iters(sanitized() ? 3000 : 20000), i, bad = 0;
+    long n = qf_test_iters(qf_test_sanitized() ? 3000 : 20000), i, bad = 0;
     mpfr_t x, r;
     _qf_fenc f;
     mpfr_inits2(OP, x, r, (mpfr_ptr)0);
@@ -136,6 +127,87 @@ START_TEST(logs)
 }
 END_TEST
 
+/* _qf_fast_attn_row's enclosures against MPFR at 320 bits (the exact dot
+ * products, exp, tanh, log at 320 bits: far below the bounds), for random
+ * rows with and without softcap, additive masks and an explicit scale; the
+ * bounds stay below 2^-40 relative to the row's scale. */
+START_TEST(attn_row)
+{
+    enum { D = 24, DV = 6, NK = 40 };
+    uint64_t st = qf_test_seed() ^ 0xa70e;
+    long n = qf_test_iters(qf_test_sanitized() ? 60 : 400), it, bad = 0;
+    double q[D], k[NK * D], v[NK * DV], madd[NK], work[2 * NK + 2 * DV];
+    size_t keep[NK], j, t, e;
+    _qf_fenc out[DV], lse;
+    mpfr_t L[NK], x, S, y, c;
+    for (j = 0; j < NK; j++)
+        mpfr_init2(L[j], OP);
+    mpfr_inits2(OP, x, S, y, c, (mpfr_ptr)0);
+    for (it = 0; it < n; it++) {
+        size_t nk = 1 + (size_t)(qf_test_unif01(&st) * NK);
+        double scale = it % 3 == 0 ? 0 : unif(&st, 0.5), cap = it % 4 == 1 ? 2 + 10 * qf_test_unif01(&st) : 0;
+        double amp = it % 5 == 0 ? 6 : 1.5;
+        for (t = 0; t < D; t++)
+            q[t] = unif(&st, amp);
+        for (j = 0; j < NK * D; j++)
+            k[j] = unif(&st, 1.5);
+        for (j = 0; j < NK * DV; j++)
+            v[j] = unif(&st, 2);
+        for (j = 0; j < nk; j++) {
+            keep[j] = (j * 7 + (size_t)it) % NK; /* distinct keys: 7 is prime to NK */
+            madd[j] = it % 2 ? unif(&st, 3) : 0;
+        }
+        if (!_qf_fast_attn_row(q, k, v, D, DV, keep, madd, nk, scale, cap, work, out, &lse))
+            continue;
+        /* logits */
+        for (j = 0; j < nk; j++) {
+            mpfr_set_zero(L[j], 1);
+            for (t = 0; t < D; t++) {
+                mpfr_set_d(x, q[t], MPFR_RNDN);
+                mpfr_mul_d(x, x, k[keep[j] * D + t], MPFR_RNDN);
+                mpfr_add(L[j], L[j], x, MPFR_RNDN);
+            }
+            if (scale == 0) {
+                mpfr_set_ui(x, D, MPFR_RNDN);
+                mpfr_rec_sqrt(x, x, MPFR_RNDN);
+                mpfr_mul(L[j], L[j], x, MPFR_RNDN);
+            } else {
+                mpfr_mul_d(L[j], L[j], scale, MPFR_RNDN);
+            }
+            if (cap > 0) {
+                mpfr_div_d(L[j], L[j], cap, MPFR_RNDN);
+                mpfr_tanh(L[j], L[j], MPFR_RNDN);
+                mpfr_mul_d(L[j], L[j], cap, MPFR_RNDN);
+            }
+            mpfr_add_d(L[j], L[j], madd[j], MPFR_RNDN);
+        }
+        mpfr_set_zero(S, 1);
+        for (j = 0; j < nk; j++) {
+            mpfr_exp(x, L[j], MPFR_RNDN);
+            mpfr_add(S, S, x, MPFR_RNDN);
+        }
+        mpfr_log(y, S, MPFR_RNDN);
+        if ((!within(lse.v, lse.e, y) || lse.e > 0x1p-40 * (1 + fabs(lse.v))) && bad++ < 10)
+            mpfr_printf("attn row %ld: lse %a +- %a, exact %.20Rg\n", it, lse.v, lse.e, y);
+        for (e = 0; e < DV; e++) {
+            mpfr_set_zero(y, 1);
+            for (j = 0; j < nk; j++) {
+                mpfr_exp(x, L[j], MPFR_RNDN);
+                mpfr_mul_d(x, x, v[keep[j] * DV + e], MPFR_RNDN);
+                mpfr_add(y, y, x, MPFR_RNDN);
+            }
+            mpfr_div(y, y, S, MPFR_RNDN);
+            if ((!within(out[e].v, out[e].e, y) || out[e].e > 0x1p-40 * 2) && bad++ < 10)
+                mpfr_printf("attn row %ld out %zu: %a +- %a, exact %.20Rg\n", it, e, out[e].v, out[e].e, y);
+        }
+    }
+    for (j = 0; j < NK; j++)
+        mpfr_clear(L[j]);
+    mpfr_clears(x, S, y, c, (mpfr_ptr)0);
+    qf_test_tally("attention rows (out and lse)", n * (DV + 1), bad);
+}
+END_TEST
+
 /* One comparison: the same call with the fast path (y[0]) and with
  * every element through MPFR (y[1], opts.slow_only), one thread. */
 typedef struct pair {
@@ -152,7 +224,7 @@ static int pair_open(pair *p, int v, size_t n)
     static const qf_format_id fmts[] = {QF_FLOAT32, QF_BFLOAT16, QF_FLOAT16};
     static const qf_round rnds[] = {QF_ROUND_RNE, QF_ROUND_RTZ, QF_ROUND_UP, QF_ROUND_DOWN};
     int k;
-    if (sanitized() && v % 4 > 1)
+    if (qf_test_sanitized() && v % 4 > 1)
         return 0;
     for (k = 0; k < 2; k++) {
         p->o[k] = qf_ref_opts_default();
@@ -388,6 +460,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, sincos);
     tcase_add_test(tc, logs);
+    tcase_add_test(tc, attn_row);
     tcase_add_test(tc, rope);
     tcase_add_test(tc, router);
     tcase_add_test(tc, attention);

@@ -55,9 +55,11 @@ static void rp_fast(const rp_ctx *k, size_t t, int64_t pos, double *sc)
     const double u = 0x1p-53;
     size_t H = P->heads, D = P->head_dim, half = k->rd / 2, base = t * H * D, h, i;
     double *sn = sc, *cs = sc + half, *es = sc + 2 * half, *ec = sc + 3 * half;
+    /* a position past 2^53 would be rounded by its conversion to double */
+    int in_range = pos <= ((int64_t)1 << 53) && pos >= -((int64_t)1 << 53);
     for (i = 0; i < half; i++) {
         es[i] = -1; /* not evaluated */
-        if (pos == 0 || k->fh[i] == 0)
+        if (pos == 0 || !in_range || k->fh[i] == 0)
             continue;
         if (!_qf_fast_sincos_pos((double)pos, k->fh[i], k->fl[i], k->ef[i], &sn[i], &cs[i], &es[i], &ec[i]))
             es[i] = -1;

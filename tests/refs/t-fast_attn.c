@@ -297,6 +297,8 @@ START_TEST(rope)
     pos[1] = 16777215; /* 2^24 - 1: at frequency 1 the widest reduction */
     pos[2] = -1000000;
     pos[7] = 33554432; /* 2^25: past the fast domain at frequency 1 */
+    pos[8] = ((int64_t)1 << 53) + 1; /* not a double: MPFR (tiny inv_freq aside) */
+    pos[9] = ((int64_t)1 << 40) + 3; /* inside the domain only at small frequencies */
     for (i = 0; i < D / 2; i++)
         inv[i] = (double)(float)pow(500000.0, -2.0 * (double)i / D);
     inv[3] = 0; /* a zero frequency: the identity, EXACT */
@@ -311,6 +313,7 @@ START_TEST(rope)
             p.heads = H;
             p.head_dim = D;
             p.rotary_dim = cfg == 3 ? D - 4 : 0;
+            p.theta = cfg == 3 ? 1e12 : 10000; /* frequencies down to 1e-10: positions past 2^40 in range */
             p.layout = cfg & 1 ? QF_REF_ROPE_HALF : QF_REF_ROPE_INTERLEAVED;
             p.positions = pos;
             p.inv_freq = cfg == 2 ? inv : NULL;
@@ -324,7 +327,8 @@ START_TEST(rope)
             pair_close(&pr);
         }
     free(x);
-    fast_tally("rope (neither exact nor undefined)", bad, fast, nonspecial, 0.85);
+    /* tokens 7, 8 and 9 lie (mostly) past the fast domain: 3 of 20 */
+    fast_tally("rope (neither exact nor undefined)", bad, fast, nonspecial, 0.75);
 }
 END_TEST
 

@@ -446,6 +446,21 @@ START_TEST(attention)
                 ck_assert_int_eq(qf_ref_attention(&po.o[t], &p, q, k, vv, &po.y[t], &pl.y[t]), QF_OK);
             bad += pair_check(&po, "attention out", &printed);
             bad += pair_check(&pl, "attention lse", &printed);
+            if (v == 0) {
+                /* two threads: the same elements, decided the same way */
+                qf_ref_out o2, l2;
+                qf_ref_opts ot = po.o[0];
+                ot.threads = 2;
+                ck_assert_int_eq(qf_ref_out_alloc(&o2, no), QF_OK);
+                ck_assert_int_eq(qf_ref_out_alloc(&l2, nl), QF_OK);
+                ck_assert_int_eq(qf_ref_attention(&ot, &p, q, k, vv, &o2, &l2), QF_OK);
+                ck_assert_uint_eq(o2.n_fast, po.y[0].n_fast);
+                ck_assert_uint_eq(l2.n_fast, pl.y[0].n_fast);
+                for (i = 0; i < no; i++)
+                    ck_assert(o2.code[i] == po.y[0].code[i] && o2.status[i] == po.y[0].status[i]);
+                qf_ref_out_free(&o2);
+                qf_ref_out_free(&l2);
+            }
             fast += po.y[0].n_fast + pl.y[0].n_fast;
             of += no + nl - po.y[0].n_undefined - pl.y[0].n_undefined - pl.y[0].n_exact;
             pair_close(&po);

@@ -357,6 +357,9 @@ START_TEST(router)
         case 4: for (e = 0; e < E; e++) row[e] = 0.5; break;  /* all equal */
         case 5: row[7] = row[3] + 1e-3; break;             /* near tie_tol */
         case 6: row[0] = 40; break;                          /* a dominant expert */
+        case 7: /* the k-th and (k+1)-th one ulp apart: the selection's edge */
+            row[0] = 3.9, row[1] = 3.8, row[2] = 3.7, row[11] = 3.5, row[3] = nextafter(3.5, INFINITY);
+            break;
         default: break;
         }
     }

@@ -3,19 +3,23 @@
  * in one run (docs/bench.md "bench_refs").
  *
  * For each op, 64 x 4096 = 262144 float32 values (uniform on [-12, 12] for
- * the activations, N(0, 1) for the rows), one thread:
+ * the activations, N(0, 1) for the rows: softmax, log-softmax, RMSNorm,
+ * LayerNorm), one thread:
  *   qualify  qf_ref_* into float32, every element correctly rounded (the
  *            binary64 fast path where it decides, MPFR for the rest)
  *   libm     the textbook formula in binary64 with the C library (the
  *            speed any reference can hope for, NOT correctly rounded)
- * Each figure is the fastest of the repeats.  The last lines read
+ * Each figure is the fastest of the repeats, in CPU time of the calling
+ * thread (both run there: threads = 1), so that other work on a shared
+ * machine, which stretches wall-clock time, does not skew the ratio.  The
+ * ratios of log_softmax and layernorm come first, then the last lines read
  *   ref gelu float32 262144: qualify/libm = R
  *   ref softmax float32 262144: qualify/libm = R
  *   ref rmsnorm float32 262144: qualify/libm = R
  *   ref slow-path fraction = F
- * with F the fraction of elements that needed MPFR, over the three ops on
- * N(0, 1) inputs (targets, issue 15: R <= 10, F <= 1e-4).
- * Before them, the same ratio for attention, RoPE and the MoE router
+ * with F the fraction of elements that needed MPFR, over gelu and the four
+ * row ops on N(0, 1) inputs (targets, issue 15: R <= 10, F <= 1e-4).
+ * First of all, the same ratio for attention, RoPE and the MoE router
  * (bench_attn_ops; N(0, 1) inputs, the libm loop the same formula in
  * binary64 with the C library's exp, sin, cos, log):
  *   ref attention float32 N: qualify/libm = R   (N outputs of 8 heads x
@@ -42,7 +46,7 @@
 static double now(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -64,8 +68,8 @@ static double draw(uint64_t *s, int normal)
     return (double)(float)(sqrt(-2 * log(u + 0x1p-60)) * cos(6.283185307179586 * v));
 }
 
-typedef enum { OP_GELU, OP_SILU, OP_SOFTMAX, OP_RMSNORM, OP_COUNT } op_id;
-static const char *const op_name[OP_COUNT] = {"gelu", "silu", "softmax", "rmsnorm"};
+typedef enum { OP_GELU, OP_SILU, OP_SOFTMAX, OP_RMSNORM, OP_LOG_SOFTMAX, OP_LAYERNORM, OP_COUNT } op_id;
+static const char *const op_name[OP_COUNT] = {"gelu", "silu", "softmax", "rmsnorm", "log_softmax", "layernorm"};
 
 static volatile double sink;
 
@@ -92,6 +96,33 @@ static void libm_loop(op_id op, const double *x, size_t rows, double *y)
                 s += yr[c] = exp(xr[c] - m);
             for (c = 0; c < COLS; c++)
                 yr[c] /= s;
+        }
+        break;
+    case OP_LOG_SOFTMAX:
+        for (r = 0; r < rows; r++) {
+            const double *xr = x + r * COLS;
+            double *yr = y + r * COLS, m = xr[0], s = 0, l;
+            for (c = 1; c < COLS; c++)
+                m = xr[c] > m ? xr[c] : m;
+            for (c = 0; c < COLS; c++)
+                s += exp(xr[c] - m);
+            l = log(s);
+            for (c = 0; c < COLS; c++)
+                yr[c] = (xr[c] - m) - l;
+        }
+        break;
+    case OP_LAYERNORM:
+        for (r = 0; r < rows; r++) {
+            const double *xr = x + r * COLS;
+            double *yr = y + r * COLS, mu = 0, v = 0, inv;
+            for (c = 0; c < COLS; c++)
+                mu += xr[c];
+            mu /= COLS;
+            for (c = 0; c < COLS; c++)
+                v += (xr[c] - mu) * (xr[c] - mu);
+            inv = 1 / sqrt(v / COLS + 1e-6);
+            for (c = 0; c < COLS; c++)
+                yr[c] = (xr[c] - mu) * inv;
         }
         break;
     default:
@@ -190,16 +221,6 @@ static void libm_router(const double *l, const double *bias, int32_t *idx, doubl
     }
 }
 
-/* This thread's CPU time: the three ops below are timed by it, not by
- * the wall clock, so that a loaded machine (other processes taking the
- * core) changes their ratios less. */
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* One op of the three: 0 attention, 1 rope, 2 router, with the fast path;
  * in o (and lse, idx for attention and the router). */
 static qf_status ref_attn_op(int op, const double *a, const double *b, const double *c, qf_ref_out *o,
@@ -253,7 +274,7 @@ static int bench_attn_ops(int reps)
         if (qf_ref_out_alloc(&o, n) != QF_OK || qf_ref_out_alloc(&l, AT_H * AT_S) != QF_OK)
             return 1;
         for (r = 0; r < reps && !fail; r++) {
-            double t0 = cpu_now();
+            double t0 = now();
             if (op == 0)
                 libm_attention(a, b, c, y, y2);
             else if (op == 1)
@@ -261,14 +282,14 @@ static int bench_attn_ops(int reps)
             else
                 libm_router(a, b, idx, y);
             sink = y[n / 2];
-            t0 = cpu_now() - t0;
+            t0 = now() - t0;
             tl = t0 < tl ? t0 : tl;
-            t0 = cpu_now();
+            t0 = now();
             fail = ref_attn_op(op, a, b, c, &o, &l, idx) != QF_OK;
-            t0 = cpu_now() - t0;
+            t0 = now() - t0;
             tq = t0 < tq ? t0 : tq;
         }
-        printf("%-9s %12.4f %12.4f %10.1f %14.3g\n", name[op], tq, tl, tq / tl,
+        printf("%-11s %12.4f %12.4f %10.1f %14.3g\n", name[op], tq, tl, tq / tl,
                (double)(n - o.n_fast - o.n_undefined) / (double)n);
         ratio[op] = tq / tl;
         qf_ref_out_free(&o);
@@ -290,12 +311,13 @@ static qf_status ref(op_id op, const double *x, size_t rows, qf_ref_out *o)
     case OP_GELU: return qf_ref_activation(&opts, QF_REF_ACT_GELU_ERF, x, rows * COLS, o);
     case OP_SILU: return qf_ref_activation(&opts, QF_REF_ACT_SILU, x, rows * COLS, o);
     case OP_SOFTMAX: return qf_ref_softmax(&opts, x, rows, COLS, 1.0, o);
+    case OP_LOG_SOFTMAX: return qf_ref_log_softmax(&opts, x, rows, COLS, 1.0, o);
     default:
         memset(&np, 0, sizeof np);
         np.rows = rows;
         np.cols = COLS;
         np.eps = 1e-6;
-        return qf_ref_rmsnorm(&opts, &np, x, o);
+        return op == OP_LAYERNORM ? qf_ref_layernorm(&opts, &np, x, o) : qf_ref_rmsnorm(&opts, &np, x, o);
     }
 }
 
@@ -323,7 +345,7 @@ int main(int argc, char **argv)
     if (!x || !y)
         return 1;
     printf("%zu x %d float32 values per op, 1 thread, fastest of %d\n", rows, COLS, reps);
-    printf("%-8s %12s %12s %10s %14s\n", "op", "qualify s", "libm s", "ratio", "slow-path");
+    printf("%-11s %12s %12s %10s %14s\n", "op", "qualify s", "libm s", "ratio", "slow-path");
     for (op = 0; op < OP_COUNT; op++) {
         double tq = INFINITY, tl = INFINITY;
         size_t fast = 0, special;
@@ -347,11 +369,11 @@ int main(int argc, char **argv)
         }
         fast = o.n_fast;
         special = o.n_undefined;
-        printf("%-8s %12.4f %12.4f %10.1f %14.3g\n", op_name[op], tq, tl, tq / tl,
+        printf("%-11s %12.4f %12.4f %10.1f %14.3g\n", op_name[op], tq, tl, tq / tl,
                (double)(n - special - fast) / (double)n);
         ratio[op] = tq / tl;
         qf_ref_out_free(&o);
-        /* The slow-path fraction of the issue's three ops, on N(0, 1). */
+        /* The slow-path fraction of gelu and the row ops, on N(0, 1). */
         if (op == OP_SILU)
             continue;
         if (!normal) {
@@ -369,6 +391,8 @@ int main(int argc, char **argv)
     }
     if (bench_attn_ops(reps))
         return 1;
+    printf("ref log_softmax float32 %zu: qualify/libm = %.2f\n", n, ratio[OP_LOG_SOFTMAX]);
+    printf("ref layernorm float32 %zu: qualify/libm = %.2f\n", n, ratio[OP_LAYERNORM]);
     printf("ref gelu float32 %zu: qualify/libm = %.2f\n", n, ratio[OP_GELU]);
     printf("ref softmax float32 %zu: qualify/libm = %.2f\n", n, ratio[OP_SOFTMAX]);
     printf("ref rmsnorm float32 %zu: qualify/libm = %.2f\n", n, ratio[OP_RMSNORM]);

@@ -39,6 +39,29 @@ int _qf_rp_child_fd(pid_t pid);
  * without any, nap *nap seconds and double it up to cap. */
 void _qf_rp_wait_children(const int *fds, size_t n, double timeout_s, double *nap, double cap);
 
+/* ---- What a kernel is handed (runner_kio.c) ------------------------------ */
+
+/* Shared copies of p's inputs (one mapping per input tensor: data, scale
+ * codes, zero points) for the kernel calls of this pair's process, and
+ * the capture file of its output; 0, or -1 when out of memory. */
+int _qf_kio_setup(const _qf_case *p);
+/* Unmap the copies, close the capture file. */
+void _qf_kio_free(void);
+/* The inputs a kernel call gets: the copies once set up, else p's own. */
+const qf_tensor *_qf_kio_inputs(const _qf_case *p);
+/* Did a kernel (who: "the kernel") write into its inputs?  0, or -1 with
+ * FAILED in r naming the input, how many bytes and the first one. */
+int _qf_kio_check(const _qf_case *p, qf_result *r, const char *who);
+/* What the kernel printed, into r->kernel_output / kernel_output_bytes
+ * (a kernel child's capture file, or a worker's or server's done lines);
+ * the capture is emptied. */
+void _qf_kio_take_output(const _qf_case *p, qf_result *r);
+/* In the kernel child, before any kernel code: a session of its own,
+ * stdin /dev/null, stdout and stderr the capture file, no other
+ * descriptor, no shared mapping but rep, p's outputs and the input copies,
+ * the kernel limits. */
+void _qf_kio_child_enter(const _qf_case *p, void *rep, size_t rep_bytes);
+
 /* ---- Operand layouts (runner_layout.c) ---------------------------------- */
 
 /* The case's layout, or NULL when it is dense row-major. */

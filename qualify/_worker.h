@@ -48,14 +48,18 @@ typedef struct instance {
 } instance;
 
 void _qf_wproc_nap_ms(long ms);
-/* Start CMD (/bin/sh -c, a process group of its own, the protocol on its
- * stdin and stdout, its stderr through a relay prefixing "[worker NAME] "
- * with NAME read from the shared label at each line): 0, or -1 with the
- * reason in err. */
-int _qf_wproc_spawn(const char *cmd, const volatile char *label, instance *in, char *err, size_t err_size);
+/* Start CMD (/bin/sh -c, a session of its own, the protocol on its stdin
+ * and stdout, its stderr through a relay prefixing "[worker NAME] " with
+ * NAME read from the shared label at each line, no other descriptor, the
+ * kernel limits; for a kernel server (server 1) the memory limit is the
+ * server's to set, since it knows whether it holds a GPU context): 0, or
+ * -1 with the reason in err. */
+int _qf_wproc_spawn(const char *cmd, const volatile char *label, int server, instance *in, char *err,
+                    size_t err_size);
 /* Close the protocol's pipes of an instance. */
 void _qf_wproc_close_fds(instance *in);
-/* Wait up to ms for pid, then kill its process group and it; its status. */
+/* Wait up to ms for pid, then kill it; then (always) its process group,
+ * whatever it left there; its status. */
 int _qf_wproc_reap(pid_t pid, long ms);
 /* Reap the stderr relay of an instance (it ends when every writer closed
  * the pipe; killed after 500 ms otherwise). */
@@ -78,5 +82,15 @@ const qf_kernel *_qf_worker_routed(const qf_kernel *k);
 void _qf_worker_inline_begin(double deadline);
 int _qf_worker_inline_end(void);
 void _qf_worker_after_pair(const qf_kernel *k, int slot, qf_result *r);
+
+/* The pids of every running worker and kernel server instance and of their
+ * stderr relays (the children of this process that are not strays): up to
+ * max into out; the count of all of them (> max: not all fit). */
+size_t _qf_worker_pids(pid_t *out, size_t max);
+
+/* What the kernels of a kernel server wrote to their standard output and
+ * error during the runs since _qf_worker_inline_begin (the server sends it
+ * in `done`): the first size - 1 bytes into buf, *total all of them. */
+void _qf_worker_take_output(char *buf, size_t size, size_t *total);
 
 #endif

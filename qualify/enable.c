@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "_enable.h"
+#include "_escape.h"
 #include "qf_enable.h"
 #include "qf_guard.h"
 #include "qf_suite.h"
@@ -593,12 +594,14 @@ qf_status qf_enable_to_json(const qf_enable_table *t, json_t **out)
         for (k = 0; k < e->nregions; k++) {
             const qf_enable_region *r = &e->regions[k];
             json_t *x = json_object();
+            char line[sizeof r->reason];
             json_object_set_new(x, "lo", dims_obj(e, r->lo));
             json_object_set_new(x, "hi", dims_obj(e, r->hi));
             if (!r->failed)
                 json_object_set_new(x, "align", dims_obj(e, r->align));
             json_object_set_new(x, "verdict", json_string(qf_verdict_name(r->verdict)));
-            json_object_set_new(x, "reason", json_string(r->reason));
+            /* one line, whatever the results file held (_escape.h) */
+            json_object_set_new(x, "reason", json_string(_qf_esc_line(line, sizeof line, r->reason)));
             json_object_set_new(x, "shapes", json_integer((json_int_t)r->shapes));
             json_array_append_new(r->failed ? f : q, x);
         }
@@ -629,22 +632,10 @@ qf_status qf_enable_write_json(const qf_enable_table *t, const char *path, char 
 
 /* ---- Markdown ---------------------------------------------------------------------------- */
 
+/* diff.md shares it; the one Markdown escaping (_escape.h). */
 void qf__enable_md_cell(FILE *f, const char *s)
 {
-    for (; *s; s++) {
-        if (*s == '|')
-            fputs("\\|", f);
-        else if (*s == '<')
-            fputs("&lt;", f);
-        else if (*s == '&')
-            fputs("&amp;", f);
-        else if (*s == '`')
-            fputc('\'', f);
-        else if ((unsigned char)*s < 0x20)
-            fputc(' ', f);
-        else
-            fputc(*s, f);
-    }
+    _qf_esc_md(f, s);
 }
 
 #define md_cell qf__enable_md_cell
@@ -666,8 +657,9 @@ qf_status qf_enable_write_markdown(const qf_enable_table *t, const char *path, c
             QF_VERSION_STRING, t->narchs, t->narchs == 1 ? "" : "s");
     for (a = 0; a < t->narchs; a++) {
         const qf_enable_arch *ar = &t->archs[a];
-        fprintf(f, "\n## %s%s\n\n", ar->arch,
-                ar->simulated ? " (simulated: CPU model of the matrix unit)" : "");
+        fputs("\n## ", f);
+        md_cell(f, ar->arch);
+        fprintf(f, "%s\n\n", ar->simulated ? " (simulated: CPU model of the matrix unit)" : "");
         fprintf(f, "- %s: ", ar->simulated ? "host CPU" : "CPU");
         md_cell(f, ar->cpu_vendor);
         fputs(", ", f);
@@ -724,7 +716,9 @@ qf_status qf_enable_write_markdown(const qf_enable_table *t, const char *path, c
                 md_cell(f, e->npoints ? e->points[0].reason : "");
             }
             for (d = 0; d < e->ndims && (e->n_qualified || e->n_failed); d++) {
-                fprintf(f, "%s%s {", d ? " " : "", e->dims[d]);
+                fputs(d ? " " : "", f);
+                md_cell(f, e->dims[d]);
+                fputs(" {", f);
                 for (k = 0; k < e->nvalues[d]; k++)
                     fprintf(f, "%s%" PRIu64, k ? "," : "", e->values[d][k]);
                 fputc('}', f);
@@ -748,20 +742,9 @@ qf_status qf_enable_write_markdown(const qf_enable_table *t, const char *path, c
 
 /* ---- The C pair ---------------------------------------------------------------------- */
 
-static void c_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20 || c >= 0x7f)
-            fprintf(f, "\\%03o", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
+/* Names, reasons and ISA lists come from results files: C string
+ * literals with no quote, comment delimiter or trigraph of theirs. */
+#define c_string _qf_esc_c_string
 
 static void c_u64s(FILE *f, const uint64_t *v, size_t n)
 {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_escape.h"
 #include "qf_guard.h"
 
 struct qf_guard {
@@ -622,12 +623,25 @@ static void log_decision(const qf_guard *g, const char *kernel, const char *dtyp
     size_t i;
     if (!g->log)
         return;
-    fprintf(stderr, "qualify-guard: arch=%s kernel=%s dtype=%s params=%s shape=", g->arch, kernel, dtype,
-            params && *params ? params : "(defaults)");
-    for (i = 0; i < s->ndims; i++)
-        fprintf(stderr, "%s%s=%" PRIu64, i ? "," : "", s->names[i], s->values[i]);
-    fprintf(stderr, ": %s (%s): %s\n", d->allowed ? "allowed" : "denied", qf_guard_answer_name(d->answer),
-            d->reason);
+    /* Names come from the caller and the table, the reason from results:
+     * shown on the terminal, never obeyed (_escape.h). */
+    fputs("qualify-guard: arch=", stderr);
+    _qf_esc_term(stderr, g->arch);
+    fputs(" kernel=", stderr);
+    _qf_esc_term(stderr, kernel);
+    fputs(" dtype=", stderr);
+    _qf_esc_term(stderr, dtype);
+    fputs(" params=", stderr);
+    _qf_esc_term(stderr, params && *params ? params : "(defaults)");
+    fputs(" shape=", stderr);
+    for (i = 0; i < s->ndims; i++) {
+        fputs(i ? "," : "", stderr);
+        _qf_esc_term(stderr, s->names[i]);
+        fprintf(stderr, "=%" PRIu64, s->values[i]);
+    }
+    fprintf(stderr, ": %s (%s): ", d->allowed ? "allowed" : "denied", qf_guard_answer_name(d->answer));
+    _qf_esc_term(stderr, d->reason);
+    fputc('\n', stderr);
 }
 
 int qf_guard_may_run_params(const qf_guard *g, const char *kernel, const char *dtype, const char *params,
@@ -663,9 +677,15 @@ const char *qf_guard_select_params(const qf_guard *g, const char *const *kernels
     for (i = 0; i < n; i++)
         if (qf_guard_may_run_params(g, kernels[i], dtype, params, shape, d))
             return kernels[i];
-    if (g->log)
-        fprintf(stderr, "qualify-guard: arch=%s dtype=%s: no kernel of %zu allowed, fallback %s\n", g->arch,
-                dtype, n, fallback ? fallback : "(none)");
+    if (g->log) {
+        fputs("qualify-guard: arch=", stderr);
+        _qf_esc_term(stderr, g->arch);
+        fputs(" dtype=", stderr);
+        _qf_esc_term(stderr, dtype);
+        fprintf(stderr, ": no kernel of %zu allowed, fallback ", n);
+        _qf_esc_term(stderr, fallback ? fallback : "(none)");
+        fputc('\n', stderr);
+    }
     return fallback;
 }
 

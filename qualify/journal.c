@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "_escape.h"
 #include "_json.h"
 #include "_status.h"
 #include "qf_result.h"
@@ -209,9 +210,19 @@ qf_status qf_result_to_json(const qf_result *r, json_t **out)
     }
     bad |= _qf_json_set_new(o, "arch", json_string(r->arch));
     bad |= _qf_json_set_new(o, "verdict", json_string(qf_verdict_name(r->verdict)));
-    bad |= _qf_json_set_new(o, "reason", json_string(r->reason));
+    /* One line (docs/reports.md): a kernel's message may carry ESC, CR,
+     * LF or bytes that are not UTF-8; they are stored as visible escapes,
+     * cut to the field's size. */
+    {
+        char line[QF_RESULT_TEXT_MAX];
+        bad |= _qf_json_set_new(o, "reason", json_string(_qf_esc_line(line, sizeof line, r->reason)));
+    }
     bad |= _qf_json_set_new(o, "signal", json_integer(r->signal));
     bad |= _qf_json_set_new(o, "exit_code", json_integer(r->exit_code));
+    if (r->kernel_output_bytes) {
+        bad |= _qf_json_set_new(o, "kernel_output", json_string(r->kernel_output));
+        bad |= _qf_json_set_new(o, "kernel_output_bytes", jsize(r->kernel_output_bytes));
+    }
     if (r->has_metrics) {
         json_t *m = NULL;
         if (qf_metrics_to_json(&r->metrics, &m) != QF_OK)
@@ -357,6 +368,7 @@ qf_status qf_result_from_json(const json_t *j, qf_result *r, char *err, size_t e
             {"input", r->input, sizeof r->input},
             {"arch", r->arch, sizeof r->arch},
             {"reason", r->reason, sizeof r->reason},
+            {"kernel_output", r->kernel_output, sizeof r->kernel_output},
             {"started", r->started, sizeof r->started},
             {"reproducer", r->reproducer, sizeof r->reproducer},
         };
@@ -425,6 +437,8 @@ qf_status qf_result_from_json(const json_t *j, qf_result *r, char *err, size_t e
         BAD("verdict");
     if (get_int(j, "signal", &r->signal) || get_int(j, "exit_code", &r->exit_code))
         BAD("signal");
+    if (get_size(j, "kernel_output_bytes", &r->kernel_output_bytes))
+        BAD("kernel_output_bytes");
     x = json_object_get(j, "metrics");
     if (x && !json_is_null(x)) {
         char sub[256];
@@ -552,7 +566,7 @@ qf_status qf_journal_open(const char *path, int resume, const json_t *header, qf
         *torn = 0;
     if (resume && (stat(path, &st) != 0 || st.st_size == 0))
         fresh = 1;
-    fd = open(path, O_RDWR | O_CREAT | (fresh ? O_TRUNC : 0), 0644);
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | (fresh ? O_TRUNC : 0), 0644);
     if (fd < 0) {
         errf(err, err_size, "%s: cannot open the journal: %s", path, strerror(errno));
         return QF_EIO;
@@ -657,7 +671,7 @@ qf_status qf_journal_read(const char *path, qf_result **results, size_t *n, int 
         *torn = 0;
     if (header)
         *header = NULL;
-    f = fopen(path, "r");
+    f = fopen(path, "re");
     if (!f) {
         errf(err, err_size, "%s: cannot read the journal: %s", path, strerror(errno));
         return QF_EIO;

@@ -45,6 +45,7 @@ struct json_t;
 #define QF_RESULT_MAX_DIMS   8
 #define QF_RESULT_MAX_PARAMS 8
 #define QF_RESULT_MAX_ROLES  6
+#define QF_RESULT_OUTPUT_MAX 4097 /* kernel_output: 4 KiB and its NUL */
 
 /* One named dimension of the case ("M" = 16). */
 typedef struct qf_result_dim {
@@ -114,6 +115,12 @@ typedef struct qf_result {
     char reason[QF_RESULT_TEXT_MAX]; /* one line: why this verdict */
     int signal;                      /* CRASHED: the signal number, else 0 */
     int exit_code;                   /* CRASHED by exit: the child's status, else 0 */
+    /* What the kernel wrote to its standard output and error during the
+     * pair (captured apart from qualify's own output, docs/security.md):
+     * the first 4 KiB as text (NUL and invalid UTF-8 as '?'), and how many
+     * bytes it wrote in all, so a reader sees how much was dropped. */
+    char kernel_output[QF_RESULT_OUTPUT_MAX];
+    size_t kernel_output_bytes;
 
     int has_metrics;    /* 1 when outputs were compared */
     qf_metrics metrics; /* qf_metrics.h (counts over the checked elements) */

@@ -63,6 +63,27 @@ typedef struct qf_runner_opts {
 struct qf_provenance;
 int qf_runner_gpu_provenance(struct qf_provenance *p);
 
+/* Resource limits of every process that runs kernel code (a kernel
+ * child, a kernel server, a kernel worker), set with setrlimit before any
+ * kernel code runs, so that a kernel that leaks memory, spins, forks or
+ * fills the disk ends as a verdict instead of taking the machine
+ * (docs/security.md).  0 means no limit of that kind. */
+typedef struct qf_kernel_limits {
+    unsigned long long memory; /* RLIMIT_DATA bytes (not applied to GPU kernels nor in sanitizer builds) */
+    double cpu_s;              /* RLIMIT_CPU seconds of CPU time */
+    unsigned long long procs;  /* RLIMIT_NPROC: processes of the user, counted from the current count */
+    unsigned long long fsize;  /* RLIMIT_FSIZE bytes of any file written */
+} qf_kernel_limits;
+
+/* The defaults: memory the smaller of half the physical memory and 16
+ * GiB, CPU time 600 s, 256 more processes than the user has now, files 1
+ * GiB. */
+qf_kernel_limits qf_kernel_limits_default(void);
+
+/* The limits for every kernel process started from now on in this
+ * process (the CLI sets them before it starts servers and workers). */
+void qf_runner_set_kernel_limits(const qf_kernel_limits *l);
+
 /* jobs 1, timeout 60 s, everything else zero / NULL. */
 qf_runner_opts qf_runner_opts_default(void);
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "_escape.h"
 #include "_json.h"
 #include "_status.h"
 #include "qf_metrics.h"
@@ -533,49 +534,9 @@ static qf_status json_file(FILE *f, const qf_result *r, size_t n, const qf_prove
 
 /* ---- Markdown ------------------------------------------------------------------ */
 
-/* Table cells and text: '|' would end the cell, a newline the row, and
- * '<' or '&' could start HTML in a renderer; control characters are not
- * text. */
-static void md_cell(FILE *out, const char *s)
-{
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '|')
-            fputs("\\|", out);
-        else if (c == '<')
-            fputs("&lt;", out);
-        else if (c == '&')
-            fputs("&amp;", out);
-        else if (c < 0x20 || c == 0x7f)
-            fputc(c == '\t' ? ' ' : (c == '\n' || c == '\r') ? ' ' : '?', out);
-        else
-            fputc(c, out);
-    }
-}
-
-/* Inline code with a backtick fence longer than any run inside. */
-static void md_code(FILE *out, const char *s)
-{
-    size_t run = 0, longest = 0, i;
-    const char *p;
-    for (p = s; *p; p++) {
-        run = *p == '`' ? run + 1 : 0;
-        if (run > longest)
-            longest = run;
-    }
-    for (i = 0; i <= longest; i++)
-        fputc('`', out);
-    /* CommonMark strips one space on each side, needed only next to a
-     * backtick of the content. */
-    if (longest)
-        fputc(' ', out);
-    for (p = s; *p; p++)
-        fputc((unsigned char)*p < 0x20 || *p == 0x7f ? ' ' : *p, out);
-    if (longest)
-        fputc(' ', out);
-    for (i = 0; i <= longest; i++)
-        fputc('`', out);
-}
+/* Markdown text and code spans: the one escaping helper (_escape.h). */
+#define md_cell _qf_esc_md
+#define md_code(out, s) _qf_esc_md_code(out, s, 0)
 
 static void md_num(FILE *out, double x, const char *fmt)
 {
@@ -590,8 +551,11 @@ static void md_num(FILE *out, double x, const char *fmt)
 static void md_shape(FILE *out, const qf_result *r)
 {
     size_t i;
-    for (i = 0; i < r->ndims && i < QF_RESULT_MAX_DIMS; i++)
-        fprintf(out, "%s%s=%llu", i ? "," : "", r->dims[i].name, (unsigned long long)r->dims[i].value);
+    for (i = 0; i < r->ndims && i < QF_RESULT_MAX_DIMS; i++) {
+        fputs(i ? "," : "", out);
+        md_cell(out, r->dims[i].name);
+        fprintf(out, "=%llu", (unsigned long long)r->dims[i].value);
+    }
 }
 
 /* A provenance read from a report without one (a journal) is all empty. */
@@ -634,9 +598,12 @@ static void md_provenance(FILE *out, const qf_provenance *p)
     }
 #undef ROW
     for (i = 0; i < p->nfiles; i++) {
+        /* In a table cell '|' splits the row even inside a code span. */
         fputs("| suite file | ", out);
-        md_code(out, p->files[i].path);
-        fprintf(out, " sha256 `%s` |\n", p->files[i].sha256);
+        _qf_esc_md_code(out, p->files[i].path, 1);
+        fputs(" sha256 ", out);
+        _qf_esc_md_code(out, p->files[i].sha256, 1);
+        fputs(" |\n", out);
     }
     fputc('\n', out);
 }
@@ -662,7 +629,9 @@ qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const
         if ((unsigned)r[i].verdict < QF_VERDICT_COUNT)
             tot[r[i].verdict]++;
     nfail = qf_report_failed(r, n, opt->strict);
-    fprintf(out, "# %s\n\n", opt->title ? opt->title : "qualify report");
+    fputs("# ", out);
+    md_cell(out, opt->title ? opt->title : "qualify report");
+    fputs("\n\n", out);
     fprintf(out, "%zu case%s:", n, n == 1 ? "" : "s");
     for (j = 0; j < sizeof order / sizeof order[0]; j++)
         if (tot[order[j]])

@@ -12,6 +12,9 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/mman.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/stat.h>
 #include <sys/wait.h>
 #ifdef __linux__
@@ -22,6 +25,7 @@
 
 #include "qf_suite.h"
 
+#include "_isolate.h"
 #include "_runner.h"
 #include "_status.h"
 #include "_runner_device.h"
@@ -91,6 +95,7 @@ static void prep_free(_qf_case *p)
     _qf_rp_guarded_free(&p->g[1]);
     _qf_rp_guarded_free(&p->g1[0]);
     _qf_rp_guarded_free(&p->g1[1]);
+    _qf_kio_free();
 }
 
 /* Does tuple t serve the case's dtype roles?  out and acc for every op,
@@ -238,7 +243,7 @@ static void child_run(_qf_case *p, child_report *rep, int timing, size_t warmup,
     call.kernel = p->k;
     call.dtype = p->t;
     call.op = &p->op;
-    call.in = p->in;
+    call.in = _qf_kio_inputs(p);
     call.out = p->out;
     call.device = &dev;
     call.seed = p->seed;
@@ -327,16 +332,22 @@ static int run_child(_qf_case *p, child_report *rep, qf_result *r, double timeou
         return -1;
     }
     if (pid == 0) {
+        _qf_kio_child_enter(p, rep, sizeof *rep);
         child_reset_signals();
         child_run(p, rep, timing, warmup, reps);
         _exit(0);
     }
     fd = _qf_rp_child_fd(pid);
     for (;;) {
-        pid_t w = waitpid(pid, &st, WNOHANG);
-        if (w == pid)
+        siginfo_t si;
+        int wr;
+        memset(&si, 0, sizeof si);
+        /* Not reaped yet (WNOWAIT): while the child is a zombie its pid
+         * cannot be reused, so its process group is killed safely. */
+        wr = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT);
+        if (wr == 0 && si.si_pid == pid)
             break;
-        if (w < 0 && errno != EINTR) {
+        if (wr < 0 && errno == ECHILD) {
             if (fd >= 0)
                 close(fd);
             _qf_say(r, QF_VERDICT_MISTRUSTED, "lost the kernel child: %s", strerror(errno));
@@ -344,7 +355,8 @@ static int run_child(_qf_case *p, child_report *rep, qf_result *r, double timeou
         }
         if (_qf_rp_now_s() - t0 > timeout_s) {
             kill(pid, SIGKILL);
-            waitpid(pid, &st, 0);
+            _qf_iso_reap_group(pid, -1);
+            _qf_iso_reap_strays(NULL, 0);
             if (fd >= 0)
                 close(fd);
             _qf_say(r, QF_VERDICT_TIMEOUT, "timed out: the kernel ran past the %.3g s limit and was killed",
@@ -353,6 +365,10 @@ static int run_child(_qf_case *p, child_report *rep, qf_result *r, double timeou
         }
         _qf_rp_wait_children(&fd, 1, timeout_s - (_qf_rp_now_s() - t0), &nap, 0.01);
     }
+    /* The kernel's whole session, then any process it left (orphans come
+     * to this process, a subreaper): none outlives its pair. */
+    st = _qf_iso_reap_group(pid, -1);
+    _qf_iso_reap_strays(NULL, 0);
     if (fd >= 0)
         close(fd);
     if (WIFSIGNALED(st)) {
@@ -459,6 +475,20 @@ static void remap(size_t *at, const _qf_checked *ck)
 {
     if (*at < ck->n)
         *at = (size_t)ck->idx[*at];
+}
+
+/* The element indices of metrics over a sample, from checked-list
+ * positions back to output positions. */
+static void remap_metrics(qf_metrics *m, const _qf_checked *ck, size_t cols)
+{
+    remap(&m->at_ulp, ck);
+    remap(&m->at_abs, ck);
+    remap(&m->at_rel, ck);
+    remap(&m->at_util, ck);
+    remap(&m->at_nonfinite_bad, ck);
+    remap(&m->at_finite_bad, ck);
+    remap(&m->at_violation, ck);
+    m->cols = cols;
 }
 
 static qf_policy case_policy(const _qf_case *p)
@@ -599,7 +629,7 @@ done:
 
 /* Metrics and a conformance-only verdict of the second output (attention
  * lse); the worse of the two verdicts stands, the reason naming the slot. */
-static int second_output(_qf_case *p, _qf_checked *ck1, qf_result *r)
+static int second_output(_qf_case *p, _qf_checked *ck1, int run, qf_result *r)
 {
     qf_metrics_input mi;
     qf_metrics m;
@@ -611,7 +641,7 @@ static int second_output(_qf_case *p, _qf_checked *ck1, qf_result *r)
     qf_status s;
     for (i = 0; i < ck1->n; i++)
         ck1->got[i] =
-            qf_format_decode(p->outf1, _qf_load_code(p->g1[0].data, p->out1_eb, (size_t)ck1->idx[i]));
+            qf_format_decode(p->outf1, _qf_load_code(p->g1[run].data, p->out1_eb, (size_t)ck1->idx[i]));
     memset(&mi, 0, sizeof mi);
     mi.out = p->outf1;
     mi.n = ck1->n;
@@ -630,7 +660,56 @@ static int second_output(_qf_case *p, _qf_checked *ck1, qf_result *r)
         return -1;
     }
     if (qf_verdict_severity(v) > qf_verdict_severity(r->verdict))
-        _qf_say(r, v, "%s: %.*s", qf_op_slot_name(p->op.op, 1, 1), (int)(sizeof r->reason - 16), why);
+        _qf_say(r, v, "%s%s: %.*s", run ? "run 2: " : "", qf_op_slot_name(p->op.op, 1, 1),
+                (int)(sizeof r->reason - 24), why);
+    return 0;
+}
+
+/* Run 2's outputs against the same reference, bound and policy as run
+ * 1's (the runs differ, so run 1's verdict says nothing of run 2); the
+ * worse verdict stands, its reason prefixed "run 2: ".  An op whose codes
+ * have an exact expectation reached this point with run 1 equal to it, so
+ * any difference of run 2 is a wrong code.  0, or -1 when the pair is
+ * decided (FAILED or MISTRUSTED). */
+static int judge_run2(_qf_case *p, const _qf_checked *ck, const qf_metrics_input *mi0,
+                      const qf_verdict_input *vi0, const qf_policy *pol, qf_result *r)
+{
+    qf_metrics_input mi = *mi0;
+    qf_verdict_input vi = *vi0;
+    qf_metrics m;
+    qf_verdict v;
+    char why[QF_RESULT_TEXT_MAX];
+    int eb = p->outf->storage_bits / 8;
+    double *got;
+    size_t i;
+    qf_status s;
+    if (r->verdict == QF_VERDICT_FAILED)
+        return -1; /* certain already (a determinism claim the runs broke) */
+    if (p->cls->flags & _QF_OPC_EXACT_CODES) {
+        char at[64];
+        where_rc(p, r->det_first_diff, at, sizeof at);
+        return _qf_say(r, QF_VERDICT_FAILED,
+                       "run 2: its codes differ from run 1's, which equal the exact expectation (first at %s)",
+                       at),
+               -1;
+    }
+    got = malloc((ck->n ? ck->n : 1) * sizeof *got);
+    if (!got)
+        return _qf_say(r, QF_VERDICT_MISTRUSTED, "run 2: out of memory"), -1;
+    for (i = 0; i < ck->n; i++)
+        got[i] = qf_format_decode(p->outf, _qf_load_code(p->g[1].data, eb, (size_t)ck->idx[i]));
+    mi.got = got;
+    s = qf_metrics_compute(&mi, &m, NULL);
+    if (s == QF_OK && r->sampled)
+        remap_metrics(&m, ck, p->cols);
+    vi.metrics = &m;
+    if (s == QF_OK)
+        s = qf_verdict_decide(&vi, pol, &v, why, sizeof why);
+    free(got);
+    if (s != QF_OK)
+        return _qf_say(r, QF_VERDICT_MISTRUSTED, "run 2: metrics failed: %s", qf_status_str(s)), -1;
+    if (qf_verdict_severity(v) > qf_verdict_severity(r->verdict))
+        _qf_say(r, v, "run 2: %.*s", (int)(sizeof r->reason - 16), why);
     return 0;
 }
 
@@ -657,7 +736,13 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
         _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot map shared memory: %s", strerror(errno));
         return;
     }
-    if (run_child(p, rep, r, timeout_s, 0, 0, 0))
+    if (_qf_kio_setup(p)) {
+        _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot map the kernel's inputs: %s", strerror(errno));
+        goto done;
+    }
+    i = run_child(p, rep, r, timeout_s, 0, 0, 0);
+    _qf_kio_take_output(p, r); /* what it printed: the record's, never qualify's output */
+    if (i || _qf_kio_check(p, r, "the kernel"))
         goto done;
     if (rep->status == QF_EUNSUPPORTED) {
         _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: the kernel declined: %s",
@@ -707,16 +792,8 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
         _qf_say(r, QF_VERDICT_MISTRUSTED, "metrics failed: %s", qf_status_str(s));
         goto done;
     }
-    if (r->sampled) {
-        remap(&r->metrics.at_ulp, &ck);
-        remap(&r->metrics.at_abs, &ck);
-        remap(&r->metrics.at_rel, &ck);
-        remap(&r->metrics.at_util, &ck);
-        remap(&r->metrics.at_nonfinite_bad, &ck);
-        remap(&r->metrics.at_finite_bad, &ck);
-        remap(&r->metrics.at_violation, &ck);
-        r->metrics.cols = p->cols;
-    }
+    if (r->sampled)
+        remap_metrics(&r->metrics, &ck, p->cols);
     r->has_metrics = 1;
     if (r->bound.kind[0])
         bound_summary(p, &ck, r);
@@ -745,6 +822,10 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
         _qf_say(r, QF_VERDICT_MISTRUSTED, "verdict failed: %s", qf_status_str(s));
         goto done;
     }
+    /* Run 2 is judged too, whatever the determinism claim: else a kernel
+     * could compute right once and return anything the second time. */
+    if (!r->det_equal && judge_run2(p, &ck, &mi, &vi, &pol, r))
+        goto done;
     /* No bound, no conformance check: the verdict says so (an op that
      * derives none, or a case its derivation does not cover, with a claim
      * that states no max_ulp), so fitness alone is not read as more. */
@@ -785,7 +866,7 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
      * judged for conformance on its own, and the worse verdict stands. */
     if (p->fail1[0]) /* the root cause: the weights of a wrong expert are wrong too */
         _qf_say(r, QF_VERDICT_FAILED, "%s", p->fail1);
-    if (ck1.n && second_output(p, &ck1, r))
+    if (ck1.n && (second_output(p, &ck1, 0, r) || (!r->det_equal && second_output(p, &ck1, 1, r))))
         goto done;
     if (timing && (r->verdict == QF_VERDICT_QUALIFIED || r->verdict == QF_VERDICT_MARGINAL)) {
         /* Correctness first: only a kernel that computes the right thing is
@@ -960,6 +1041,21 @@ typedef struct shared_slot {
     qf_result r;
 } shared_slot;
 
+/* Kill and reap every child of this process that is neither a running
+ * pair's process nor a worker's or kernel server's (an orphan a kernel
+ * server left, reparented here). */
+static void reap_strays(const slot *slots, size_t jobs)
+{
+    static pid_t keep[8192];
+    size_t max = sizeof keep / sizeof keep[0] - 1024, n = _qf_worker_pids(keep, max), i;
+    if (n > max)
+        return; /* more than fit: kill nothing rather than a live worker */
+    for (i = 0; i < jobs && i < 1024; i++)
+        if (slots[i].pid)
+            keep[n++] = slots[i].pid;
+    _qf_iso_reap_strays(keep, n);
+}
+
 static int key_cmp(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -979,7 +1075,7 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
     qf_journal *jr = NULL;
     slot *slots = NULL;
     int *slot_fds = NULL; /* slots[i].fd, contiguous for wait_children */
-    shared_slot *shm = NULL;
+    shared_slot **shm = NULL; /* one mapping per job slot: a pair's process unmaps the others */
     qf_status st = QF_OK;
     int jobs, torn = 0;
     if (!suite || !reg || !sum)
@@ -1093,11 +1189,25 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
         _qf_rdev_prepare(pairs[pending[i]].k);
     slots = calloc((size_t)jobs, sizeof *slots);
     slot_fds = malloc((size_t)jobs * sizeof *slot_fds);
-    shm = _qf_rp_shm_alloc((size_t)jobs * sizeof *shm);
+    shm = calloc((size_t)jobs, sizeof *shm);
+    for (i = 0; shm && i < (size_t)jobs; i++)
+        if (!(shm[i] = _qf_rp_shm_alloc(sizeof **shm))) {
+            st = QF_ENOMEM;
+            goto out;
+        }
     if (!slots || !slot_fds || !shm) {
         st = QF_ENOMEM;
         goto out;
     }
+    /* No process of the same user may read or write this one's memory
+     * (/proc/PID/mem, ptrace) unless Yama or a capability says otherwise
+     * (docs/security.md); pair processes inherit it.  Orphans of every
+     * process started from here come back here to be killed. */
+#ifdef PR_SET_DUMPABLE
+    prctl(PR_SET_DUMPABLE, 0);
+#endif
+    _qf_iso_note_children();
+    _qf_iso_subreaper();
     {
         size_t next = 0, running = 0;
         double nap = 0.0005;
@@ -1111,7 +1221,7 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
                 pid_t pid;
                 if (slots[i].pid)
                     continue;
-                shm[i].done = 0;
+                shm[i]->done = 0;
                 /* Worker kernels: the slot's worker instance (worker.c). */
                 _qf_worker_before_pair(pairs[pending[next]].k, (int)i);
                 fflush(NULL);
@@ -1126,11 +1236,16 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
                      * _exit skips the caller's atexit handlers.  The
                      * siblings' descriptors are of no use here. */
                     size_t j;
-                    for (j = 0; j < (size_t)jobs; j++)
+                    for (j = 0; j < (size_t)jobs; j++) {
                         if (slots[j].fd >= 0)
                             close(slots[j].fd);
-                    run_pair(suite, &cases, &pairs[pending[next]], reg, &o, &shm[i].r);
-                    shm[i].done = 1;
+                        if (j != i)
+                            munmap(shm[j], sizeof **shm); /* other pairs' records */
+                    }
+                    _qf_iso_subreaper();
+                    run_pair(suite, &cases, &pairs[pending[next]], reg, &o, &shm[i]->r);
+                    _qf_iso_reap_strays(NULL, 0); /* before the record is read */
+                    shm[i]->done = 1;
                     _exit(0);
                 }
                 slots[i].pid = pid;
@@ -1152,8 +1267,8 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
                     continue;
                 it = pending[slots[i].item];
                 r = &sum->results[it];
-                if (w > 0 && shm[i].done && WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
-                    *r = shm[i].r;
+                if (w > 0 && shm[i]->done && WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
+                    *r = shm[i]->r;
                 } else {
                     /* The worker itself died: the runner or the reference,
                      * not the kernel (which runs in its own child). */
@@ -1165,10 +1280,14 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
                             r->signal ? ": " : "", r->signal ? strsignal(r->signal) : "");
                 }
                 _qf_worker_after_pair(pairs[it].k, (int)i, r);
+                if ((r->verdict == QF_VERDICT_CRASHED && !strstr(r->reason, "the worker process")) ||
+                    (r->verdict == QF_VERDICT_FAILED && !strncmp(r->reason, "the kernel returned", 19)))
+                    _qf_iso_limit_note(r->reason, sizeof r->reason, _qf_rdev_is_device(pairs[it].k));
                 if (slots[i].fd >= 0)
                     close(slots[i].fd);
                 slots[i].pid = 0;
                 slots[i].fd = slot_fds[i] = -1;
+                reap_strays(slots, (size_t)jobs);
                 running--;
                 progressed = 1;
                 done_count++;
@@ -1202,8 +1321,13 @@ out:
         errf(err, err_size, "%s: cannot close the journal", o.journal_path);
         st = QF_EIO;
     }
+    if (slots)
+        reap_strays(slots, (size_t)jobs);
     if (shm)
-        munmap(shm, (size_t)jobs * sizeof *shm);
+        for (i = 0; i < (size_t)jobs; i++)
+            if (shm[i])
+                munmap(shm[i], sizeof **shm);
+    free(shm);
     if (slots)
         for (i = 0; i < (size_t)jobs; i++)
             if (slots[i].pid && slots[i].fd >= 0)

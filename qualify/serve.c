@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "_claim.h"
+#include "_isolate.h"
 #include "_runner_device.h"
 #include "_worker.h"
 #include "ops/_ops.h"
@@ -55,6 +56,7 @@ typedef struct server {
         qf_device dev;
     } devs[DEVS_MAX];
     int ndevs;
+    int cap, err_fd; /* the kernels' capture file; the server's own stderr */
 } server;
 
 /* ---- The hello ------------------------------------------------------------ */
@@ -255,6 +257,19 @@ static qf_device *device_for(server *S, const qf_kernel *k, char *msg, size_t ms
     return &S->devs[S->ndevs++].dev;
 }
 
+/* on: the kernels' standard output and error into the capture file;
+ * off: back to the server's standard error (the host's relay). */
+static void capture(server *S, int on)
+{
+    int to = on ? S->cap : S->err_fd;
+    fflush(stdout);
+    fflush(stderr);
+    if (S->cap < 0 || S->err_fd < 0)
+        return;
+    dup2(to, 1);
+    dup2(to, 2);
+}
+
 /* Serve one run: the done object's status, msg and global_codes into
  * done. */
 static void serve_run(server *S, json_t *m, json_t *done)
@@ -306,6 +321,10 @@ static void serve_run(server *S, json_t *m, json_t *done)
     }
     base = mmap(NULL, total ? total : 1, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
+    /* Its name goes at once: while it is listed in /dev/shm any process of
+     * the user could open it (docs/security.md).  The host's own unlink
+     * then finds nothing, which it ignores. */
+    shm_unlink(shm);
     if (base == MAP_FAILED) {
         snprintf(err, sizeof err, "kernel server: cannot map %s: %s", shm, strerror(errno));
         goto out;
@@ -334,17 +353,36 @@ static void serve_run(server *S, json_t *m, json_t *done)
     call.threads = (int)json_integer_value(json_object_get(m, "threads"));
     call.msg = msg;
     call.msg_size = sizeof msg;
-    /* As a kernel child: the device first, then init (once per server). */
-    if (_qf_rdev_is_device(sv->k) && !(dev = device_for(S, sv->k, msg, sizeof msg, &st)))
+    /* As a kernel child: the device first, then init (once per server);
+     * what they print goes into the capture file, sent back in done. */
+    _qf_iso_cpu_window();
+    capture(S, 1);
+    if (_qf_rdev_is_device(sv->k) && !(dev = device_for(S, sv->k, msg, sizeof msg, &st))) {
+        capture(S, 0);
         goto out;
+    }
     if (!sv->inited) {
         sv->ctx = sv->k->user;
-        if (sv->k->init && (st = sv->k->init(sv->k, &sv->ctx)) != QF_OK)
+        if (sv->k->init && (st = sv->k->init(sv->k, &sv->ctx)) != QF_OK) {
+            capture(S, 0);
             goto out;
+        }
         sv->inited = 1;
     }
     st = dev ? _qf_rdev_run(dev, sv->ctx, &call, NULL) : sv->k->run(sv->ctx, &call);
+    capture(S, 0);
 out:
+    {
+        char text[QF_RESULT_OUTPUT_MAX];
+        size_t total = 0;
+        _qf_iso_capture_take(S->cap, text, sizeof text, &total);
+        if (total) {
+            json_object_set_new(done, "output", json_string(text));
+            json_object_set_new(done, "output_bytes", json_integer((json_int_t)total));
+        }
+        /* Processes a kernel left die with its run (orphans come here). */
+        _qf_iso_reap_strays(NULL, 0);
+    }
     if (err[0]) {
         json_object_set_new(done, "status", json_string("error"));
         json_object_set_new(done, "msg", json_string(err));
@@ -402,6 +440,25 @@ int qf_kernel_serve(const qf_registry *reg, const char *name, int in_fd, int out
      * sanitizer's or the caller's handler. */
     for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         signal(sigs[i], SIG_DFL);
+    S.cap = _qf_iso_capture_open();
+    S.err_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+    /* Orphans of the kernels' processes come to the server, which kills
+     * them after each run; the kernel limits the host left to it (the
+     * memory limit, not for a server holding GPU kernels, whose contexts
+     * reserve more address space than any such limit). */
+    _qf_iso_subreaper();
+    {
+        const char *mem = getenv("QUALIFY_KERNEL_MEMORY"), *cpu = getenv("QUALIFY_KERNEL_CPU");
+        qf_kernel_limits l;
+        int device = 0;
+        memset(&l, 0, sizeof l);
+        l.memory = mem ? strtoull(mem, NULL, 10) : 0;
+        l.cpu_s = cpu ? strtod(cpu, NULL) : 0;
+        for (i = 0; i < n; i++)
+            device |= _qf_rdev_is_device(qf_registry_get(reg, i));
+        qf_runner_set_kernel_limits(&l);
+        _qf_iso_apply_limits(device);
+    }
     hello = json_object();
     ks = json_array();
     json_object_set_new(hello, "qualify_worker", json_integer(1));
@@ -457,5 +514,9 @@ int qf_kernel_serve(const qf_registry *reg, const char *name, int in_fd, int out
         qf_device_close(&S.devs[i].dev);
     free(rd.buf);
     free(S.s);
+    if (S.cap >= 0)
+        close(S.cap);
+    if (S.err_fd >= 0)
+        close(S.err_fd);
     return rc;
 }

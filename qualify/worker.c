@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "_claim.h"
+#include "_isolate.h"
 #include "_registry.h"
 #include "_runner.h"
 #include "_status.h"
@@ -81,6 +82,63 @@ struct worker {
 /* Set by the parent right before it forks a pair: the child inherits it. */
 static int cur_slot;
 
+/* Every worker of this process, so that the runner can tell its instances
+ * from strays (_qf_worker_pids). */
+static worker **all;
+static size_t nall;
+
+static int all_add(worker *w)
+{
+    worker **na = realloc(all, (nall + 1) * sizeof *na);
+    if (!na)
+        return -1;
+    all = na;
+    all[nall++] = w;
+    return 0;
+}
+
+size_t _qf_worker_pids(pid_t *out, size_t max)
+{
+    size_t i, s, n = 0;
+    for (i = 0; i < nall; i++)
+        for (s = 0; s < SLOTS_MAX; s++) {
+            const instance *in = &all[i]->inst[s];
+            if (in->pid && n++ < max)
+                out[n - 1] = in->pid;
+            if (in->relay > 0 && n++ < max)
+                out[n - 1] = in->relay;
+        }
+    return n;
+}
+
+/* What a kernel server's kernels printed during this pair's runs (its
+ * done's "output"), for the record (_qf_worker_take_output). */
+static struct {
+    char text[QF_RESULT_OUTPUT_MAX];
+    size_t len, total;
+} wout;
+
+void _qf_worker_take_output(char *buf, size_t size, size_t *total)
+{
+    if (size) {
+        size_t n = wout.len < size - 1 ? wout.len : size - 1;
+        memcpy(buf, wout.text, n);
+        buf[n] = '\0';
+    }
+    *total = wout.total;
+    wout.len = wout.total = 0;
+}
+
+static void wout_add(const char *s, size_t total)
+{
+    size_t n = strlen(s), room = sizeof wout.text - 1 - wout.len;
+    if (n > room)
+        n = room;
+    memcpy(wout.text + wout.len, s, n);
+    wout.len += n;
+    wout.total += total > n ? total : n;
+}
+
 /* Registry kernels whose calls go to a kernel server (qf_worker_route).
  * Their records stay as they are (a supports callback may read user, or
  * compare run with its own function); the runner calls through the
@@ -123,6 +181,7 @@ static struct {
 
 void _qf_worker_inline_begin(double deadline)
 {
+    wout.len = wout.total = 0;
     inl.on = 1;
     inl.failed = inl.timed_out = 0;
     inl.deadline = deadline;
@@ -163,7 +222,7 @@ static int inst_start(worker *w, instance *in, json_t **hello, char *err, size_t
     json_t *root, *v;
     json_error_t je;
     int rc;
-    if (_qf_wproc_spawn(w->cmd, w->label, in, err, err_size))
+    if (_qf_wproc_spawn(w->cmd, w->label, w->serves, in, err, err_size))
         return -1;
     rc = read_line(&rd, in->from, HELLO_MS, &line);
     if (rc != 1) {
@@ -238,6 +297,14 @@ static void worker_stop_all(worker *w)
             w->inst[i].pid = 0;
             _qf_wproc_relay_reap(&w->inst[i]);
         }
+    {
+        /* What a kernel of these instances left behind and that escaped
+         * their sessions came here (the runner is a subreaper). */
+        static pid_t keep[8192];
+        size_t n = _qf_worker_pids(keep, sizeof keep / sizeof keep[0]);
+        if (n <= sizeof keep / sizeof keep[0])
+            _qf_iso_reap_strays(keep, n);
+    }
 }
 
 static void worker_free(worker *w)
@@ -245,6 +312,14 @@ static void worker_free(worker *w)
     size_t i, j;
     if (!w)
         return;
+    for (i = j = 0; i < nall; i++)
+        if (all[i] != w)
+            all[j++] = all[i];
+    nall = j;
+    if (!nall) {
+        free(all);
+        all = NULL;
+    }
     for (i = j = 0; i < nroutes; i++)
         if (routes[i]->wk->w != w)
             routes[j++] = routes[i];
@@ -486,8 +561,10 @@ int qf_worker_kernel_is(const qf_kernel *k)
     return k && (k->run == worker_run || route_of(k));
 }
 
-/* A worker for cmd with its first instance started and its hello read. */
-static qf_status worker_new(const char *cmd, worker **out, json_t **hello, char *err, size_t err_size)
+/* A worker for cmd (a kernel server when serves) with its first instance
+ * started and its hello read. */
+static qf_status worker_new(const char *cmd, int serves, worker **out, json_t **hello, char *err,
+                            size_t err_size)
 {
     worker *w = calloc(1, sizeof *w);
     char why[512];
@@ -495,6 +572,12 @@ static qf_status worker_new(const char *cmd, worker **out, json_t **hello, char 
     *out = NULL;
     if (!w)
         return say(err, err_size, "out of memory"), QF_ENOMEM;
+    w->serves = serves;
+    _qf_iso_note_children(); /* the caller's, before any of ours */
+    if (all_add(w)) {
+        free(w);
+        return say(err, err_size, "out of memory"), QF_ENOMEM;
+    }
     for (i = 0; i < SLOTS_MAX; i++)
         w->inst[i].to = w->inst[i].from = -1;
     w->cmd = strdup(cmd);
@@ -528,7 +611,7 @@ qf_status qf_worker_start(qf_registry *r, const char *cmd, char *err, size_t err
     qf_status s = QF_OK;
     if (!r || !cmd || !*cmd)
         return say(err, err_size, "no worker command given"), QF_EINVAL;
-    if ((s = worker_new(cmd, &w, &hello, err, err_size)) != QF_OK)
+    if ((s = worker_new(cmd, 0, &w, &hello, err, err_size)) != QF_OK)
         return s;
     nm = json_object_get(hello, "name");
     w->name = strdup(json_is_string(nm) ? json_string_value(nm) : cmd);
@@ -604,9 +687,8 @@ qf_status qf_worker_route(qf_registry *r, const char *cmd, size_t *n_routed, cha
         *n_routed = 0;
     if (!r || !cmd || !*cmd)
         return say(err, err_size, "no kernel server command given"), QF_EINVAL;
-    if ((s = worker_new(cmd, &w, &hello, err, err_size)) != QF_OK)
+    if ((s = worker_new(cmd, 1, &w, &hello, err, err_size)) != QF_OK)
         return s;
-    w->serves = 1;
     w->swk.w = w;
     nm = json_object_get(hello, "name");
     w->name = strdup(json_is_string(nm) ? json_string_value(nm) : cmd);
@@ -1025,6 +1107,12 @@ static qf_status worker_run(void *ctx, const qf_kernel_call *call)
         }
         if (ret != QF_OK)
             snprintf(call->msg, call->msg_size, "%s", why ? why : "");
+        if ((v = json_object_get(done, "output")) && json_is_string(v)) {
+            json_t *ob = json_object_get(done, "output_bytes");
+            wout_add(json_string_value(v), json_is_integer(ob) && json_integer_value(ob) > 0
+                                               ? (size_t)json_integer_value(ob)
+                                               : 0);
+        }
         for (s = 0; s < nout && ret == QF_OK; s++) {
             /* Outputs with a second-level scale: the kernel's choice. */
             qf_tensor *t = &call->out[s];
@@ -1042,6 +1130,12 @@ static qf_status worker_run(void *ctx, const qf_kernel_call *call)
             t->scale.global_code = (uint32_t)json_integer_value(g);
         }
         json_decref(done);
+        /* Bytes the kernel wrote into an input go back into the runner's
+         * copy of it, whose check names the input (runner.c kio_check):
+         * only for the runner, which hands this call copies. */
+        for (i = 0; inl.on && i < nrg; i++)
+            if (!rg[i].is_out && memcmp(base + rg[i].off, rg[i].src, rg[i].bytes))
+                memcpy((void *)(uintptr_t)rg[i].src, base + rg[i].off, rg[i].bytes);
         if (ret == QF_OK)
             for (i = 0; i < nrg; i++) {
                 unsigned char *dst = rg[i].dst, *sh = base + rg[i].off;

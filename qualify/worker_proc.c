@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "_isolate.h"
 #include "_runner.h"
 #include "_status.h"
 #include "_worker.h"
@@ -145,28 +146,15 @@ void _qf_wproc_relay_reap(instance *in)
     in->relay = 0;
 }
 
-/* Wait up to ms for pid, then kill it; its wait status. */
+/* Wait up to ms for pid, then kill it; its wait status.  The whole
+ * process group (its session) is killed in any case, before pid is reaped
+ * so that the group's id cannot have been reused: /bin/sh may run the
+ * command as its own child, and a worker or a kernel a server ran may
+ * have left processes that would otherwise live on (holding our pipes and
+ * the caller's stderr) after it is gone. */
 int _qf_wproc_reap(pid_t pid, long ms)
 {
-    int st = 0;
-    long waited = 0;
-    for (;;) {
-        pid_t w = waitpid(pid, &st, WNOHANG);
-        if (w == pid || (w < 0 && errno != EINTR))
-            return st;
-        if (waited >= ms)
-            break;
-        _qf_wproc_nap_ms(5);
-        waited += 5;
-    }
-    /* The whole process group: /bin/sh may run the command as its own
-     * child, which would otherwise live on (hung, holding our pipes and the
-     * caller's stderr) after the shell is killed. */
-    kill(-pid, SIGKILL);
-    kill(pid, SIGKILL);
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    return st;
+    return _qf_iso_reap_group(pid, ms);
 }
 
 /* The relay: copies the worker's standard error (the pipe on fd 0) to
@@ -257,7 +245,8 @@ static pid_t relay_start(const volatile char *label, const char *cmd, int *wr)
     return pid;
 }
 
-int _qf_wproc_spawn(const char *cmd, const volatile char *label, instance *in, char *err, size_t err_size)
+int _qf_wproc_spawn(const char *cmd, const volatile char *label, int server, instance *in, char *err,
+                    size_t err_size)
 {
     int tw[2], fr[2], ew;
     pid_t pid;
@@ -289,15 +278,29 @@ int _qf_wproc_spawn(const char *cmd, const volatile char *label, instance *in, c
          * ours (other workers' pipes) closes at exec. */
         if (dup2(tw[0], 0) < 0 || dup2(fr[1], 1) < 0 || (ew >= 0 && dup2(ew, 2) < 0))
             _exit(127);
-        /* A process group of its own, so that killing the worker kills
-         * everything the shell started (reap). */
-        setpgid(0, 0);
+        /* A session of its own, so that killing the worker kills
+         * everything the shell or its kernels started (reap); nothing of
+         * ours beyond 0-2 (the journal, other workers' pipes), whether or
+         * not it was opened close-on-exec; the kernel limits, which exec
+         * keeps. */
+        _qf_iso_own_session();
+        _qf_iso_close_fds(NULL, 0);
+        if (server) {
+            qf_kernel_limits l = *_qf_iso_limits();
+            char v[32];
+            snprintf(v, sizeof v, "%llu", l.memory);
+            setenv("QUALIFY_KERNEL_MEMORY", v, 1);
+            snprintf(v, sizeof v, "%.17g", l.cpu_s);
+            setenv("QUALIFY_KERNEL_CPU", v, 1);
+            l.memory = 0;
+            qf_runner_set_kernel_limits(&l);
+        }
+        _qf_iso_apply_limits(0);
         signal(SIGPIPE, SIG_DFL);
         setenv("QUALIFY_WORKER_PROTOCOL", "1", 1);
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }
-    setpgid(pid, pid); /* also here: whichever of the two runs first */
     if (ew >= 0)
         close(ew);
     close(tw[0]);

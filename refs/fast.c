@@ -15,9 +15,9 @@
 
 #define U 0x1p-53
 
-/* Relative error of _qf_fast_exp (derived in exp_core): 55.1 u, rounded
- * up to 64 u. */
-#define EXP_REL (64 * U)
+/* Relative error of _qf_fast_exp (derived in exp_core2): 3.1 u, taken as
+ * 4 u (_QF_FAST_EXP_REL). */
+#define EXP_REL _QF_FAST_EXP_REL
 
 /* ln 2 split for Cody and Waite's reduction (W. J. Cody and W. Waite,
  * Software Manual for the Elementary Functions, 1980, ch. 6): LN2_HI has
@@ -25,26 +25,6 @@
  * - LN2_LO| < 2^-80 (tests/refs/t-fast checks both against MPFR). */
 static const double LN2_HI = 0x1.62e42fee00000p-1;
 static const double LN2_LO = 0x1.a39ef35793c76p-33;
-static const double LOG2E = 0x1.71547652b82fep+0;
-
-/* 1/i! rounded to nearest, i = 0..13. */
-static const double INV_FACT[14] = {
-    1.0,
-    1.0,
-    0.5,
-    0x1.5555555555555p-3,
-    0x1.5555555555555p-5,
-    0x1.1111111111111p-7,
-    0x1.6c16c16c16c17p-10,
-    0x1.a01a01a01a01ap-13,
-    0x1.a01a01a01a01ap-16,
-    0x1.71de3a556c734p-19,
-    0x1.27e4fb7789f5cp-22,
-    0x1.ae64567f544e4p-26,
-    0x1.1eed8eff8d898p-29,
-    0x1.6124613a86d09p-33,
-};
-
 /* |v - exact| <= rel |exact| as an absolute bound on the computed v:
  * rel |v| / (1 - rel) <= rel |v| (1 + 2 rel) for rel < 1/2, and the three
  * roundings of this product are covered by the factor 1 + 4u. */
@@ -53,41 +33,85 @@ static double abs_of(double v, double rel)
     return fabs(v) * rel * (1 + 2 * rel) * (1 + 4 * U);
 }
 
-/* exp(x), |x| <= 700, as v (1 + d) with |d| <= EXP_REL.
+/* 2^(j/32), j = 0..31, rounded to nearest (computed with MPFR at 300
+ * bits; tests/refs/t-fast checks each against MPFR). */
+static const double EXP2_32[32] = {
+    0x1p+0,                0x1.059b0d3158574p+0, 0x1.0b5586cf9890fp+0, 0x1.11301d0125b51p+0,
+    0x1.172b83c7d517bp+0,  0x1.1d4873168b9aap+0, 0x1.2387a6e756238p+0, 0x1.29e9df51fdee1p+0,
+    0x1.306fe0a31b715p+0,  0x1.371a7373aa9cbp+0, 0x1.3dea64c123422p+0, 0x1.44e086061892dp+0,
+    0x1.4bfdad5362a27p+0,  0x1.5342b569d4f82p+0, 0x1.5ab07dd485429p+0, 0x1.6247eb03a5585p+0,
+    0x1.6a09e667f3bcdp+0,  0x1.71f75e8ec5f74p+0, 0x1.7a11473eb0187p+0, 0x1.82589994cce13p+0,
+    0x1.8ace5422aa0dbp+0,  0x1.93737b0cdc5e5p+0, 0x1.9c49182a3f09p+0,  0x1.a5503b23e255dp+0,
+    0x1.ae89f995ad3adp+0,  0x1.b7f76f2fb5e47p+0, 0x1.c199bdd85529cp+0, 0x1.cb720dcef9069p+0,
+    0x1.d5818dcfba487p+0,  0x1.dfc97337b9b5fp+0, 0x1.ea4afa2a490dap+0, 0x1.f50765b6e454p+0,
+};
+
+const double *_qf_fast_exp2_table(void)
+{
+    return EXP2_32;
+}
+
+/* exp(x + lo), |x| <= 700, |lo| <= 2^-10, as v (1 + d) with |d| <=
+ * EXP_REL (+ 2^-62 for lo's own rounding, which the callers count), by
+ * Tang's table-driven method (P. T. P. Tang, "Table-driven implementation
+ * of the exponential function in IEEE floating-point arithmetic", ACM TOMS
+ * 15(2), 1989): x + lo = (32 q + j) ln2/32 + r, exp = 2^q 2^(j/32) exp(r).
  *
- * Reduction: k = nearest integer to x log2(e) (|k| <= 1010), r1 = x - k
- * LN2_HI exactly (k LN2_HI is exact; r1 is a multiple of the smaller ulp
- * of x and k LN2_HI, both >= 2^-54 when k != 0, and |r1| <= 0.3466 < 2^-1,
- * so it fits 53 bits), r = r1 - k LN2_LO with two roundings.  With
- * r* = x - k ln 2 the real reduced argument, |r - r*| <= u |k LN2_LO| +
- * u |r| + |k| 2^-80 <= 0.36 u, so exp(r) = exp(r*) (1 + d0), |d0| <= 0.37 u.
- * Polynomial: p(r) = sum_{i<=13} r^i / i!, |r| <= 0.35:
- *   truncation   |exp(r) - p(r)| <= 0.35^14 / 14! e^0.35 <= 6.8e-18,
- *                relative to exp(r) >= e^-0.35 = 0.70: <= 0.09 u;
- *   coefficients |c_i - 1/i!| <= u / i!: <= u e^|r| / e^r <= 2.02 u;
- *   Horner       |p^ - p_c(r)| <= gamma_26 sum |c_i| |r|^i (Higham eq.
- *                (5.3), 13 multiplications and 13 additions) <= 26.1 u
- *                x 1.42 / 0.70 <= 52.6 u.
- * Sum: 55.1 u.  The scaling by 2^k is exact: the result lies in
- * [e^-700, e^700], normal binary64 numbers. */
+ * Reduction: k = 32 q + j = nearest integer to x 32/ln2 (|k| <= 32352,
+ * by adding and subtracting 1.5 2^52), r1 = x - k C_HI exactly (C_HI =
+ * LN2_HI / 32 has 32 significant bits, so k C_HI is exact; for k != 0,
+ * |x| >= 0.0108 makes x and k C_HI multiples of 2^-59 and |r1| <= 0.011 <
+ * 2^-6, so r1 fits 53 bits), r = r1 - (k C_LO - lo) with three roundings.
+ * With r* = x + lo - k ln2/32 the real reduced argument, |r - r*| <= u |k
+ * C_LO| + u (|k C_LO| + |lo|) + u |r| + |k| 2^-85 <= 0.012 u (|r| <= 0.0109),
+ * so exp(r) = exp(r*) (1 + d0), |d0| <= 0.013 u.
+ * Polynomial: p(r) = sum_{i<=7} c_i r^i, c_i = RN(1/i!):
+ *   truncation   |r|^8 / 8! e^|r| <= 5e-21: below 0.001 u;
+ *   coefficients c_0..c_2 exact, the others within u / i!: below 0.001 u;
+ *   Horner       q_7 = c_7, q_i = RN(RN(q_{i+1} r) + c_i): the error
+ *                err_i = q_i - P_i(r) (P_i the exact tail polynomial)
+ *                obeys |err_i| <= |r| |err_{i+1}| + u |q_{i+1} r| +
+ *                u |q_i| (1 + 2u), so |err_0| <= u sum_i |r|^i (|r|
+ *                |q_{i+1}| + |q_i|) (1.01); with |q_i| <= e^|r| / i!
+ *                that is <= u e^|r| ((e^|r| - 1) + e^|r|) 1.01 <= 1.044 u,
+ *                relative to exp(r) >= e^-0.0109: <= 1.056 u.  (The
+ *                generic gamma_2n bound of Higham, Accuracy and Stability
+ *                of Numerical Algorithms, eq. (5.3), is 14 u here.)
+ * Table T[j] = RN(2^(j/32)): u; the product T[j] p: u; the scaling by 2^q
+ * is exact (the result lies in [e^-700.01, e^700.01], normal).
+ * Sum: 0.013 + 0.002 + 1.056 + 1 + 1 = 3.07 u, taken as 4 u. */
+static inline double exp_core2(double x, double lo)
+{
+    static const double C_HI = 0x1.62e42fee00000p-6, C_LO = 0x1.a39ef35793c76p-38;
+    double kd = (x * 0x1.71547652b82fep+5 + 0x1.8p52) - 0x1.8p52, r, p;
+    int64_t k = (int64_t)kd;
+    union {
+        uint64_t u;
+        double d;
+    } two_q;
+    r = (x - kd * C_HI) - (kd * C_LO - lo);
+    p = 0x1.a01a01a01a01ap-13; /* 1/7! */
+    p = p * r + 0x1.6c16c16c16c17p-10;
+    p = p * r + 0x1.1111111111111p-7;
+    p = p * r + 0x1.5555555555555p-5;
+    p = p * r + 0x1.5555555555555p-3;
+    p = p * r + 0.5;
+    p = p * r + 1;
+    p = p * r + 1;
+    /* 2^q as a bit pattern (|q| <= 1011: a normal number): ldexp's
+     * generic path cost more than the rest */
+    two_q.u = (uint64_t)((k >> 5) + 1023) << 52; /* k >> 5: floor(k / 32) */
+    return (EXP2_32[k & 31] * p) * two_q.d;
+}
+
 static double exp_core(double x)
 {
-    double kd = nearbyint(x * LOG2E), r, p;
-    int i;
-    r = (x - kd * LN2_HI) - kd * LN2_LO;
-    p = INV_FACT[13];
-    for (i = 12; i >= 0; i--)
-        p = p * r + INV_FACT[i];
-    {
-        /* 2^k as a bit pattern (|k| <= 1010: a normal number), then one
-         * exact product: ldexp's generic path cost more than the rest. */
-        union {
-            uint64_t u;
-            double d;
-        } two_k;
-        two_k.u = (uint64_t)((int64_t)kd + 1023) << 52;
-        return p * two_k.d;
-    }
+    return exp_core2(x, 0);
+}
+
+double _qf_fast_exp_dd(double hi, double lo)
+{
+    return exp_core2(hi, lo);
 }
 
 int _qf_fast_exp(double x, _qf_fenc *r)
@@ -123,7 +147,7 @@ static double exp_neg_sq(double t, double *rel)
  *           (2N+3), rho2 = 2t^2 / (2N+5) (the ratios decrease), taken on
  *           the computed T_N enlarged by 1 % and added as a relative term
  *           of S^ (the loop stops once it is below 2^-60 S^);
- *   factor  2/sqrt(pi) rounded (u/2), exp(-t^2) (exp_neg_sq), two
+ *   factor  2/sqrt(pi) rounded (0.13 u), exp(-t^2) (exp_neg_sq), two
  *           products (2u). */
 static double erf_series(double t, double *rel)
 {
@@ -267,8 +291,10 @@ int _qf_fast_act(qf_ref_act act, double x, _qf_fenc *r)
     case QF_REF_ACT_SILU: return over_one_plus(x, -x, 0, r);
     case QF_REF_ACT_GELU_TANH: {
         /* a = -2 sqrt(2/pi) (x + 0.044715 x^3): x x (u), x^3 (2u), the
-         * constant 0.044715 rounded (u/2) and its product (u): 3.5u; the
-         * sum of two terms of x's sign: 4.5u; -2 sqrt(2/pi) rounded (u/2)
+         * constant 0.044715 rounded (0.45u) and its product (u): 3.45u;
+         * the sum of two terms of x's sign: 4.45u; -2 sqrt(2/pi) rounded
+         * (0.57u: the constants' errors are checked against MPFR in
+         * tests/refs/t-fast_rows)
          * and its product (u): 6u, taken as 6.1u.  |a| <= 700. */
         double x3, s, a;
         if (fabs(x) > 1e100)
@@ -279,21 +305,200 @@ int _qf_fast_act(qf_ref_act act, double x, _qf_fenc *r)
         return over_one_plus(x, a, 6.1 * U * fabs(a), r);
     }
     case QF_REF_ACT_GELU_ERF: {
-        /* z = -x / sqrt 2 (constant u/2, product u: |theta| <= 1.5u);
+        /* z = -x / sqrt 2 (the constant RN(1/sqrt 2) is 0.62u off, more
+         * than half a unit: 1/sqrt 2 lies just above a power of two; the
+         * product u: |theta| <= 1.62u, taken as 1.7u);
          * erfc's relative condition |z erfc'(z) / erfc(z)| is below
          * 2z^2 + 1 for z >= 0 (A&S 7.1.13's lower bound on erfc) and below
          * 0.49 for z < 0, so the argument's error moves erfc by at most
-         * (2z^2 + 1) 1.5u (x 1.01); then x/2 (exact) times erfc (u). */
+         * (2z^2 + 1) 1.7u (x 1.01); then x/2 (exact) times erfc (u). */
         _qf_fenc E;
         double z = -x * 0x1.6a09e667f3bcdp-1, rel, kappa;
         if (!_qf_fast_erfc(z, &E))
             return 0;
         kappa = z > 0 ? 2 * z * z + 1 : 0.5;
-        rel = E.e / fabs(E.v) * (1 + 2 * U) + 1.01 * kappa * 1.5 * U;
+        rel = E.e / fabs(E.v) * (1 + 2 * U) + 1.01 * kappa * 1.7 * U;
         r->v = (0.5 * x) * E.v;
         r->e = abs_of(r->v, 1.01 * rel + 2 * U);
         return 1;
     }
     default: return 0;
     }
+}
+
+/* ---- log1p ---------------------------------------------------------------- */
+
+/* 1/(2i+1) rounded to nearest, i = 0..13. */
+static const double INV_ODD[14] = {
+    0x1.0000000000000p+0, 0x1.5555555555555p-2, 0x1.999999999999ap-3, 0x1.2492492492492p-3, 0x1.c71c71c71c71cp-4,
+    0x1.745d1745d1746p-4, 0x1.3b13b13b13b14p-4, 0x1.1111111111111p-4, 0x1.e1e1e1e1e1e1ep-5, 0x1.af286bca1af28p-5,
+    0x1.8618618618618p-5, 0x1.642c8590b2164p-5, 0x1.47ae147ae147bp-5, 0x1.2f684bda12f68p-5,
+};
+
+/* 2 atanh(s) = 2 (s + s^3/3 + s^5/5 + ...) for |s| <= 0.2, by Horner in
+ * z = s^2 over 14 terms.  For s with relative error |ds| <= 2.01 u (both
+ * callers), the result's relative error against 2 atanh(s*) is at most
+ *   s        atanh's condition s / ((1 - s^2) atanh s) <= 1/(1 - s^2)
+ *            <= 1.042: 2.1 u;
+ *   z        RN(s s): 5.03 u, through z P'(z) / P(z) <= z / 3 / (1 - z)
+ *            <= 0.014: 0.07 u;
+ *   Horner   as in exp_core, |err| <= u sum z^i (z |q_{i+1}| + |q_i|)
+ *            (1.01) with |q_i| <= 1 / ((2i+1)(1 - z)): <= 1.09 u of P >= 1;
+ *   coefficients (1/3 on, u / (2i+1) each): <= u z / (3 (1 - z)) <= 0.014 u;
+ *   truncation  sum_{i>=14} z^i / (2i+1) <= z^14 / 28 < 2^-64;
+ *   product  RN(2s P) (2s exact): u.
+ * Sum: 4.28 u (z <= 0.0401). */
+static double atanh2(double s)
+{
+    double z = s * s, p = INV_ODD[13];
+    int i;
+    for (i = 12; i >= 0; i--)
+        p = p * z + INV_ODD[i];
+    return (2 * s) * p;
+}
+
+/* log1p(t), 0 <= t <= 2^50, relative error <= _QF_FAST_LOG1P_REL = 10 u:
+ *   t <= 1/2: log1p(t) = 2 atanh(s), s = t / (2 + t) <= 0.2 with two
+ *     roundings (2.01 u): 4.3 u in all (atanh2), no 1 + t formed;
+ *   t > 1/2: w = RN(1 + t) (log w - log1p(t) <= 1.01 u absolute), w = 2^e f
+ *     exactly with f in [sqrt(1/2), sqrt 2), 1 <= e <= 51; log f = 2
+ *     atanh((f - 1) / (f + 1)): f - 1 exact (Sterbenz), f + 1 and the
+ *     division 2.01 u, |s| <= 0.1716: 4.21 u of |log f| <= 0.3466, so
+ *     1.46 u absolute; L = e LN2_HI + (log f + e LN2_LO): e LN2_HI exact
+ *     (e < 2^21), e LN2_LO and the split (e 2^-80) below 2^-80, the inner
+ *     sum u |log f + e LN2_LO| <= 0.35 u, the outer u |L|.  Absolute
+ *     1.01 + 1.46 + 0.35 = 2.82 u over L >= log 1.5 = 0.405: 6.97 u, plus
+ *     u: 7.97 u.
+ * Both taken as 10 u. */
+int _qf_fast_log1p(double t, double *v)
+{
+    double w, f, s;
+    int e;
+    if (!(t >= 0 && t <= 0x1p50))
+        return 0;
+    if (t <= 0.5) {
+        *v = atanh2(t / (2 + t));
+        return 1;
+    }
+    w = 1 + t;
+    f = frexp(w, &e); /* w = f 2^e, f in [1/2, 1): exact */
+    if (f < 0x1.6a09e667f3bcdp-1) {
+        f *= 2;
+        e--;
+    }
+    s = (f - 1) / (f + 1);
+    *v = e * LN2_HI + (atanh2(s) + e * LN2_LO);
+    return 1;
+}
+
+/* ---- Rows ---------------------------------------------------------------- */
+
+/* gamma_{n-1}^2 for Sum2's bound (n < 2^50), rounded up by the caller's
+ * margin. */
+static double gamma_sq(size_t n)
+{
+    double g = n > 1 ? (double)(n - 1) * U : 0;
+    g = g / (1 - g);
+    return g * g;
+}
+
+double _qf_fast_sum2(const double *x, size_t n, int sq, double *bound)
+{
+    double s = 0, c = 0, a = 0, g2 = gamma_sq(n);
+    size_t j;
+    for (j = 0; j < n; j++) {
+        /* TwoSum (Knuth, TAOCP vol. 2, sec. 4.2.2, Theorem B): t + err = s + p exactly */
+        double p = sq ? x[j] * x[j] : x[j], t = s + p, z = t - s;
+        c += (s - (t - z)) + (p - z);
+        s = t;
+        a += fabs(p);
+    }
+    s += c;
+    /* sum |p| <= a (1 + gamma_{n-1}) <= 2a */
+    *bound = (U * fabs(s) + g2 * 2 * a) * (1 + 0x1p-40);
+    return s;
+}
+
+int _qf_fast_expsum(const double *x, size_t n, double scale, double *E, double *d, double *dlo, _qf_fast_row *r)
+{
+    double tm = -INFINITY, resm = 0, s = 0, c = 0, g2 = gamma_sq(n);
+    size_t j, jm = 0, k = 0, nfin = 0;
+    int inexact = 0;
+    if (n == 0)
+        return 0;
+    for (j = 0; j < n; j++) {
+        double t = scale * x[j];
+        if (isinf(x[j]) && scale != 0 && (x[j] > 0) != (scale > 0))
+            continue; /* scale x = -inf: a masked entry, weight 0 */
+        if (!(fabs(t) <= 0x1.fffffffffffffp+1023) || (scale != 1 && x[j] != 0 && fabs(t) < 0x1p-960))
+            return 0;
+        nfin++;
+        if (t > tm) {
+            tm = t;
+            jm = j;
+        }
+    }
+    if (nfin == 0)
+        return 0;
+    /* The shift is a_jm = tm + resm exactly (any shift gives the same
+     * softmax; the largest one keeps every argument <= 2^-10). */
+    if (scale != 1)
+        resm = fma(scale, x[jm], -tm);
+    for (j = 0; j < n; j++) {
+        double t, res, dh, bb, lo;
+        if (isinf(x[j])) {
+            E[j] = 0; /* masked (checked above) */
+            if (d) {
+                d[j] = -INFINITY;
+                dlo[j] = 0;
+            }
+            continue;
+        }
+        t = scale * x[j];
+        res = scale != 1 ? fma(scale, x[j], -t) : 0;
+        dh = t - tm;
+        bb = dh - t;
+        /* TwoSum(t, -tm): dh + dl = t - tm exactly */
+        double dl = (t - (dh - bb)) + (-tm - bb);
+        if (res != resm) {
+            /* |res| <= 2^-12 keeps lo <= 2^-10 and its two roundings
+             * below u 2^-9.4 < 2^-62 (r->lo_err) */
+            if (!(fabs(res) <= 0x1p-12 && fabs(resm) <= 0x1p-12))
+                return 0;
+            lo = dl + (res - resm);
+            inexact = 1;
+        } else {
+            lo = dl;
+        }
+        if (!(dh >= -700) || !(fabs(lo) <= 0x1p-10))
+            return 0;
+        if (d) {
+            d[j] = dh;
+            dlo[j] = lo;
+        }
+        if (dh == 0 && lo == 0) {
+            E[j] = 1; /* exp(0): exactly a_jm */
+            k++;
+            continue;
+        }
+        E[j] = exp_core2(dh, lo);
+        {
+            double p = E[j], tt = s + p, z = tt - s;
+            c += (s - (tt - z)) + (p - z);
+            s = tt;
+        }
+    }
+    r->m = tm;
+    r->k = k;
+    r->nfin = nfin;
+    r->S1 = s + c;
+    r->lo_err = inexact ? 0x1p-62 : 0;
+    /* exp(a + eps) = exp(a) (1 + d), |d| <= 1.01 |eps| */
+    r->eta = EXP_REL + 1.01 * r->lo_err;
+    /* positive terms: sum |p| is the exact sum */
+    r->rel_S1 = (U + g2 * (1 + 4 * U)) * (1 + 0x1p-40);
+    r->S = (double)k + r->S1;
+    /* k exact; S1's error <= rel_S1 S1 <= rel_S1 S; the sum's rounding u */
+    r->rel_S = r->rel_S1 * (1 + 2 * U) + U * (1 + 0x1p-40);
+    return 1;
 }

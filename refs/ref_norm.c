@@ -33,56 +33,94 @@ static void row_undefined(_qf_sink *s, size_t base, size_t n)
         _qf_sink_undefined(s, base + j, NAN);
 }
 
-/* RMSNorm of a row in binary64 (_fast.h), deciding what it can; 1 when
- * every element of the row was decided.  With u = 2^-53:
- *   ss = sum x_j^2 in blocks of 64 (each square rounded, each block left
- *   to right, then the block sums): all terms positive, so |ss^ - ss| <=
- *   gamma_{65 + blocks} ss (Higham, ASNA 2nd ed., sec. 4.2);
- *   D = RN(RN(ss / n) + eps): two more roundings, relative rho_D;
- *   rt = RN(sqrt(D)): rho_D / 2 + u (the square root halves a relative
- *   error);
- *   y_j = RN(RN(x_j / rt) RN(offset + w_j)): rho_D / 2 + 4u relative, then
- *   + b_j: that times |x_j / rt * g| absolute, plus u |y| for the sum.
- * The exact result can be a target value (a constant row is +-1 when eps
- * is 0), so such enclosures go to MPFR (may_be_exact).  Rows whose sum of
- * squares is tiny (underflow) or zero are left to MPFR whole. */
+/* RMSNorm or LayerNorm of a row in binary64 (_fast.h), deciding what it
+ * can; 1 when every element of the row was decided.  u = 2^-53; sums by
+ * Sum2 (_qf_fast_sum2: the sum and an absolute bound on its error);
+ * first-order bounds enlarged by 1 % and 2 u, as everywhere in the fast
+ * path.  c_j = x_j (RMSNorm) or x_j - mean (LayerNorm), Q = sum c_j^2:
+ *   RMSNorm:   Q^ = Sum2 of RN(x_j^2): each square u (relative; a square
+ *              below 2^-1022 loses at most 2^-1074 absolute, n 2^-1074 in
+ *              all), Sum2's bound b_Q: rho_Q = u + (b_Q + n 2^-1074) / Q^.
+ *   LayerNorm: two passes.  s = Sum2 of x_j (bound b_s), mu = RN(s / n):
+ *              |mu - mean| <= dmu = b_s / n + u |mu|;
+ *              dev_j = RN(x_j - mu) = c_j + eps_j, |eps_j| <= u |dev_j| +
+ *              dmu;  Q^ = Sum2 of RN(dev_j^2); since |dev_j^2 - c_j^2| <=
+ *              |eps_j| (2 |dev_j| + |eps_j|), with A = sum |dev_j|:
+ *              |Q^ - Q| <= b_Q + u Q^ + n 2^-1074 + 2 u Q^ + 2 dmu A +
+ *              2 n dmu^2 (second order in u dropped into the 1 %), so
+ *              rho_Q = that / Q^.  (A compensated mean makes dmu about
+ *              u |mean|, and Q is the sum of squared deviations from the
+ *              exact mean: no cancellation as in E[x^2] - E[x]^2.)
+ *   D = RN(RN(Q^ / n) + eps) (eps >= 0): rho_D = rho_Q + 2u;
+ *   inv = RN(1 / RN(sqrt D)): rho_D / 2 + u (the square root halves it)
+ *   + u (the reciprocal; a product per element costs less than a
+ *   division);
+ *   y_j = RN(c_j inv) RN(offset + w_j) (+ b_j): relative rho_D / 2 + 2u
+ *   (inv) + u (product) + u (LayerNorm: dev_j's rounding) + 2u (weight:
+ *   its sum and product) of |y g|, plus dmu |g| inv (LayerNorm's mean),
+ *   plus u |result| for the bias.
+ * The exact result can be a target value (a constant row gives +-1 in
+ * RMSNorm with eps = 0, the bias in LayerNorm), so such enclosures go to
+ * MPFR (may_be_exact); rows whose Q^ is 0 or outside [2^-900, 2^900] go
+ * to MPFR whole (constant LayerNorm rows among them).  Memory: none per
+ * element beyond the output (dev_j is recomputed, the same rounding). */
 static int nm_fast_row(const nm_ctx *k, const double *x, size_t base)
 {
     const double u = 0x1p-53;
     const qf_ref_norm_params *P = k->p;
-    size_t n = P->cols, j, nb = 0, done = 0;
-    double ss = 0, D, rt, g, rho, rel;
-    if (k->c->slow_only || k->layer || n == 0)
+    size_t n = P->cols, j, done = 0;
+    _qf_fast_dst dst;
+    double Q, bQ, rhoQ, mu = 0, dmu = 0, D, inv, R, gmu;
+    if (k->c->slow_only || n == 0 || (double)n > 0x1p40)
         return 0;
-    for (j = 0; j < n; j += 64) {
-        size_t i, e = j + 64 < n ? j + 64 : n;
-        double b = 0;
-        for (i = j; i < e; i++)
-            b += x[i] * x[i];
-        ss += b;
-        nb++;
+    if (!k->layer) {
+        Q = _qf_fast_sum2(x, n, 1, &bQ);
+        if (!(Q >= 0x1p-900 && Q <= 0x1p900))
+            return 0;
+        rhoQ = u + (bQ + (double)n * 0x1p-1074) / Q;
+    } else {
+        double bs, s = _qf_fast_sum2(x, n, 0, &bs), c = 0, A = 0, t;
+        if (!isfinite(s))
+            return 0;
+        mu = s / (double)n;
+        dmu = (bs / (double)n + u * fabs(mu)) * (1 + 8 * u);
+        Q = 0;
+        for (j = 0; j < n; j++) {
+            /* Sum2 of the rounded squares, as _qf_fast_sum2 (inline: dev_j
+             * is not stored) */
+            double dv = x[j] - mu, p = dv * dv, z;
+            t = Q + p;
+            z = t - Q;
+            c += (Q - (t - z)) + (p - z);
+            Q = t;
+            A += fabs(dv);
+        }
+        Q += c;
+        if (!(Q >= 0x1p-900 && Q <= 0x1p900))
+            return 0;
+        {
+            double g = (double)(n - 1) * u;
+            g = g / (1 - g);
+            bQ = (u * Q + g * g * 2 * Q) * (1 + 0x1p-40); /* Sum2, positive terms */
+        }
+        rhoQ = (bQ + 3 * u * Q + (double)n * 0x1p-1074 + 2 * dmu * A * 1.01 + 2 * (double)n * dmu * dmu) / Q;
     }
-    if (!(ss >= 0x1p-900 && ss <= 0x1p900))
-        return 0;
-    D = ss / (double)n + P->eps;
+    D = Q / (double)n + P->eps;
     if (!(D > 0) || !isfinite(D))
         return 0;
-    g = (65.0 + (double)nb) * u;
-    rho = g / (1 - g) + 2 * u;
-    rt = sqrt(D);
-    rel = 1.01 * (rho / 2 + u + 4 * u) + 2 * u;
+    inv = 1 / sqrt(D);
+    R = 1.01 * ((rhoQ + 2 * u) / 2 + u + 2 * u + (k->layer ? u : 0) + (P->weight ? 2 * u : 0)) + 2 * u;
+    gmu = 1.01 * dmu * inv;
+    _qf_fast_begin(&dst, k->s);
     for (j = 0; j < n; j++) {
-        _qf_fenc f;
-        double y = x[j] / rt, gg = P->weight ? P->weight_offset + P->weight[j] : 1, yg = y * gg, e;
-        if (k->s->st[base + j] != QF_REF_UNDECIDED) {
-            done++;
-            continue;
-        }
-        e = fabs(yg) * rel * (1 + 2 * rel);
-        f.v = P->bias ? yg + P->bias[j] : yg;
-        f.e = (e + (P->bias ? u * fabs(f.v) : 0)) * (1 + 4 * u);
-        done += (size_t)_qf_sink_decide_fast(k->s, base + j, &f, 1);
+        double c = k->layer ? x[j] - mu : x[j];
+        double g = P->weight ? P->weight_offset + P->weight[j] : 1, y = (c * inv) * g, v, e;
+        e = fabs(y) * R * (1 + 2 * R) + (k->layer ? gmu * fabs(g) * (1 + 2 * u) : 0);
+        v = P->bias ? y + P->bias[j] : y;
+        e = (e + (P->bias ? u * fabs(v) : 0)) * (1 + 8 * u);
+        done += (size_t)_qf_fast_decide(&dst, base + j, v, e, 1);
     }
+    _qf_fast_end(&dst);
     return done == n;
 }
 

@@ -76,69 +76,103 @@ static int tiny_below(_qf_sink *s, const _qf_iv *S1, size_t k, size_t i)
     return done;
 }
 
-/* Softmax of a row of finite entries in binary64 (_fast.h), deciding what
- * it can; 1 when every element of the row was decided.
- *   t_j = RN(scale x_j), whose error |t_j - scale x_j| is the FMA residual
- *   (exact); m = max t_j; d_j = RN(t_j - m) <= 0, so that with a_j =
- *   scale x_j the real d_j* = a_j - m differs from d_j by at most
- *   delta_j = |residual| + u |d_j|.  softmax_j = exp(d_j*) / sum exp(d_i*)
- *   for any real m.
- *   E_j = exp(d_j) (_qf_fast_exp: relative e_j / E_j), so E_j = exp(d_j*)
- *   (1 + eta_j), |eta_j| <= e_j / E_j + 1.01 delta_j.
- *   S = sum E_j in blocks of 64 (each block left to right, then the block
- *   sums): gamma_{64 + blocks} of the sum of positive terms (Higham, ASNA
- *   2nd ed., sec. 4.2), on top of max eta.
- *   y_j = RN(E_j / S): eta_j + eta_max + gamma_{64 + blocks} + u.
- * Rows with an entry more than 700 below the largest (exp underflows the
- * fast evaluation) are left to MPFR whole. */
+/* Softmax or log-softmax of a row of finite or masked entries in binary64 (_fast.h),
+ * deciding what it can; 1 when every element of the row was decided.
+ * _qf_fast_expsum gives E_j = exp(a_j - a_m) (1 + eta_j), |eta_j| <= eta
+ * (6 u, a_m the largest entry's exact scale x), S = sum E_j with relative
+ * bound rel_S, and k, S1 (the k entries equal to a_m, E = 1 exactly; the
+ * sum of the others).  With u = 2^-53, first order, then enlarged by 1 %
+ * and 2 u:
+ *   softmax_j = exp(a_j - a_m) / sum_i exp(a_i - a_m) (any shift):
+ *     y_j = RN(E_j RN(1 / S)): eta (E_j) + eta + rel_S (S) + 2u (the
+ *     reciprocal and the product: cheaper than a division per element).
+ *   log_softmax_j = (a_j - a_m) - L, L = log(k) + log1p(S1 / k) >= 0:
+ *     t = RN(S1 / k): eta + rel_S1, + u unless k is a power of two;
+ *     L1 = log1p(t): that (log1p's condition t / ((1 + t) log1p t) <= 1)
+ *     + 10 u (_qf_fast_log1p); k > 1: L = RN(log1p(k - 1) + L1), both
+ *     positive: the larger relative bound + u; eta_L is the result;
+ *     y_j = RN(d_j - L) with d_j + dlo_j = a_j - a_m up to lo_err:
+ *     |y_j - y_j*| <= |dlo_j| + lo_err + eta_L L (1 + 2 eta_L) + u |y_j|
+ *     (1 + 2u).  d_j <= 2^-10 and L >= log 2 > d_j when d_j > 0, so
+ *     d_j - L never cancels: the result is -(|d_j| + L) in magnitude, and
+ *     the largest entry's -L keeps its relative accuracy however small
+ *     S1 is (log1p, no 1 + S1 formed).
+ * Which results can be target values (MPFR would call them EXACT): with
+ * the d_i = a_i - a_m rational, a rational softmax_j = q or log_softmax_j
+ * = q would give k + sum c_i exp(d_i) = exp(d_j) / q, resp. exp(d_j - q)
+ * (c_i the multiplicities of the distinct nonzero d_i), a vanishing
+ * combination of exponentials of distinct rationals with nonzero
+ * coefficients unless every d_i term is gone; the Lindemann-Weierstrass
+ * theorem (A. Baker, Transcendental Number Theory, 1975, Theorem 1.4)
+ * forbids it.  So softmax is exact only for rows with no entry below the
+ * largest (k = n: 1/n), and log-softmax only for a single entry (0, which
+ * the decision leaves to MPFR anyway): may_be_exact is k == n for softmax
+ * and 0 for log-softmax (n counting the entries that are not masked:
+ * scale x = -inf, weight 0, written exactly as 0 and -inf).  That decides elements such as the log-softmax
+ * of -50 next to 0 (-50 - 2e-22: in round to nearest, -50, status
+ * rounded), whose enclosure holds the target value -50 but not the exact
+ * result.  Rows with an entry more than 700 below
+ * the largest (exp would underflow) are left to MPFR whole.  Memory: 8
+ * bytes per element of the row for softmax, 24 for log-softmax. */
 static int sm_fast_row(const sm_ctx *k, const double *x, size_t base)
 {
     const double u = 0x1p-53;
-    size_t n = k->cols, j, nb = 0, done = 0;
-    double m = -INFINITY, S = 0, eta_max = 0, g, *E, *eta;
+    size_t n = k->cols, j, done = 0;
+    _qf_fast_dst dst;
+    double *E, *d = NULL, *dlo = NULL;
+    _qf_fast_row fr;
     if (k->c->slow_only || n == 0)
         return 0;
-    E = malloc(2 * n * sizeof *E);
+    E = malloc((k->log ? 3 : 1) * n * sizeof *E);
     if (!E)
         return 0;
-    eta = E + n;
-    for (j = 0; j < n; j++) {
-        double t = k->scale * x[j];
-        m = t > m ? t : m;
+    if (k->log) {
+        d = E + n;
+        dlo = E + 2 * n;
     }
-    for (j = 0; j < n; j++) {
-        double t = k->scale * x[j], res = fma(k->scale, x[j], -t), d = t - m;
-        _qf_fenc f;
-        if (!_qf_fast_exp(d, &f)) {
+    if (!_qf_fast_expsum(x, n, k->scale, E, d, dlo, &fr)) {
+        free(E);
+        return 0;
+    }
+    _qf_fast_begin(&dst, k->s);
+    if (!k->log) {
+        double R = 1.01 * (2 * fr.eta + fr.rel_S + 2 * u) + 2 * u, inv = 1 / fr.S;
+        for (j = 0; j < n; j++) {
+            double y = E[j] * inv;
+            if (isinf(x[j])) { /* masked: 0 exactly, as MPFR's path writes it */
+                _qf_sink_put_d(k->s, base + j, 0.0);
+                done++;
+                continue;
+            }
+            done += (size_t)_qf_fast_decide(&dst, base + j, y, fabs(y) * R, fr.k == fr.nfin);
+        }
+    } else {
+        double kd = (double)fr.k, t = fr.S1 / kd, L, L1, Lk, rel;
+        int pow2 = (fr.k & (fr.k - 1)) == 0;
+        rel = fr.eta + fr.rel_S1 + (pow2 ? 0 : u);
+        if (!_qf_fast_log1p(t, &L1) || !_qf_fast_log1p(kd - 1, &Lk)) {
             free(E);
             return 0;
         }
-        E[j] = f.v;
-        eta[j] = f.e / f.v + 1.01 * (fabs(res) + u * fabs(d));
-        eta_max = eta[j] > eta_max ? eta[j] : eta_max;
-    }
-    for (j = 0; j < n; j += 64) {
-        size_t i, e = j + 64 < n ? j + 64 : n;
-        double b = 0;
-        for (i = j; i < e; i++)
-            b += E[i];
-        S += b;
-        nb++;
-    }
-    g = (64.0 + (double)nb) * u;
-    g = g / (1 - g);
-    for (j = 0; j < n; j++) {
-        _qf_fenc y;
-        double rel;
-        if (k->s->st[base + j] != QF_REF_UNDECIDED) {
-            done++;
-            continue;
+        rel = 1.01 * (rel + _QF_FAST_LOG1P_REL) + 2 * u;
+        if (fr.k > 1) {
+            L = Lk + L1;
+            rel = 1.01 * ((rel > _QF_FAST_LOG1P_REL ? rel : _QF_FAST_LOG1P_REL) + u) + 2 * u;
+        } else {
+            L = L1;
         }
-        y.v = E[j] / S;
-        rel = 1.01 * (eta[j] + eta_max + g + u) + 2 * u;
-        y.e = fabs(y.v) * rel * (1 + 2 * rel) * (1 + 4 * u);
-        done += (size_t)_qf_sink_decide_fast(k->s, base + j, &y, 1);
+        for (j = 0; j < n; j++) {
+            double y = d[j] - L;
+            if (isinf(x[j])) { /* masked: -inf exactly */
+                _qf_sink_put_d(k->s, base + j, -INFINITY);
+                done++;
+                continue;
+            }
+            double e = (fabs(dlo[j]) + fr.lo_err + rel * L * (1 + 2 * rel) + u * fabs(y) * (1 + 2 * u)) * (1 + 8 * u);
+            done += (size_t)_qf_fast_decide(&dst, base + j, y, e, 0);
+        }
     }
+    _qf_fast_end(&dst);
     free(E);
     return done == n;
 }
@@ -155,6 +189,10 @@ static int sm_row(void *vctx, size_t r)
     mpfr_prec_t w = c->w0;
     _qf_ziv zv;
 
+    /* Binary64 first (it declines rows with NaN or +inf after the scale);
+     * MPFR only for what is left. */
+    if (sm_fast_row(k, x, base))
+        return 0;
     fin = malloc(n);
     z = malloc(n * sizeof *z);
     d = malloc(n * sizeof *d);
@@ -179,11 +217,6 @@ static int sm_row(void *vctx, size_t r)
     }
     if (nfin == 0) {
         row_undefined(k->s, base, n);
-        free(fin), free(z), free(d), free(p);
-        return 0;
-    }
-    /* Binary64 first; MPFR for the row only if something is left. */
-    if (!k->log && nfin == n && sm_fast_row(k, x, base)) {
         free(fin), free(z), free(d), free(p);
         return 0;
     }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "_escape.h"
 #include "cli.h"
 #include "qf_audit.h"
 #include "qf_npy.h"
@@ -38,8 +39,9 @@ static const char *help_text =
     "                  e4m3, e5m2, ...; needed for 1-byte elements\n"
     "  -h, --help      this text\n"
     "\n"
-    "Exit codes: 0 done; 2 bad usage, an unreadable, corrupt or truncated\n"
-    "file, or no tensor to audit.\n";
+    "Exit codes: 0 done; 1 a tensor has no usable value (all NaN or infinite,\n"
+    "or empty: noted in the reports, not ranked) or out of memory; 2 bad usage,\n"
+    "an unreadable, corrupt or truncated file, or no tensor to audit.\n";
 
 typedef struct audit_ctx {
     const qf_audit_scheme *schemes;
@@ -53,6 +55,8 @@ typedef struct audit_ctx {
     size_t *min_at;    /* tensor index of the minimum */
     size_t *wins;      /* tensors where the scheme ranked first */
     int *nonfinite;    /* some tensor overflowed to NaN/Inf */
+    size_t nusable;    /* tensors with a finite value: measured and ranked */
+    size_t nunusable;  /* tensors with none (all NaN/Inf, or empty): noted only */
 } audit_ctx;
 
 #define jnum qf_audit_json_number
@@ -71,6 +75,47 @@ static int rank_cmp(const void *a, const void *b)
     if (sx != sy)
         return sx < sy ? -1 : 1;
     return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* "qualify audit: FILE: tensor 'NAME'" on stderr, the caller ending the
+ * line: a tensor's name is shown, never obeyed by the terminal. */
+static void say_tensor(const char *file, const char *name)
+{
+    fputs("qualify audit: ", stderr);
+    _qf_esc_term(stderr, file);
+    fputs(": tensor '", stderr);
+    _qf_esc_term(stderr, name);
+    fputc('\'', stderr);
+}
+
+/* Does x[0..n) hold a finite value?  Sets t's "usable", and when it has
+ * none its "note": "no usable value: 4096 of 4096 elements are NaN". */
+static int usable_note(const double *x, size_t n, json_t *t)
+{
+    size_t i, nan = 0, inf = 0;
+    char note[160];
+    for (i = 0; i < n; i++) {
+        if (isfinite(x[i])) {
+            json_object_set_new(t, "usable", json_true());
+            return 1;
+        }
+        if (isnan(x[i]))
+            nan++;
+        else
+            inf++;
+    }
+    if (n == 0)
+        snprintf(note, sizeof note, "no usable value: the tensor has no element");
+    else if (!inf)
+        snprintf(note, sizeof note, "no usable value: %zu of %zu elements are NaN", nan, n);
+    else if (!nan)
+        snprintf(note, sizeof note, "no usable value: %zu of %zu elements are infinite", inf, n);
+    else
+        snprintf(note, sizeof note, "no usable value: %zu of %zu elements are NaN or infinite (%zu NaN, %zu infinite)",
+                 n, n, nan, inf);
+    json_object_set_new(t, "usable", json_false());
+    json_object_set_new(t, "note", json_string(note));
+    return 0;
 }
 
 /* Audit one tensor of values x with shape; appends to ctx->tensors. */
@@ -106,6 +151,20 @@ static int audit_tensor(audit_ctx *ctx, const char *file, const char *name, cons
     json_object_set_new(t, "rows", json_integer((json_int_t)rows));
     json_object_set_new(t, "cols", json_integer((json_int_t)cols));
     json_object_set_new(t, "amax", jnum(amax));
+    if (!usable_note(x, n, t)) {
+        /* Nothing to measure: an SQNR of nothing against nothing would be
+         * inf and rank the tensor first (docs/audit.md "No usable value"). */
+        json_object_set_new(t, "results", results);
+        json_object_set_new(t, "ranking", rank);
+        json_array_append_new(ctx->tensors, t);
+        ctx->nunusable++;
+        say_tensor(file, name);
+        fputs(": ", stderr);
+        _qf_esc_term(stderr, json_string_value(json_object_get(t, "note")));
+        fputs("; not ranked\n", stderr);
+        free(y), free(lo), free(hi), free(order);
+        return QF_EXIT_OK;
+    }
     for (i = 0; i < ctx->nschemes; i++) {
         const qf_audit_scheme *s = &ctx->schemes[i];
         qf_audit_metrics m;
@@ -116,8 +175,8 @@ static int audit_tensor(audit_ctx *ctx, const char *file, const char *name, cons
         if (st == QF_OK)
             st = qf_audit_metrics_to_json(&m, &jm);
         if (st != QF_OK) {
-            fprintf(stderr, "qualify audit: %s: tensor '%s': scheme '%s': %s\n", file, name, s->label,
-                    qf_status_str(st));
+            say_tensor(file, name);
+            fprintf(stderr, ": scheme '%s': %s\n", s->label, qf_status_str(st));
             free(y), free(lo), free(hi), free(order);
             json_decref(t), json_decref(results), json_decref(rank);
             return QF_EXIT_USAGE;
@@ -130,7 +189,7 @@ static int audit_tensor(audit_ctx *ctx, const char *file, const char *name, cons
         ctx->sum_e2[i] += m.sum_e2;
         if (m.n_nonfinite_y)
             ctx->nonfinite[i] = 1;
-        if (json_array_size(ctx->tensors) == 0 || m.sqnr_db < ctx->min_sqnr[i]) {
+        if (ctx->nusable == 0 || m.sqnr_db < ctx->min_sqnr[i]) {
             ctx->min_sqnr[i] = m.sqnr_db;
             ctx->min_at[i] = json_array_size(ctx->tensors);
         }
@@ -143,6 +202,7 @@ static int audit_tensor(audit_ctx *ctx, const char *file, const char *name, cons
         json_array_append_new(rank, json_string(ctx->schemes[order[i]].label));
     }
     ctx->wins[order[0]]++;
+    ctx->nusable++;
     json_object_set_new(t, "results", results);
     json_object_set_new(t, "ranking", rank);
     json_array_append_new(ctx->tensors, t);
@@ -247,8 +307,8 @@ static int audit_safetensors(audit_ctx *ctx, const char *path, size_t *found)
         case QF_ST_F8_E5M2:
             break;
         default:
-            fprintf(stderr, "qualify audit: %s: tensor '%s': dtype %s is not a float tensor; skipped\n", path,
-                    t->name, qf_st_dtype_name(t->dtype));
+            say_tensor(path, t->name);
+            fprintf(stderr, ": dtype %s is not a float tensor; skipped\n", qf_st_dtype_name(t->dtype));
             continue;
         }
         x = malloc((t->count ? t->count : 1) * sizeof *x);
@@ -284,10 +344,18 @@ static void md_num(FILE *f, double x, const char *fmt)
     }
 }
 
+/* A string member of a JSON object as Markdown text (names, files and
+ * schemes come from the input files and the command line: _escape.h). */
+static void md_text(FILE *f, const json_t *o, const char *key)
+{
+    const char *v = json_string_value(json_object_get(o, key));
+    _qf_esc_md(f, v ? v : "-");
+}
+
 static void write_markdown(FILE *f, const json_t *doc)
 {
     const json_t *tensors = json_object_get(doc, "tensors"), *summary = json_object_get(doc, "summary");
-    size_t i, j, k;
+    size_t i, j, k, nunusable = 0;
     fprintf(f, "# Quantization audit\n\n");
     fprintf(f, "Errors against the exact original values (docs/audit.md). Schemes ranked by SQNR.\n\n");
     fprintf(f, "## Summary\n\n");
@@ -295,20 +363,38 @@ static void write_markdown(FILE *f, const json_t *doc)
     fprintf(f, "|---|---|---|---|---|\n");
     for (i = 0; i < json_array_size(summary); i++) {
         const json_t *s = json_array_get(summary, i);
-        fprintf(f, "| %s |", json_string_value(json_object_get(s, "scheme")));
+        fputs("| ", f);
+        md_text(f, s, "scheme");
+        fputs(" |", f);
         md_num(f, jget(s, "sqnr_db"), "%.2f");
         md_num(f, jget(s, "min_sqnr_db"), "%.2f");
-        fprintf(f, " %s | %lld |\n", json_string_value(json_object_get(s, "min_tensor")),
-                (long long)json_integer_value(json_object_get(s, "wins")));
+        fputc(' ', f);
+        md_text(f, s, "min_tensor");
+        fprintf(f, " | %lld |\n", (long long)json_integer_value(json_object_get(s, "wins")));
     }
+    for (i = 0; i < json_array_size(tensors); i++)
+        nunusable += json_is_false(json_object_get(json_array_get(tensors, i), "usable"));
+    if (nunusable)
+        fprintf(f, "\n%zu tensor%s with no usable value (all NaN or infinite, or empty): not measured, not "
+                   "ranked, not in the summary.\n",
+                nunusable, nunusable == 1 ? "" : "s");
     for (i = 0; i < json_array_size(tensors); i++) {
         const json_t *t = json_array_get(tensors, i), *res = json_object_get(t, "results"),
                      *shape = json_object_get(t, "shape"), *rank = json_object_get(t, "ranking");
-        fprintf(f, "\n## %s (%s", json_string_value(json_object_get(t, "name")),
-                json_string_value(json_object_get(t, "dtype")));
+        fputs("\n## ", f);
+        md_text(f, t, "name");
+        fputs(" (", f);
+        md_text(f, t, "dtype");
         for (j = 0; j < json_array_size(shape); j++)
             fprintf(f, "%s%lld", j ? "x" : " ", (long long)json_integer_value(json_array_get(shape, j)));
-        fprintf(f, ", %s)\n\n", json_string_value(json_object_get(t, "file")));
+        fputs(", ", f);
+        md_text(f, t, "file");
+        fputs(")\n\n", f);
+        if (json_is_false(json_object_get(t, "usable"))) {
+            md_text(f, t, "note");
+            fputs(". Not measured, not ranked.\n", f);
+            continue;
+        }
         fprintf(f, "| rank | scheme | SQNR dB | normwise | max abs | max rel | bias | clipped | flushed | "
                    "worst channel (rel) | worst block (row, col) |\n");
         fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -320,7 +406,9 @@ static void write_markdown(FILE *f, const json_t *doc)
                     continue;
                 wc = json_array_get(json_object_get(r, "worst_channels"), 0);
                 wb = json_array_get(json_object_get(r, "worst_blocks"), 0);
-                fprintf(f, "| %zu | %s |", k + 1, label);
+                fprintf(f, "| %zu | ", k + 1);
+                _qf_esc_md(f, label);
+                fputs(" |", f);
                 md_num(f, jget(r, "sqnr_db"), "%.2f");
                 md_num(f, jget(r, "normwise"), "%.3g");
                 md_num(f, jget(r, "max_abs"), "%.3g");
@@ -449,17 +537,19 @@ int qf_cli_audit(int argc, char **argv)
         for (i = 0; i < nschemes; i++) {
             json_t *s = json_object();
             const json_t *t = json_array_get(ctx.tensors, ctx.min_at[i]);
-            double total = ctx.nonfinite[i] ? -INFINITY
+            /* Over the usable tensors only; none: no number at all. */
+            double total = !ctx.nusable         ? NAN
+                           : ctx.nonfinite[i]   ? -INFINITY
                            : ctx.sum_e2[i] == 0 ? INFINITY
                                                 : 10 * log10(ctx.sum_x2[i] / ctx.sum_e2[i]);
             json_array_append_new(jschemes, json_string(schemes[i].label));
             json_object_set_new(s, "scheme", json_string(schemes[i].label));
             json_object_set_new(s, "kind", json_string(qf_audit_kind_name(schemes[i].kind)));
             json_object_set_new(s, "recipe", json_string(qf_scale_recipe_name(qf_audit_recipe(&schemes[i]))));
-            json_object_set_new(s, "tensors", json_integer((json_int_t)found));
-            json_object_set_new(s, "sqnr_db", jnum(total));
-            json_object_set_new(s, "min_sqnr_db", jnum(ctx.min_sqnr[i]));
-            json_object_set_new(s, "min_tensor", json_incref(json_object_get(t, "name")));
+            json_object_set_new(s, "tensors", json_integer((json_int_t)ctx.nusable));
+            json_object_set_new(s, "sqnr_db", ctx.nusable ? jnum(total) : json_null());
+            json_object_set_new(s, "min_sqnr_db", ctx.nusable ? jnum(ctx.min_sqnr[i]) : json_null());
+            json_object_set_new(s, "min_tensor", ctx.nusable ? json_incref(json_object_get(t, "name")) : json_null());
             json_object_set_new(s, "wins", json_integer((json_int_t)ctx.wins[i]));
             json_array_append_new(summary, s);
         }
@@ -471,6 +561,7 @@ int qf_cli_audit(int argc, char **argv)
         json_object_set_new(doc, "schemes", jschemes);
         json_object_set_new(doc, "tensors", json_incref(ctx.tensors));
         json_object_set_new(doc, "summary", summary);
+        json_object_set_new(doc, "unusable_tensors", json_integer((json_int_t)ctx.nunusable));
         if (outdir) {
             struct stat sb;
             if (stat(outdir, &sb) != 0 && mkdir(outdir, 0777) != 0) {
@@ -488,6 +579,10 @@ int qf_cli_audit(int argc, char **argv)
             write_markdown(stdout, doc);
         }
         json_decref(doc);
+        /* A tensor with no usable value is a finding, not a result: the
+         * reports say so and the exit status does (docs/audit.md). */
+        if (rc == QF_EXIT_OK && ctx.nunusable)
+            rc = QF_EXIT_FAIL;
     }
     json_decref(files);
     json_decref(ctx.tensors);

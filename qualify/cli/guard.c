@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_escape.h"
 #include "cli.h"
 #include "qf_guard.h"
 
@@ -37,6 +38,19 @@ static const char *help_text = "usage: qualify guard TABLE.json --kernel K [--ke
                                "the fallback selected); 2 bad usage or an unreadable or malformed table.\n";
 
 #define MAX_KERNELS 32
+
+/* One decision line; the kernel name and the table's reason are text, never
+ * terminal controls (a table can come from anywhere: _escape.h). */
+static void say(int allowed, const char *kernel, const qf_guard *g, const qf_guard_decision *d)
+{
+    fputs(allowed ? "allowed " : "denied ", stdout);
+    _qf_esc_term(stdout, kernel);
+    fputs(" on ", stdout);
+    _qf_esc_term(stdout, qf_guard_arch(g));
+    printf(" (%s): ", qf_guard_answer_name(d->answer));
+    _qf_esc_term(stdout, d->reason);
+    putchar('\n');
+}
 
 int qf_cli_guard(int argc, char **argv)
 {
@@ -108,8 +122,7 @@ int qf_cli_guard(int argc, char **argv)
         qf_guard_set_arch(g, arch);
     if (nk == 1 && !fallback) {
         allowed = qf_guard_may_run_params(g, kernels[0], dtype, params, &shape, &d);
-        printf("%s %s on %s (%s): %s\n", allowed ? "allowed" : "denied", kernels[0], qf_guard_arch(g),
-               qf_guard_answer_name(d.answer), d.reason);
+        say(allowed, kernels[0], g, &d);
         qf_guard_close(g);
         return allowed ? QF_EXIT_OK : QF_EXIT_FAIL;
     }
@@ -123,8 +136,7 @@ int qf_cli_guard(int argc, char **argv)
     }
     for (i = 0; i < nk && !chosen; i++) {
         int ok = qf_guard_may_run_params(g, kernels[i], dtype, params, &shape, &d);
-        printf("%s %s on %s (%s): %s\n", ok ? "allowed" : "denied", kernels[i], qf_guard_arch(g),
-               qf_guard_answer_name(d.answer), d.reason);
+        say(ok, kernels[i], g, &d);
         if (ok)
             chosen = kernels[i];
     }
@@ -136,7 +148,9 @@ int qf_cli_guard(int argc, char **argv)
             allowed = 1;
     if (d.answer == QF_GUARD_FORCED || d.answer == QF_GUARD_NOT_FORCED)
         allowed = 1;
-    printf("selected %s%s\n", chosen ? chosen : "(none)",
+    fputs("selected ", stdout);
+    _qf_esc_term(stdout, chosen ? chosen : "(none)");
+    printf("%s\n",
            d.answer == QF_GUARD_FORCED || d.answer == QF_GUARD_NOT_FORCED ? " (QF_GUARD_FORCE)"
            : allowed                                                      ? ""
                                                                           : " (fallback)");

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_escape.h"
 #include "cli.h"
 #include "qf_claim.h"
 #include "qf_suite.h"
@@ -201,10 +202,20 @@ static int list_kernels(qf_registry *r, int json, int have_kind, qf_kernel_kind 
                     break;
                 len += (size_t)w;
             }
-            printf("%-28s %-10s %-10s %-14s %-8s %s%s%s\n", k->name, qf_kernel_kind_name(k->kind),
-                   qf_op_name(k->op), dts, k->archs, qf_registry_origin(r, i),
-                   qf_registry_claim_origin(r, i) ? "; claim from " : "",
-                   qf_registry_claim_origin(r, i) ? qf_registry_claim_origin(r, i) : "");
+            {
+                /* A plugin's or worker's names are shown, never obeyed by
+                 * the terminal (_escape.h). */
+                char name[512], tuples[sizeof dts * 4], archs[512];
+                printf("%-28s %-10s %-10s %-14s %-8s ", _qf_esc_line(name, sizeof name, k->name),
+                       qf_kernel_kind_name(k->kind), qf_op_name(k->op), _qf_esc_line(tuples, sizeof tuples, dts),
+                       _qf_esc_line(archs, sizeof archs, k->archs));
+                _qf_esc_term(stdout, qf_registry_origin(r, i));
+                if (qf_registry_claim_origin(r, i)) {
+                    fputs("; claim from ", stdout);
+                    _qf_esc_term(stdout, qf_registry_claim_origin(r, i));
+                }
+                putchar('\n');
+            }
         }
     }
     return json ? dump_json(arr) : QF_EXIT_OK;

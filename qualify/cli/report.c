@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "_escape.h"
 #include "cli.h"
 #include "qf_audit.h"
 #include "qf_report.h"
@@ -53,18 +54,8 @@ int qf_cli_report(int argc, char **argv)
 
 /* ---- Text helpers ----------------------------------------------------------- */
 
-static void html_esc(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
+/* The one HTML escaping (_escape.h): names and paths are text. */
+#define html_esc _qf_esc_html
 
 /* PLplot treats '#' as its escape character: double it. */
 static const char *pl_text(const char *s, char *buf, size_t size)
@@ -546,6 +537,15 @@ static int plot_audit(FILE *out, const char *path, const json_t *doc)
     for (i = 0; i < json_array_size(tensors) && i < AUDIT_MAX_TENSOR_PLOTS; i++) {
         const json_t *t = json_array_get(tensors, i), *res = json_object_get(t, "results");
         size_t m = json_array_size(res);
+        if (json_is_false(json_object_get(t, "usable"))) {
+            /* Nothing measured (docs/audit.md "No usable value"): the note. */
+            fputs("<p>Tensor ", out);
+            html_esc(out, json_string_value(json_object_get(t, "name")));
+            fputs(": ", out);
+            html_esc(out, json_string_value(json_object_get(t, "note")));
+            fputs(" (not plotted).</p>\n", out);
+            continue;
+        }
         labels = calloc(m + 1, sizeof *labels);
         vals = calloc(m + 1, sizeof *vals);
         if (!labels || !vals) {
@@ -563,9 +563,11 @@ static int plot_audit(FILE *out, const char *path, const json_t *doc)
         plots += plot_bars(out, title, labels, vals, m, cap);
         free(labels), free(vals);
     }
-    if (json_array_size(tensors) > AUDIT_MAX_TENSOR_PLOTS)
-        fprintf(out, "<p>%zu more tensors are in %s (not plotted).</p>\n",
-                json_array_size(tensors) - AUDIT_MAX_TENSOR_PLOTS, path);
+    if (json_array_size(tensors) > AUDIT_MAX_TENSOR_PLOTS) {
+        fprintf(out, "<p>%zu more tensors are in ", json_array_size(tensors) - AUDIT_MAX_TENSOR_PLOTS);
+        html_esc(out, path);
+        fputs(" (not plotted).</p>\n", out);
+    }
     return (int)plots;
 }
 

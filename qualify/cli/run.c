@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "_escape.h"
 #include "cli.h"
 #include "qf_provenance.h"
 #include "qf_report.h"
@@ -53,6 +54,14 @@ static const char *help_text =
     "                       repetitions, median, min, max, spread)\n"
     "  --reps N             timed repetitions with --time (default 10)\n"
     "  --timeout S          time limit of one kernel run in seconds (default 60)\n"
+    "  --kernel-memory SIZE  data limit of each kernel process (kernel child,\n"
+    "                       server, worker): bytes with K, M, G suffixes, or 0\n"
+    "                       for none (default: half the RAM, at most 16G; not\n"
+    "                       applied to GPU kernels nor in sanitizer builds)\n"
+    "  --kernel-cpu S       CPU seconds per kernel process (per run in a server;\n"
+    "                       default 600; 0: none)\n"
+    "  --kernel-procs N     processes a kernel may add (default 256; 0: none)\n"
+    "  --kernel-fsize SIZE  largest file a kernel may write (default 1G; 0: none)\n"
     "  --kernel GLOB        only kernels whose name matches GLOB\n"
     "  --case ID            only the case with this id (see --list)\n"
     "  --seed S             replace every group's seeds by the single seed S\n"
@@ -85,8 +94,39 @@ enum {
     OPT_LIST,
     OPT_REPS,
     OPT_NO_REFUTE,
-    OPT_ISOLATE
+    OPT_ISOLATE,
+    OPT_KMEM,
+    OPT_KCPU,
+    OPT_KPROCS,
+    OPT_KFSIZE
 };
+
+/* A size: an integer with an optional K, M, G or T (binary) suffix; 0 when
+ * valid. */
+static int parse_size(const char *s, unsigned long long *out)
+{
+    char *end;
+    unsigned long long v, mul = 1;
+    errno = 0;
+    if (!*s || *s == '-')
+        return -1;
+    v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return -1;
+    switch (*end) {
+    case 'k': case 'K': mul = 1ull << 10; end++; break;
+    case 'm': case 'M': mul = 1ull << 20; end++; break;
+    case 'g': case 'G': mul = 1ull << 30; end++; break;
+    case 't': case 'T': mul = 1ull << 40; end++; break;
+    default: break;
+    }
+    if (*end == 'i' || *end == 'B')
+        end += *end == 'i' && end[1] == 'B' ? 2 : 1;
+    if (*end || (v && mul > ~0ull / v))
+        return -1;
+    *out = v * mul;
+    return 0;
+}
 
 static int file_exists(const char *p)
 {
@@ -175,17 +215,33 @@ static void on_progress(void *user, const qf_result *r, size_t done, size_t tota
         eta = pg->run_done ? el / (double)pg->run_done * (double)left : 0;
         fprintf(stderr, "\r[%s] %zu/%zu  ETA %d:%02d  failures %zu ", bar, done, total, (int)(eta / 60),
                 (int)fmod(eta, 60), pg->failures);
-        if (pg->fail_mask & (1u << r->verdict))
-            fprintf(stderr, "\r\033[K%s %s %s: %s\n", qf_verdict_name(r->verdict), r->kernel, r->case_id,
-                    r->reason);
+        if (pg->fail_mask & (1u << r->verdict)) {
+            /* Names and the kernel's reason are shown, never obeyed: the
+             * terminal gets no control character of theirs (_escape.h). */
+            fprintf(stderr, "\r\033[K%s ", qf_verdict_name(r->verdict));
+            _qf_esc_term(stderr, r->kernel);
+            fputc(' ', stderr);
+            _qf_esc_term(stderr, r->case_id);
+            fputs(": ", stderr);
+            _qf_esc_term(stderr, r->reason);
+            fputc('\n', stderr);
+        }
         if (done == total)
             fputc('\n', stderr);
         fflush(stderr);
     } else {
-        printf("[%zu/%zu] %-11s %s %s%s%s\n", done, total, qf_verdict_name(r->verdict), r->kernel, r->case_id,
-               resumed ? " (resumed)" : "", "");
-        if (r->verdict != QF_VERDICT_QUALIFIED && r->verdict != QF_VERDICT_UNSUPPORTED && !resumed)
-            printf("    %s\n    reproduce: %s\n", r->reason, r->reproducer);
+        printf("[%zu/%zu] %-11s ", done, total, qf_verdict_name(r->verdict));
+        _qf_esc_term(stdout, r->kernel);
+        putchar(' ');
+        _qf_esc_term(stdout, r->case_id);
+        puts(resumed ? " (resumed)" : "");
+        if (r->verdict != QF_VERDICT_QUALIFIED && r->verdict != QF_VERDICT_UNSUPPORTED && !resumed) {
+            fputs("    ", stdout);
+            _qf_esc_term(stdout, r->reason);
+            fputs("\n    reproduce: ", stdout);
+            _qf_esc_term(stdout, r->reproducer);
+            putchar('\n');
+        }
         fflush(stdout);
     }
 }
@@ -222,6 +278,10 @@ int qf_cli_run(int argc, char **argv)
                                              {"fail-on", required_argument, NULL, OPT_FAIL_ON},
                                              {"list", no_argument, NULL, OPT_LIST},
                                              {"no-refute", no_argument, NULL, OPT_NO_REFUTE},
+                                             {"kernel-memory", required_argument, NULL, OPT_KMEM},
+                                             {"kernel-cpu", required_argument, NULL, OPT_KCPU},
+                                             {"kernel-procs", required_argument, NULL, OPT_KPROCS},
+                                             {"kernel-fsize", required_argument, NULL, OPT_KFSIZE},
                                              {"quiet", no_argument, NULL, 'q'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
@@ -241,6 +301,7 @@ int qf_cli_run(int argc, char **argv)
     qf_suite *suite = NULL;
     qf_registry *reg = NULL;
     qf_runner_opts o = qf_runner_opts_default();
+    qf_kernel_limits lim = qf_kernel_limits_default();
     qf_runner_summary sum;
     progress pg;
     qf_status st;
@@ -354,6 +415,31 @@ int qf_cli_run(int argc, char **argv)
             break;
         case OPT_LIST: list = 1; break;
         case OPT_NO_REFUTE: o.no_refute = 1; break;
+        case OPT_KMEM:
+        case OPT_KFSIZE:
+        case OPT_KPROCS:
+            if (parse_size(optarg, c == OPT_KMEM ? &lim.memory : c == OPT_KFSIZE ? &lim.fsize : &lim.procs) ||
+                (c == OPT_KPROCS && strpbrk(optarg, "kKmMgGtT"))) {
+                json_decref(av);
+                free(plugins);
+                return qf_cli_usage_error("run", "%s '%s': %s expected",
+                                          c == OPT_KMEM ? "--kernel-memory" : c == OPT_KFSIZE ? "--kernel-fsize"
+                                                                                              : "--kernel-procs",
+                                          optarg,
+                                          c == OPT_KPROCS ? "a non-negative integer"
+                                                          : "a size in bytes (K, M, G, T suffixes), 0 for none");
+            }
+            break;
+        case OPT_KCPU:
+            errno = 0;
+            lim.cpu_s = strtod(optarg, &end);
+            if (errno || *end || end == optarg || !(lim.cpu_s >= 0) || !isfinite(lim.cpu_s)) {
+                json_decref(av);
+                free(plugins);
+                return qf_cli_usage_error("run", "--kernel-cpu '%s': a non-negative number of seconds expected",
+                                          optarg);
+            }
+            break;
         case 'q': quiet = 1; break;
         case 'h':
             fputs(help_text, stdout);
@@ -417,6 +503,8 @@ int qf_cli_run(int argc, char **argv)
         goto out;
     }
 
+    /* Before any kernel process starts (workers, servers: below). */
+    qf_runner_set_kernel_limits(&lim);
     {
         /* The suite's workers and claim files first, then those of the
          * command line (a later claim for the same kernel wins). */
@@ -528,14 +616,17 @@ int qf_cli_run(int argc, char **argv)
 
     if (!quiet) {
         int v;
-        printf("%s: %zu case(s)", suite->name ? suite->name : suite_path, sum.n);
+        _qf_esc_term(stdout, suite->name ? suite->name : suite_path);
+        printf(": %zu case(s)", sum.n);
         if (sum.resumed)
             printf(" (%zu resumed)", sum.resumed);
         printf(":");
         for (v = 0; v < QF_VERDICT_COUNT; v++)
             if (sum.count[v])
                 printf(" %zu %s", sum.count[v], qf_verdict_name((qf_verdict)v));
-        printf("\njournal: %s\n", journal);
+        fputs("\njournal: ", stdout);
+        _qf_esc_term(stdout, journal);
+        putchar('\n');
     }
     for (i = 0; i < sum.n; i++)
         if (fail_mask & (1u << sum.results[i].verdict)) {

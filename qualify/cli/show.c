@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_escape.h"
 #include "cli.h"
 #include "qf_report.h"
 
@@ -53,12 +54,12 @@ static int print_json(const qf_result *r, size_t n, int failed_only, int strict)
 }
 
 /* One line of text: a reason or reproducer with a newline or a control
- * character would break the one-block-per-case layout (and a terminal). */
+ * character would break the one-block-per-case layout (and a terminal);
+ * they are shown as visible escapes (_escape.h). */
 static void put_line(const char *label, const char *s)
 {
     fputs(label, stdout);
-    for (; *s; s++)
-        putchar((unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s);
+    _qf_esc_term(stdout, s);
     putchar('\n');
 }
 
@@ -69,7 +70,10 @@ static void print_failed(const qf_result *r, size_t n, int strict)
         const qf_result *x = &r[i];
         if (!qf_report_is_failure(x->verdict, strict))
             continue;
-        printf("%s%s %s %s\n", k++ ? "\n" : "", qf_verdict_name(x->verdict), x->kernel, x->case_id);
+        printf("%s%s ", k++ ? "\n" : "", qf_verdict_name(x->verdict));
+        _qf_esc_term(stdout, x->kernel);
+        putchar(' ');
+        put_line("", x->case_id);
         put_line("  reason: ", x->reason[0] ? x->reason : "(none given)");
         if (x->has_metrics)
             printf("  max error: %.4g ulp, bound utilization %.4g, %zu violations\n", x->metrics.max_ulp,
@@ -77,8 +81,15 @@ static void print_failed(const qf_result *r, size_t n, int strict)
         if (x->reproducer[0])
             put_line("  reproduce: ", x->reproducer);
         else if (x->suite[0])
-            printf("  reproduce: qualify run '%s' --case '%s' --kernel '%s'\n", x->suite, x->case_id,
-                   x->kernel);
+        {
+            fputs("  reproduce: qualify run '", stdout);
+            _qf_esc_term(stdout, x->suite);
+            fputs("' --case '", stdout);
+            _qf_esc_term(stdout, x->case_id);
+            fputs("' --kernel '", stdout);
+            _qf_esc_term(stdout, x->kernel);
+            fputs("'\n", stdout);
+        }
     }
     if (!k)
         printf("no failing cases among %zu\n", n);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define QF_TEST_DEFAULT_SEED 20261129ull
 #define QF_TEST_SKIP         77
@@ -256,6 +257,20 @@ static inline int qf_test_main(const char *suite, const char *tcase, double time
                                void (*teardown)(void), const TTest *const *tests)
 {
     return qf_test_main_loops(suite, tcase, timeout, setup, teardown, 0, NULL, tests);
+}
+
+/* Debian's OpenBLAS shared library (libopenblas-dev, installed by
+ * scripts/install-deps), or NULL: the tests that drive a real BLAS through
+ * the cblas adapter skip that part without it. */
+static inline const char *qf_test_openblas(void)
+{
+    static const char *const candidates[] = {"/usr/lib/x86_64-linux-gnu/libopenblas.so.0",
+                                             "/usr/lib/aarch64-linux-gnu/libopenblas.so.0",
+                                             "/usr/lib64/libopenblas.so.0", "/usr/lib/libopenblas.so.0"};
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++)
+        if (access(candidates[i], R_OK) == 0)
+            return candidates[i];
+    return NULL;
 }
 
 #endif

@@ -226,16 +226,10 @@ END_TEST
 
 int main(void)
 {
-    static const char *const candidates[] = {"/usr/lib/x86_64-linux-gnu/libopenblas.so.0",
-                                             "/usr/lib/aarch64-linux-gnu/libopenblas.so.0",
-                                             "/usr/lib64/libopenblas.so.0", "/usr/lib/libopenblas.so.0"};
-    size_t i;
     int rc;
     bin = qf_test_require_env("QF_QUALIFY_BIN");
     wrong = qf_test_require_env("QF_CBLAS_WRONG");
-    for (i = 0; i < sizeof candidates / sizeof candidates[0] && !openblas; i++)
-        if (access(candidates[i], R_OK) == 0)
-            openblas = candidates[i];
+    openblas = qf_test_openblas();
     snprintf(dir, sizeof dir, "/tmp/qf-t-adapter-%d", (int)getpid());
     if (openblas) {
         rc = qf_test_run_in_dir(qf_test_suite("kernels/adapter", "adapter", 600, NULL, NULL, 0, NULL,

@@ -178,15 +178,10 @@ END_TEST
 
 int main(void)
 {
-    static const char *const candidates[] = {"/usr/lib/x86_64-linux-gnu/libopenblas.so.0",
-                                             "/usr/lib/aarch64-linux-gnu/libopenblas.so.0",
-                                             "/usr/lib64/libopenblas.so.0", "/usr/lib/libopenblas.so.0"};
     Suite *s = suite_create("probe/cpu");
     TCase *tc = tcase_create("cpu");
     int rc;
-    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0] && !openblas; i++)
-        if (access(candidates[i], R_OK) == 0)
-            openblas = candidates[i];
+    openblas = qf_test_openblas();
     if (qf_registry_create(&reg) != QF_OK || qf_registry_add_builtins(reg) != QF_OK)
         return 1;
     tcase_set_timeout(tc, 900);

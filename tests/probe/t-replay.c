@@ -120,15 +120,10 @@ END_TEST
 
 int main(void)
 {
-    static const char *const candidates[] = {"/usr/lib/x86_64-linux-gnu/libopenblas.so.0",
-                                             "/usr/lib/aarch64-linux-gnu/libopenblas.so.0",
-                                             "/usr/lib64/libopenblas.so.0", "/usr/lib/libopenblas.so.0"};
     Suite *s = suite_create("probe/replay");
     TCase *tc = tcase_create("replay");
     int rc;
-    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0] && !openblas; i++)
-        if (access(candidates[i], R_OK) == 0)
-            openblas = candidates[i];
+    openblas = qf_test_openblas();
     if (!mkdtemp(dir))
         return 1;
     tcase_set_timeout(tc, 900);

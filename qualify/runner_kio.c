@@ -1,0 +1,158 @@
+/* runner_kio.c: what the pair's process hands a kernel (_runner.h):
+ * shared copies of the case's inputs, checked after the kernel ran ("input
+ * a modified by the kernel"), the capture file of the kernel's standard
+ * output and error, and the kernel child's entry, which drops everything
+ * else of qualify's before any kernel code runs (docs/security.md). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "_isolate.h"
+#include "_runner.h"
+#include "_runner_device.h"
+#include "_worker.h"
+#include "qf_worker.h"
+
+/* What the pair's process hands its kernel calls (one pair per process):
+ * the inputs in one shared mapping per input tensor (data, then scale
+ * codes, then zero points), copies of the case's, so that bytes a kernel
+ * writes into them are seen here after it ran ("input a modified by the
+ * kernel") while the reference keeps reading the case's own; and the
+ * capture file of the kernel's standard output and error. */
+static struct {
+    qf_tensor in[QF_KERNEL_MAX_IN];
+    unsigned char *map[QF_KERNEL_MAX_IN];
+    size_t bytes[QF_KERNEL_MAX_IN];
+    int ready, capfd;
+} kio = {.capfd = -1};
+
+static size_t scale_bytes(const qf_tensor_scale *s)
+{
+    const qf_format *f = s->data ? qf_format_get(s->format) : NULL;
+    return f ? qf_format_array_bytes(f, s->count) : 0;
+}
+
+void _qf_kio_free(void)
+{
+    int i;
+    for (i = 0; i < QF_KERNEL_MAX_IN; i++)
+        if (kio.map[i])
+            munmap(kio.map[i], kio.bytes[i]);
+    memset(kio.in, 0, sizeof kio.in);
+    memset(kio.map, 0, sizeof kio.map);
+    memset(kio.bytes, 0, sizeof kio.bytes);
+    kio.ready = 0;
+    if (kio.capfd >= 0)
+        close(kio.capfd);
+    kio.capfd = -1;
+}
+
+int _qf_kio_setup(const _qf_case *p)
+{
+    int i;
+    _qf_kio_free();
+    kio.capfd = _qf_iso_capture_open();
+    for (i = 0; i < QF_KERNEL_MAX_IN; i++) {
+        const qf_tensor *t = &p->in[i];
+        size_t sb = scale_bytes(&t->scale), zb = t->scale.zero_point ? t->scale.count * sizeof(int16_t) : 0;
+        unsigned char *m;
+        kio.in[i] = *t;
+        if (!t->data)
+            continue;
+        kio.bytes[i] = t->bytes + sb + zb;
+        if (!(m = kio.map[i] = _qf_rp_shm_alloc(kio.bytes[i])))
+            return -1;
+        memcpy(m, t->data, t->bytes);
+        kio.in[i].data = m;
+        if (sb) {
+            memcpy(m + t->bytes, t->scale.data, sb);
+            kio.in[i].scale.data = m + t->bytes;
+        }
+        if (zb) {
+            memcpy(m + t->bytes + sb, t->scale.zero_point, zb);
+            kio.in[i].scale.zero_point = m + t->bytes + sb;
+        }
+    }
+    kio.ready = 1;
+    return 0;
+}
+
+int _qf_kio_check(const _qf_case *p, qf_result *r, const char *who)
+{
+    int i;
+    for (i = 0; i < QF_KERNEL_MAX_IN; i++) {
+        const qf_tensor *t = &p->in[i];
+        const unsigned char *parts[3] = {t->data, t->scale.data, (const void *)t->scale.zero_point};
+        size_t sizes[3] = {t->bytes, scale_bytes(&t->scale), t->scale.zero_point ? t->scale.count * 2 : 0};
+        size_t off = 0, k, b, nbad = 0, first = 0;
+        if (!kio.map[i])
+            continue;
+        for (k = 0; k < 3; k++) {
+            for (b = 0; parts[k] && b < sizes[k]; b++)
+                if (kio.map[i][off + b] != parts[k][b] && nbad++ == 0)
+                    first = off + b;
+            off += parts[k] ? sizes[k] : 0;
+        }
+        if (nbad)
+            return _qf_say(r, QF_VERDICT_FAILED,
+                           "input %s modified by %s: %zu byte(s) differ from what it was given (first at byte %zu%s)",
+                           qf_op_slot_name(p->op.op, 0, i), who, nbad, first,
+                           first >= t->bytes ? ", in its scales" : ""),
+                   -1;
+    }
+    return 0;
+}
+
+/* The kernel child, before any kernel code: a session of its own, its
+ * standard output and error into the pair's capture file, and nothing
+ * else of qualify's: no descriptor beyond 0-2, no shared mapping but its
+ * report, its outputs and its inputs (not the records of other pairs, not
+ * the worker slots' state), and the kernel limits (docs/security.md). */
+void _qf_kio_child_enter(const _qf_case *p, void *rep, size_t rep_bytes)
+{
+    void *keep[4 + 2 * QF_KERNEL_MAX_IN];
+    size_t len[4 + 2 * QF_KERNEL_MAX_IN], n = 0;
+    int i, nul, capfd = kio.capfd;
+    _qf_iso_own_session();
+    nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (nul >= 0)
+        dup2(nul, 0);
+    if (capfd >= 0 || nul >= 0) {
+        dup2(capfd >= 0 ? capfd : nul, 1);
+        dup2(capfd >= 0 ? capfd : nul, 2);
+    }
+    _qf_iso_close_fds(NULL, 0);
+    keep[n] = rep;
+    len[n++] = rep_bytes;
+    for (i = 0; i < 2; i++) {
+        keep[n] = p->g[i].map;
+        len[n++] = p->g[i].map_bytes;
+        keep[n] = p->g1[i].map;
+        len[n++] = p->g1[i].map_bytes;
+    }
+    for (i = 0; i < QF_KERNEL_MAX_IN; i++) {
+        keep[n] = kio.map[i];
+        len[n++] = kio.bytes[i];
+    }
+    _qf_iso_unmap_shared(keep, len, n);
+    _qf_iso_apply_limits(_qf_rdev_is_device(p->k));
+}
+
+const qf_tensor *_qf_kio_inputs(const _qf_case *p)
+{
+    return kio.ready ? kio.in : p->in;
+}
+
+void _qf_kio_take_output(const _qf_case *p, qf_result *r)
+{
+    /* A worker or kernel server sent it in its done lines; a kernel child
+     * wrote it into the capture file. */
+    if (qf_worker_kernel_is(p->k))
+        _qf_worker_take_output(r->kernel_output, sizeof r->kernel_output, &r->kernel_output_bytes);
+    else
+        _qf_iso_capture_take(kio.capfd, r->kernel_output, sizeof r->kernel_output, &r->kernel_output_bytes);
+}

@@ -14,12 +14,18 @@
  * the dependency that would keep a single kept key, or equal logits, from
  * ever being decided in the directed rounding modes: then out is exact.
  * Excluded keys contribute exactly nothing.
+ *
+ * Before MPFR, a binary64 first evaluation with proven bounds
+ * (_qf_fast_attn_row, _fast_attn.h) decides what it can of the row; the
+ * loop above runs only for a row with an element left (docs/refs.md "Fast
+ * path: attention, RoPE, router").
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "_fast_attn.h"
 #include "_ziv.h"
 
 void qf_ref_attn_params_init(qf_ref_attn_params *p)
@@ -37,7 +43,36 @@ typedef struct at_ctx {
     size_t dv, group;
     mpfr_prec_t w0;
     _qf_sink *so, *sl;
+    int fast_o, fast_l; /* the fast path is tried for out, for lse */
+    /* [batch][kv_heads][seq_k]: 1 when the key's k and v rows are finite,
+     * checked once per call instead of once per query row; NULL: check in
+     * each row */
+    const uint8_t *kfin;
 } at_ctx;
+
+/* The row in binary64 (_qf_fast_attn_row): every out and lse element it
+ * decides is written; 1 when nothing is left for MPFR.  may_be_exact is 1
+ * throughout: an output can be a target value (one kept key gives v
+ * exactly, equal logits an average), and MPFR would call it EXACT. */
+static int at_fast_row(const at_ctx *a, size_t r, const double *qr, const double *kb, const double *vb,
+                       const size_t *keep, const double *madd, size_t nkeep)
+{
+    size_t dv = a->dv, e, left = 0;
+    double *wk = malloc((2 * nkeep + 2 * dv) * sizeof *wk);
+    _qf_fenc *fo = malloc(dv * sizeof *fo), fl;
+    if (wk && fo &&
+        _qf_fast_attn_row(qr, kb, vb, a->p->head_dim, dv, keep, madd, nkeep, a->p->scale, a->p->softcap, wk, fo,
+                          &fl)) {
+        for (e = 0; e < dv && a->fast_o; e++)
+            _qf_sink_decide_fast(a->so, r * dv + e, &fo[e], 1);
+        if (a->sl && a->fast_l)
+            _qf_sink_decide_fast(a->sl, r, &fl, 1);
+    }
+    free(wk), free(fo);
+    for (e = 0; e < dv; e++)
+        left += a->so->st[r * dv + e] == QF_REF_UNDECIDED;
+    return left == 0 && (!a->sl || a->sl->st[r] != QF_REF_UNDECIDED);
+}
 
 static void row_fill_undefined(const at_ctx *a, size_t r, double out_val, int lse_neg_inf)
 {
@@ -139,7 +174,8 @@ static int at_row(void *vctx, size_t r)
             if (m == -INFINITY)
                 continue;
         }
-        if (!all_finite(kb + j * D, D) || !all_finite(vb + j * dv, dv)) {
+        if (a->kfin ? !a->kfin[(b * P->kv_heads + kvh) * Sk + j]
+                    : !all_finite(kb + j * D, D) || !all_finite(vb + j * dv, dv)) {
             ok = 0;
             break;
         }
@@ -150,6 +186,10 @@ static int at_row(void *vctx, size_t r)
     if (!ok || nkeep == 0) {
         free(keep), free(madd);
         row_fill_undefined(a, r, ok ? P->masked_row_value : NAN, ok);
+        return 0;
+    }
+    if ((a->fast_o || a->fast_l) && at_fast_row(a, r, qr, kb, vb, keep, madd, nkeep)) {
+        free(keep), free(madd);
         return 0;
     }
 
@@ -316,11 +356,22 @@ qf_status qf_ref_attention(const qf_ref_opts *opts, const qf_ref_attn_params *p,
     a.group = p->heads / p->kv_heads;
     a.so = &so;
     a.sl = lse ? &sl : NULL;
+    /* No binary64 evaluation decides a binary64 (or wider) rounding. */
+    a.fast_o = !c.slow_only && _qf_format_prec(so.f) < 53;
+    a.fast_l = lse && !c.slow_only && _qf_format_prec(sl.f) < 53;
     a.w0 = c.w0;
     wl = lse ? _qf_rctx_w0_for(&c, sl.f) : 0;
     if (wl > a.w0)
         a.w0 = wl;
-    maxp = _qf_parallel_rows(&c, rows, at_row, &a);
+    {
+        size_t nk = p->batch * p->kv_heads * p->seq_k, j;
+        uint8_t *kf = rows && nk ? malloc(nk) : NULL;
+        for (j = 0; kf && j < nk; j++)
+            kf[j] = (uint8_t)(all_finite(k + j * p->head_dim, p->head_dim) && all_finite(v + j * dv, dv));
+        a.kfin = kf;
+        maxp = _qf_parallel_rows(&c, rows, at_row, &a);
+        free(kf);
+    }
     _qf_sink_close(&so, maxp);
     if (lse)
         _qf_sink_close(&sl, maxp);

@@ -14,12 +14,19 @@
  * the exact value without the full-row denominator), / selected sum when
  * renormalize, * route_scale.  When a refinement changes the selection, the
  * weights are recomputed for the new one.
+ *
+ * Before MPFR, a binary64 first evaluation with proven bounds (mo_fast)
+ * decides the token when it can: the selection and the tie marks only
+ * when every comparison they need is proven, the weights by enclosure;
+ * otherwise the token goes through the loop above (docs/refs.md "Fast
+ * path: attention, RoPE, router").
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "_fast_attn.h"
 #include "_ziv.h"
 
 void qf_ref_moe_params_init(qf_ref_moe_params *p)
@@ -36,6 +43,7 @@ typedef struct mo_ctx {
     int32_t *idx;
     uint8_t *ties;
     _qf_sink *s;
+    int fast; /* the binary64 first evaluation is tried */
 } mo_ctx;
 
 static double bias_of(const qf_ref_moe_params *P, size_t e)
@@ -80,6 +88,195 @@ static void token_undefined(const mo_ctx *k, size_t tk)
     }
 }
 
+/* Exactly equal keys: the same logit and the same bias (MPFR's enclosures
+ * of them are then identical, so it orders them by index). */
+static int same_key(const qf_ref_moe_params *P, const double *l, size_t a, size_t b)
+{
+    return l[a] == l[b] && bias_of(P, a) == bias_of(P, b);
+}
+
+/* 1: tie, 0: no tie, -1: not decided, from the outward enclosures [lo,
+ * hi] of the keys (a before b): the distance lies in [lo_a - hi_b, hi_a -
+ * lo_b], whose ends are rounded outward by one step (a rounding to nearest
+ * is within half a spacing of the exact difference). */
+static int fast_tie(const qf_ref_moe_params *P, const double *l, const double *lo, const double *hi, size_t a,
+                    size_t b)
+{
+    if (same_key(P, l, a, b))
+        return 1;
+    if (nextafter(hi[a] - lo[b], INFINITY) <= P->tie_tol)
+        return 1;
+    if (nextafter(lo[a] - hi[b], -INFINITY) > P->tie_tol)
+        return 0;
+    return -1;
+}
+
+/* The token in binary64 (docs/refs.md "Fast path: attention, RoPE,
+ * router").  Scores with absolute bounds:
+ *   softmax: d_e = RN(l_e - m) (u |d_e|), p_e = exp(d_e) by _qf_fast_exp,
+ *     |p_e - exp(l_e - m)| <= e_exp + 1.01 p_e u |d_e| (exp's derivative
+ *     is itself; |d_e| u <= 700 u); d_e < -700: p_e = 0 within 2^-1009; l_e
+ *     = -inf: 0 exactly.  S = sum p_e left to right: sum of the bounds +
+ *     gamma_E S.  s_e = RN(p_e / S): (e_p + s_e e_S) / S, enlarged by 1 %
+ *     (for e_S <= 2^-20 S: 1/(S - e_S) against 1/S), + u |s_e|;
+ *   sigmoid: _qf_fast_act; l = 0 (1/2), +-inf (1, 0) exact.
+ * key_e = RN(s_e + bias_e), + u |key_e|.  The top nsel keys by (value, then
+ * index) are accepted only when each adjacent pair of them is proven in
+ * that order (outward enclosures disjoint) or exactly equal (same logit
+ * and bias: index order, as MPFR orders identical enclosures), and every
+ * other expert is proven below the last or exactly equal to it; then this
+ * is the exact order, and MPFR's, whose enclosures at w0 >= 64 bits are
+ * far narrower than these.  Tie marks need the distance decided against
+ * tie_tol (fast_tie).  Weights: p_i / W (renormalized softmax; W the sum
+ * of the selected p: sum of bounds + gamma_K W), s_i / W (sigmoid), s_i,
+ * times route_scale: the relative bounds add, + u for each division and
+ * product; may_be_exact is 1 (a weight can be exactly 1/E, 1/2, 1 ...).
+ * Writes idx, ties and what it decides of the weights, and ord; 1 when the
+ * selection was proven (0: nothing written).  Work arrays: 6 E doubles. */
+static int mo_fast(const mo_ctx *k, size_t tk, size_t *ord, double *wk)
+{
+    const qf_ref_moe_params *P = k->p;
+    const double u = 0x1p-53;
+    size_t E = P->experts, K = P->top_k, nsel = K < E ? K + 1 : K, e, i;
+    const double *l = k->l + tk * E;
+    double *pv = wk, *ep = wk + E, *lo = wk + 2 * E, *hi = wk + 3 * E, *sv = wk + 4 * E, *kv = wk + 5 * E;
+    double m = -INFINITY, S = 0, eS = 0, W = 0, eW = 0;
+    uint8_t fl[64];
+    for (e = 0; e < E; e++)
+        m = l[e] > m ? l[e] : m;
+    /* scores: pv (softmax unnormalized, or the sigmoid), ep its bound */
+    for (e = 0; e < E; e++) {
+        _qf_fenc f;
+        if (P->score == QF_REF_ROUTER_SOFTMAX) {
+            double d = l[e] - m;
+            if (l[e] == -INFINITY) {
+                pv[e] = ep[e] = 0;
+            } else if (d < -700) {
+                pv[e] = 0;
+                ep[e] = 0x1p-1009;
+            } else {
+                if (!_qf_fast_exp(d, &f))
+                    return 0;
+                pv[e] = f.v;
+                ep[e] = f.e + 1.01 * (f.v + f.e) * u * fabs(d);
+            }
+            S += pv[e];
+            eS += ep[e];
+        } else if (l[e] == 0 || isinf(l[e])) {
+            pv[e] = l[e] == 0 ? 0.5 : l[e] > 0;
+            ep[e] = 0;
+        } else {
+            if (!_qf_fast_act(QF_REF_ACT_SIGMOID, l[e], &f))
+                return 0;
+            pv[e] = f.v;
+            ep[e] = f.e;
+        }
+    }
+    if (P->score == QF_REF_ROUTER_SOFTMAX) {
+        double g = (double)E * u;
+        eS = 1.01 * (eS + g / (1 - g) * S);
+        if (!(S > 0) || !(eS <= 0x1p-20 * S))
+            return 0;
+    }
+    /* keys and their outward enclosures */
+    for (e = 0; e < E; e++) {
+        _qf_fenc f;
+        double es;
+        if (P->score == QF_REF_ROUTER_SOFTMAX) {
+            sv[e] = pv[e] / S;
+            es = 1.01 * (ep[e] + sv[e] * eS) / S + u * sv[e];
+        } else {
+            sv[e] = pv[e];
+            es = ep[e];
+        }
+        f.v = kv[e] = sv[e] + bias_of(P, e);
+        f.e = P->sel_bias ? es + u * fabs(f.v) : es;
+        _qf_fenc_bounds(&f, &lo[e], &hi[e]);
+    }
+    /* the top nsel by (value, then index): insertion into a sorted list,
+     * a later expert passing only a strictly larger value */
+    for (e = 0, i = 0; e < E; e++) {
+        size_t j;
+        if (i == nsel && !(kv[e] > kv[ord[nsel - 1]]))
+            continue;
+        j = i < nsel ? i++ : nsel - 1;
+        for (; j > 0 && kv[e] > kv[ord[j - 1]]; j--)
+            ord[j] = ord[j - 1];
+        ord[j] = e;
+    }
+    for (i = 0; i + 1 < nsel; i++)
+        if (!(lo[ord[i]] > hi[ord[i + 1]]) && !same_key(P, l, ord[i], ord[i + 1]))
+            return 0;
+    {
+        /* every other expert below the last selected (or its exact equal) */
+        size_t last = ord[nsel - 1];
+        for (i = 0; i < nsel; i++)
+            kv[ord[i]] = NAN; /* marks the selected; kv is not read again */
+        for (e = 0; e < E; e++)
+            if (!isnan(kv[e]) && !(hi[e] < lo[last]) && !same_key(P, l, e, last))
+                return 0;
+    }
+    /* tie marks, all decided or none written */
+    if (K > sizeof fl)
+        return 0;
+    memset(fl, 0, K);
+    for (i = 0; i < K; i++) {
+        int t;
+        if (K < E) {
+            if ((t = fast_tie(P, l, lo, hi, ord[i], ord[K])) < 0)
+                return 0;
+            if (t)
+                fl[i] |= QF_REF_TIE_SET;
+        }
+        if (i + 1 < K) {
+            if ((t = fast_tie(P, l, lo, hi, ord[i], ord[i + 1])) < 0)
+                return 0;
+            if (t) {
+                fl[i] |= QF_REF_TIE_ORDER;
+                fl[i + 1] |= QF_REF_TIE_ORDER;
+            }
+        }
+    }
+    for (i = 0; i < K; i++) {
+        k->idx[tk * K + i] = (int32_t)ord[i];
+        if (k->ties)
+            k->ties[tk * K + i] = fl[i];
+    }
+    /* weights */
+    if (P->renormalize) {
+        double g = (double)K * u;
+        for (i = 0; i < K; i++) {
+            W += pv[ord[i]];
+            eW += ep[ord[i]];
+        }
+        eW = 1.01 * (eW + g / (1 - g) * W);
+        if (!(W > 0) || !(eW <= 0x1p-20 * W))
+            return 1; /* the weights go to MPFR (W = 0: UNDEFINED there) */
+    }
+    for (i = 0; i < K; i++) {
+        size_t oi = tk * K + i, a = ord[i];
+        double rel;
+        _qf_fenc y;
+        if (P->renormalize) {
+            y.v = pv[a] / W;
+            rel = (pv[a] > 0 ? ep[a] / pv[a] : INFINITY) + eW / W + u;
+        } else if (P->score == QF_REF_ROUTER_SOFTMAX) {
+            y.v = sv[a];
+            rel = (pv[a] > 0 ? ep[a] / pv[a] : INFINITY) + eS / S + u;
+        } else {
+            y.v = pv[a];
+            rel = pv[a] > 0 ? ep[a] / pv[a] : INFINITY;
+        }
+        y.v *= P->route_scale;
+        rel = 1.01 * (rel + u) + 2 * u;
+        if (!(rel <= 0x1p-20))
+            continue; /* a zero or badly bounded score: MPFR */
+        y.e = fabs(y.v) * rel;
+        _qf_sink_decide_fast(k->s, oi, &y, 1);
+    }
+    return 1;
+}
+
 static int mo_token(void *vctx, size_t tk)
 {
     const mo_ctx *k = vctx;
@@ -96,6 +293,9 @@ static int mo_token(void *vctx, size_t tk)
     mpfr_t tmp;
     mpfr_prec_t w = c->w0;
     _qf_ziv zv;
+    double *wk = NULL; /* the fast path's work, and its order in ford */
+    size_t *ford = NULL;
+    int fsel = 0;
 
     for (e = 0; e < E; e++) {
         if (isnan(l[e]) || (P->score == QF_REF_ROUTER_SOFTMAX && l[e] == INFINITY)) {
@@ -109,6 +309,23 @@ static int mo_token(void *vctx, size_t tk)
         token_undefined(k, tk);
         return 0;
     }
+    if (k->fast) {
+        /* Binary64 first: a proven selection keeps its decided weights
+         * through the loop below (prev), which then only computes the rest. */
+        wk = malloc(6 * E * sizeof *wk + nsel * sizeof *ford);
+        if (wk) {
+            ford = (size_t *)(void *)(wk + 6 * E);
+            fsel = mo_fast(k, tk, ford, wk);
+        }
+        if (fsel) {
+            for (i = 0; i < K && k->s->st[tk * K + i] != QF_REF_UNDECIDED; i++)
+                ;
+            if (i == K) {
+                free(wk);
+                return 0;
+            }
+        }
+    }
     sc = malloc(E * sizeof *sc);
     key = malloc(E * sizeof *key);
     ord = malloc(nsel * sizeof *ord);
@@ -116,16 +333,20 @@ static int mo_token(void *vctx, size_t tk)
     prev = malloc(K * sizeof *prev);
     flags = calloc(K, 1);
     if (!sc || !key || !ord || !taken || !prev || !flags) {
-        free(sc), free(key), free(ord), free(taken), free(prev), free(flags);
+        free(sc), free(key), free(ord), free(taken), free(prev), free(flags), free(wk);
         token_undefined(k, tk);
         return 0;
     }
+    for (i = 0; i < K; i++)
+        prev[i] = -1;
+    if (fsel)
+        for (i = 0; i < K; i++)
+            prev[i] = (int32_t)ford[i];
+    free(wk);
     for (e = 0; e < E; e++) {
         _qf_iv_init(&sc[e], w);
         _qf_iv_init(&key[e], w);
     }
-    for (i = 0; i < K; i++)
-        prev[i] = -1;
     _qf_iv_init(&S, w);
     _qf_iv_init(&y, w);
     _qf_iv_init(&W, w);
@@ -275,6 +496,10 @@ qf_status qf_ref_moe_router(const qf_ref_opts *opts, const qf_ref_moe_params *p,
     k.idx = indices;
     k.ties = ties;
     k.s = &s;
+    /* No binary64 evaluation decides a binary64 (or wider) rounding; below
+     * 64 bits of starting precision MPFR's own enclosures might be too wide
+     * to prove the order the fast path proves (docs/refs.md). */
+    k.fast = !c.slow_only && _qf_format_prec(s.f) < 53 && c.w0 >= 64;
     maxp = _qf_parallel_rows(&c, p->tokens, mo_token, &k);
     _qf_sink_close(&s, maxp);
     return QF_OK;

@@ -39,6 +39,22 @@ int _qf_rp_child_fd(pid_t pid);
  * without any, nap *nap seconds and double it up to cap. */
 void _qf_rp_wait_children(const int *fds, size_t n, double timeout_s, double *nap, double cap);
 
+/* ---- Memory (runner_memory.c) -------------------------------------------- */
+
+/* The bytes the case will allocate (*need: inputs, outputs with guards and
+ * their shared-memory copy, reference and metrics working memory) and its
+ * tensors (*tensors: inputs and outputs in their formats, one binary64
+ * reference value per checked element), from p->op and p->t alone (after
+ * the class's build, before its inputs); -1 when the op has no elems
+ * hook. */
+int _qf_case_memory(const _qf_case *p, uint64_t *need, uint64_t *tensors);
+/* Record the estimate in r and hold it to o's budget: 0, or -1 with
+ * UNSUPPORTED and the estimate and budget in r's reason. */
+int _qf_case_memory_check(const _qf_case *p, const qf_runner_opts *o, qf_result *r);
+/* The pair process's peak resident set and its reaped children's (the
+ * kernel child) into r->peak_rss_bytes. */
+void _qf_case_peak_rss(qf_result *r);
+
 /* ---- Operand layouts (runner_layout.c) ---------------------------------- */
 
 /* The case's layout, or NULL when it is dense row-major. */

@@ -937,6 +937,9 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
     }
     if ((c->group->policy.set & QF_POLICY_BASELINE) && find_baseline(&p, reg, r))
         goto out;
+    /* The budget before anything is mapped (runner_memory.c). */
+    if (_qf_case_memory_check(&p, o, r))
+        goto out;
     if (prepare_inputs(&p, r))
         goto out;
     r->n_elements = p.out_n;
@@ -944,6 +947,7 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
              o->reps ? o->reps : 10);
 out:
     prep_free(&p);
+    _qf_case_peak_rss(r);
     r->wall_s = _qf_rp_now_s() - t0;
 }
 

@@ -53,6 +53,10 @@ static const char *help_text =
     "                       repetitions, median, min, max, spread)\n"
     "  --reps N             timed repetitions with --time (default 10)\n"
     "  --timeout S          time limit of one kernel run in seconds (default 60)\n"
+    "  --max-case-memory SIZE\n"
+    "                       a case whose buffers are estimated above SIZE (bytes,\n"
+    "                       or 512M, 4G: powers of 1024) is UNSUPPORTED without\n"
+    "                       being run (default: a quarter of physical memory)\n"
     "  --kernel GLOB        only kernels whose name matches GLOB\n"
     "  --case ID            only the case with this id (see --list)\n"
     "  --seed S             replace every group's seeds by the single seed S\n"
@@ -85,7 +89,8 @@ enum {
     OPT_LIST,
     OPT_REPS,
     OPT_NO_REFUTE,
-    OPT_ISOLATE
+    OPT_ISOLATE,
+    OPT_MAX_CASE_MEMORY
 };
 
 static int file_exists(const char *p)
@@ -216,6 +221,7 @@ int qf_cli_run(int argc, char **argv)
                                              {"reps", required_argument, NULL, OPT_REPS},
                                              {"isolate", required_argument, NULL, OPT_ISOLATE},
                                              {"timeout", required_argument, NULL, OPT_TIMEOUT},
+                                             {"max-case-memory", required_argument, NULL, OPT_MAX_CASE_MEMORY},
                                              {"kernel", required_argument, NULL, OPT_KERNEL},
                                              {"case", required_argument, NULL, OPT_CASE},
                                              {"seed", required_argument, NULL, OPT_SEED},
@@ -327,6 +333,16 @@ int qf_cli_run(int argc, char **argv)
                 json_decref(av);
                 free(plugins);
                 return qf_cli_usage_error("run", "--timeout '%s': a positive number of seconds expected",
+                                          optarg);
+            }
+            break;
+        case OPT_MAX_CASE_MEMORY:
+            if (qf_runner_parse_bytes(optarg, &o.max_case_bytes)) {
+                json_decref(av);
+                free(plugins);
+                return qf_cli_usage_error("run",
+                                          "--max-case-memory '%s': a positive size expected (bytes, or a "
+                                          "number with K, M, G or T: 512M, 4G)",
                                           optarg);
             }
             break;

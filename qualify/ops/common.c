@@ -216,6 +216,22 @@ int64_t _qf_abi_dim(size_t v)
     return v > (size_t)INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
+uint64_t _qf_mul_sat(uint64_t a, uint64_t b)
+{
+    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+int _qf_op_elems(const qf_op_desc *d, uint64_t *in, uint64_t *out)
+{
+    const _qf_opclass *k = d ? abi_owner(d->op) : NULL;
+    memset(in, 0, QF_KERNEL_MAX_IN * sizeof *in);
+    memset(out, 0, QF_KERNEL_MAX_OUT * sizeof *out);
+    if (!k || !k->abi_info->elems)
+        return -1;
+    k->abi_info->elems(d, in, out);
+    return 0;
+}
+
 int qf_op_dims(const qf_op_desc *d, int64_t *dims)
 {
     const _qf_opclass *k = d && dims ? abi_owner(d->op) : NULL;

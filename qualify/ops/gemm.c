@@ -456,6 +456,22 @@ static void dims_of(const qf_op_desc *d, int64_t *dims)
     dims[4] = _qf_abi_dim(g->groups);
 }
 
+/* a [batch][m][k], b [batch][k][n] (grouped: [groups][k][n]), c (only
+ * when beta != 0) and d [batch][m][n]. */
+static void elems(const qf_op_desc *d, uint64_t *in, uint64_t *out)
+{
+    const qf_op_gemm *g = &d->u.gemm;
+    int64_t dm[QF_OP_MAX_DIMS];
+    uint64_t nb, m;
+    dims_of(d, dm);
+    m = (uint64_t)dm[0];
+    nb = g->groups ? 1 : (uint64_t)dm[3];
+    in[0] = _qf_mul_sat(_qf_mul_sat(nb, m), g->k);
+    in[1] = _qf_mul_sat(_qf_mul_sat(g->groups ? g->groups : nb, g->k), g->n);
+    out[0] = _qf_mul_sat(_qf_mul_sat(nb, m), g->n);
+    in[2] = g->beta != 0 ? out[0] : 0;
+}
+
 static void fields_json(const qf_op_desc *d, json_t *o)
 {
     const qf_op_gemm *g = &d->u.gemm;
@@ -511,7 +527,8 @@ static const _qf_abi abi = {"d = alpha op(a) op(b) + beta c; batched, grouped (M
                             {"M", "N", "K", "batch", "groups", NULL},
                             dims_of,
                             fields_json,
-                            from_json};
+                            from_json,
+                            elems};
 
 const _qf_opclass _qf_op_gemm = {
     .abi_info = &abi,

@@ -11,7 +11,10 @@
  *     less refuses it;
  *   - every record carries case_bytes, tensor_bytes and peak_rss_bytes,
  *     and results.json's summary the sweep's peak, the largest case's
- *     tensors and their ratio.
+ *     tensors and their ratio;
+ *   - `qualify ref` refuses an input or an output over its
+ *     --max-case-memory before allocating it (a 65536 x 65536 GEMM
+ *     output), and computes under a budget that holds it.
  * Without QF_QUALIFY_BIN: skipped (77). */
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
@@ -22,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "qf_npy.h"
 #include "qf_result.h"
 #include "qf_runner.h"
 #include "qf_test.h"
@@ -29,17 +33,22 @@
 static const char *bin;
 static char dir[128];
 
-/* Run "cd DIR && qualify run ARGS"; stderr into *err (may be NULL). */
-static int run(const char *args, char **err)
+/* Run "cd DIR && qualify SUB ARGS"; stderr into *err (may be NULL). */
+static int cli(const char *sub, const char *args, char **err)
 {
     char cmd[4096], ef[256];
     int st;
     snprintf(ef, sizeof ef, "%s/stderr.txt", dir);
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' run %s >'%s/stdout.txt' 2>'%s'", dir, bin, args, dir, ef);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s %s >'%s/stdout.txt' 2>'%s'", dir, bin, sub, args, dir, ef);
     st = system(cmd);
     if (err)
         *err = qf_test_slurp(ef, NULL);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int run(const char *args, char **err)
+{
+    return cli("run", args, err);
 }
 
 static qf_result *load(const char *out, size_t *n)
@@ -228,12 +237,49 @@ START_TEST(peak_in_results)
 }
 END_TEST
 
+/* qualify ref: a GEMM whose 65536 x 65536 output would take 164 GiB is
+ * refused before it is allocated (exit 2, naming the output and the
+ * budget, no file written); an input over a small budget is refused, the
+ * same input under a larger one computed. */
+START_TEST(ref_refuses_over_budget)
+{
+    static float one[65536];
+    size_t sa[2] = {65536, 1}, sb[2] = {1, 65536}, sx[2] = {64, 64};
+    char msg[256], *err;
+    size_t i;
+    for (i = 0; i < 65536; i++)
+        one[i] = 1.0f;
+    ck_assert_int_eq(qf_npy_write_data(qf_test_path(dir, "a.npy"), QF_NPY_FLOAT32, 2, sa, one, msg, sizeof msg),
+                     QF_OK);
+    ck_assert_int_eq(qf_npy_write_data(qf_test_path(dir, "b.npy"), QF_NPY_FLOAT32, 2, sb, one, msg, sizeof msg),
+                     QF_OK);
+    ck_assert_int_eq(qf_npy_write_data(qf_test_path(dir, "x.npy"), QF_NPY_FLOAT32, 2, sx, one, msg, sizeof msg),
+                     QF_OK);
+    ck_assert_int_eq(cli("ref gemm", "--a a.npy --b b.npy -o d.npy --max-case-memory 4G", &err), 2);
+    ck_assert_msg(strstr(err, "--out (4294967296 elements) needs") && strstr(err, "over --max-case-memory 4.0 GiB"),
+                  "%s", err);
+    free(err);
+    ck_assert_int_ne(access(qf_test_path(dir, "d.npy"), F_OK), 0);
+    ck_assert_int_eq(cli("ref gelu", "--x x.npy -o y.npy --out-dtype float32 --max-case-memory 8K", &err), 2);
+    ck_assert_msg(strstr(err, "--x x.npy needs") && strstr(err, "over --max-case-memory 8.0 KiB"), "%s", err);
+    free(err);
+    ck_assert_int_eq(cli("ref gelu", "--x x.npy -o y.npy --out-dtype float32 --max-case-memory 1x", &err), 2);
+    ck_assert_msg(strstr(err, "--max-case-memory '1x'") != NULL, "%s", err);
+    free(err);
+    ck_assert_msg(cli("ref gelu", "--x x.npy -o y.npy --out-dtype float32 --max-case-memory 64M --quiet", &err) == 0,
+                  "%s", err);
+    free(err);
+    ck_assert_int_eq(access(qf_test_path(dir, "y.npy"), F_OK), 0);
+}
+END_TEST
+
 int main(void)
 {
     bin = qf_test_require_env("QF_QUALIFY_BIN");
     snprintf(dir, sizeof dir, "/tmp/qf-t-memory-%d", (int)getpid());
     return qf_test_run_in_dir(qf_test_suite("runner/memory", "memory", 300, NULL, NULL, 0, NULL,
                                             QF_TESTS(huge_case_unsupported, option_parsing,
-                                                     under_and_over_budget, peak_in_results)),
+                                                     under_and_over_budget, peak_in_results,
+                                                     ref_refuses_over_budget)),
                               dir);
 }

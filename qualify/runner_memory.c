@@ -18,10 +18,10 @@
  * checked arrays (_qf_checked: index 8, got, exact, rounded, bound and
  * |a||b| 8 each, status 1 = 49), the reference's own output and row
  * copies (rowref.c: x, error, approximation, value 8 each, status 1 = 33)
- * and the metrics' four per-element arrays (32): 114; plus a full GEMM
- * reference's binary64 product, its magnitude and a status byte (17,
- * refs/gemm.c): 131, rounded up. */
-#define PER_CHECKED 144u
+ * and the metrics' mark and percentile values (metrics.c: 9): 91; plus a
+ * full GEMM reference's binary64 product, its magnitude and a status byte
+ * (17, refs/gemm.c): 108, rounded up. */
+#define PER_CHECKED 112u
 
 /* Guard pages around one output buffer (runner_proc.c: a page before,
  * the rest of the last page and one more after). */

@@ -89,11 +89,20 @@ typedef struct _qf_case {
  * the output format), its status, the bound and (gemm) sum |a||b|. */
 typedef struct _qf_checked {
     size_t n;
-    uint64_t *idx; /* linear output indices */
+    /* linear output indices, or NULL when every element is checked in
+     * order (element i is output element i: 8 bytes an element saved on a
+     * full check, docs/runner.md "Memory"); read through _qf_ck_at */
+    uint64_t *idx;
     double *got, *exact, *rounded, *bound, *absb;
     uint8_t *status;
     int has_bound; /* second outputs: 0 when no bound applies */
 } _qf_checked;
+
+/* The linear output index of checked element i. */
+static inline size_t _qf_ck_at(const _qf_checked *ck, size_t i)
+{
+    return ck->idx ? (size_t)ck->idx[i] : i;
+}
 
 /* How the verdict treats an op (flags of _qf_opclass). */
 enum {

@@ -458,12 +458,8 @@ int _qf_checked_alloc(_qf_checked *ck, size_t n)
 /* Every element of an output of n, in order. */
 int _qf_checked_all(_qf_checked *ck, size_t n)
 {
-    size_t i;
-    if (_qf_checked_alloc(ck, n) || !(ck->idx = malloc((n ? n : 1) * sizeof *ck->idx)))
-        return -1;
-    for (i = 0; i < n; i++)
-        ck->idx[i] = i;
-    return 0;
+    ck->idx = NULL; /* in order: no index array */
+    return _qf_checked_alloc(ck, n);
 }
 
 void _qf_take_ref(_qf_checked *ck, const qf_ref_out *ex, const qf_ref_out *ro, qf_result *r)

@@ -72,17 +72,16 @@ int _qf_reference_rows(_qf_case *p, const _qf_rowops *ops, _qf_checked *ck, qf_r
     /* Every row checked (rows are sorted and distinct): the input itself,
      * no gathered copy (docs/runner.md "Memory"). */
     int all = pick_rows(p, target, tile, &rows, &nr) == 0 && nr == p->rows;
-    if (!rows || _qf_checked_alloc(ck, nr * C) || !(ck->idx = malloc((nr * C + 1) * sizeof *ck->idx)) ||
+    if (!rows || _qf_checked_alloc(ck, nr * C) || (!all && !(ck->idx = malloc((nr * C + 1) * sizeof *ck->idx))) ||
         (!all && !(x = malloc((nr * C + 1) * sizeof *x))) || !(err = malloc((nr * C + 1) * sizeof *err)) ||
         !(approx = malloc((nr * C + 1) * sizeof *approx))) {
         _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
         goto done;
     }
-    for (i = 0; i < nr; i++)
+    for (i = 0; i < nr && !all; i++)
         for (j = 0; j < C; j++) {
             ck->idx[i * C + j] = rows[i] * C + j;
-            if (!all)
-                x[i * C + j] = p->inval[0][rows[i] * C + j];
+            x[i * C + j] = p->inval[0][rows[i] * C + j];
         }
     rr.rows = rows;
     rr.nr = nr;

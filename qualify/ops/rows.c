@@ -377,7 +377,7 @@ static qf_status ref_act(const _qf_case *p, _qf_rowref *rr, const _qf_checked *c
         if (!(rr->up = malloc((n + 1) * sizeof *rr->up)))
             return QF_ENOMEM;
         for (i = 0; i < n; i++)
-            rr->up[i] = p->inval[1][ck->idx[i]];
+            rr->up[i] = p->inval[1][_qf_ck_at(ck, i)];
     }
     return qf_ref_glu(o, a->act, rr->x, rr->up, n, out);
 }
@@ -403,7 +403,7 @@ static size_t exact_zeros_act(const _qf_case *p, const _qf_checked *ck)
     if (a->act != QF_REF_ACT_RELU)
         return 0;
     for (i = 0; i < ck->n; i++) {
-        size_t at = (size_t)ck->idx[i];
+        size_t at = _qf_ck_at(ck, i);
         if (ck->exact[i] != 0 || ck->status[i] == QF_REF_UNDECIDED || ck->status[i] == QF_REF_UNDEFINED)
             continue;
         if (p->inval[0][at] < 0 && (!a->glu || p->inval[1][at] != 0))

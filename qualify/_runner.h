@@ -62,6 +62,22 @@ void _qf_kio_take_output(const _qf_case *p, qf_result *r);
  * the kernel limits. */
 void _qf_kio_child_enter(const _qf_case *p, void *rep, size_t rep_bytes);
 
+/* ---- Memory (runner_memory.c) -------------------------------------------- */
+
+/* The bytes the case will allocate (*need: inputs, outputs with guards and
+ * their shared-memory copy, reference and metrics working memory) and its
+ * tensors (*tensors: inputs and outputs in their formats, one binary64
+ * reference value per checked element), from p->op and p->t alone (after
+ * the class's build, before its inputs); -1 when the op has no elems
+ * hook. */
+int _qf_case_memory(const _qf_case *p, uint64_t *need, uint64_t *tensors);
+/* Record the estimate in r and hold it to o's budget: 0, or -1 with
+ * UNSUPPORTED and the estimate and budget in r's reason. */
+int _qf_case_memory_check(const _qf_case *p, const qf_runner_opts *o, qf_result *r);
+/* The pair process's peak resident set and its reaped children's (the
+ * kernel child) into r->peak_rss_bytes. */
+void _qf_case_peak_rss(qf_result *r);
+
 /* ---- Operand layouts (runner_layout.c) ---------------------------------- */
 
 /* The case's layout, or NULL when it is dense row-major. */

@@ -272,6 +272,9 @@ qf_status qf_result_to_json(const qf_result *r, json_t **out)
     } else {
         bad |= _qf_json_set_new(o, "timing", json_null());
     }
+    bad |= _qf_json_set_new(o, "case_bytes", jsize(r->case_bytes));
+    bad |= _qf_json_set_new(o, "tensor_bytes", jsize(r->tensor_bytes));
+    bad |= _qf_json_set_new(o, "peak_rss_bytes", jsize(r->peak_rss_bytes));
     bad |= _qf_json_set_new(o, "wall_s", _qf_json_real(r->wall_s));
     bad |= _qf_json_set_new(o, "started", json_string(r->started));
     bad |= _qf_json_set_new(o, "reproducer", json_string(r->reproducer));
@@ -523,6 +526,9 @@ qf_status qf_result_from_json(const json_t *j, qf_result *r, char *err, size_t e
             BAD("timing");
         r->timing.measured = 1;
     }
+    if (get_size(j, "case_bytes", &r->case_bytes) || get_size(j, "tensor_bytes", &r->tensor_bytes) ||
+        get_size(j, "peak_rss_bytes", &r->peak_rss_bytes))
+        BAD("peak_rss_bytes");
     if (get_dbl(j, "wall_s", &r->wall_s))
         BAD("wall_s");
     return QF_OK;

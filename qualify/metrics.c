@@ -84,10 +84,37 @@ static void set_max(double v, size_t i, double *max, size_t *at)
     }
 }
 
+/* Which errors element i contributes to the percentiles (bit 0: ulp, abs
+ * and rel; bit 1: bound utilization), set by the main loop. */
+enum { PCT_ERR = 1, PCT_UTIL = 2 };
+
+/* The percentiles of one error kind (0 ulp, 1 abs, 2 rel, 3 util) over the
+ * elements marked for it, recomputed as the main loop computed them: one
+ * array of the values at a time instead of four side by side (32 bytes
+ * per checked element, the largest part of a big case's metrics; docs/
+ * runner.md "Memory"). */
+static void pct_kind(const qf_metrics_input *in, const uint8_t *mark, int kind, double *v, double *pct)
+{
+    size_t i, j = 0;
+    for (i = 0; i < in->n; i++) {
+        double g = in->got[i], x = in->exact[i], bnd = in->bound ? in->bound[i] : NAN;
+        qf_elem_err e;
+        if (!(mark[i] & (kind == 3 ? PCT_UTIL : PCT_ERR)))
+            continue;
+        if (!isfinite(x)) /* as the main loop: an exact Inf rounded to a finite max */
+            x = in->rounded ? in->rounded[i]
+                            : qf_format_decode(in->out, qf_format_encode(in->out, x, QF_ROUND_RNE, 0, 0, 0));
+        e = qf_metrics_elem(in->out, g, x, bnd);
+        v[j++] = kind == 0 ? fabs(e.ulp) : kind == 1 ? e.abs : kind == 2 ? e.rel : e.util;
+    }
+    percentiles(v, j, pct);
+}
+
 qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_err *elems)
 {
     size_t i, n, nc = 0, nb = 0;
-    double *s_ulp = NULL, *s_abs = NULL, *s_rel = NULL, *s_util = NULL, best_viol = -1;
+    double *v = NULL, best_viol = -1;
+    uint8_t *mark = NULL;
     sums *S;
     if (!in || !m || !in->out || (in->n && (!in->got || !in->exact)))
         return QF_EINVAL;
@@ -100,14 +127,9 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
     m->at_nonfinite_bad = m->at_finite_bad = m->at_violation = n;
     m->viol_err = m->viol_bound = m->viol_err_ulp = m->viol_bound_ulp = NAN;
     S = malloc(sizeof *S);
-    if (n) {
-        s_ulp = malloc(n * sizeof *s_ulp);
-        s_abs = malloc(n * sizeof *s_abs);
-        s_rel = malloc(n * sizeof *s_rel);
-        s_util = malloc(n * sizeof *s_util);
-    }
-    if (!S || (n && (!s_ulp || !s_abs || !s_rel || !s_util))) {
-        free(S), free(s_ulp), free(s_abs), free(s_rel), free(s_util);
+    mark = calloc(n ? n : 1, 1);
+    if (!S || !mark) {
+        free(S), free(mark);
         return QF_ENOMEM;
     }
     qf_dot_acc_init(&S->x2), qf_dot_acc_init(&S->y2), qf_dot_acc_init(&S->xy);
@@ -178,15 +200,14 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
         e = qf_metrics_elem(in->out, g, x, bnd);
         if (elems)
             elems[i] = e;
-        s_ulp[nc] = fabs(e.ulp);
-        s_abs[nc] = e.abs;
-        s_rel[nc] = e.rel;
+        mark[i] = PCT_ERR;
         nc++;
         set_max(fabs(e.ulp), i, &m->max_ulp, &m->at_ulp);
         set_max(e.abs, i, &m->max_abs, &m->at_abs);
         set_max(e.rel, i, &m->max_rel, &m->at_rel);
         if (!isnan(bnd)) {
-            s_util[nb++] = e.util;
+            mark[i] |= PCT_UTIL;
+            nb++;
             set_max(e.util, i, &m->max_util, &m->at_util);
             if (e.abs > bnd) {
                 m->n_violations++;
@@ -215,10 +236,15 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
     m->n_bound = nb;
     m->frac_exact_rounded = nc ? (double)m->n_exact_rounded / (double)nc : NAN;
     m->frac_zero_ref = n ? (double)m->n_zero_ref / (double)n : NAN;
-    percentiles(s_ulp, nc, m->pct_ulp);
-    percentiles(s_abs, nc, m->pct_abs);
-    percentiles(s_rel, nc, m->pct_rel);
-    percentiles(s_util, nb, m->pct_util);
+    v = malloc((nc ? nc : 1) * sizeof *v);
+    if (!v) {
+        free(S), free(mark);
+        return QF_ENOMEM;
+    }
+    pct_kind(in, mark, 0, v, m->pct_ulp);
+    pct_kind(in, mark, 1, v, m->pct_abs);
+    pct_kind(in, mark, 2, v, m->pct_rel);
+    pct_kind(in, mark, 3, v, m->pct_util);
     if (nc) {
         double x2 = qf_dot_acc_get_d(&S->x2, QF_ROUND_RNE), y2 = qf_dot_acc_get_d(&S->y2, QF_ROUND_RNE);
         double xy = qf_dot_acc_get_d(&S->xy, QF_ROUND_RNE), e2 = qf_dot_acc_get_d(&S->err2, QF_ROUND_RNE);
@@ -236,7 +262,7 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
     } else {
         m->bias = m->bias_ulp = m->rms = m->normwise = m->sqnr_db = m->cosine = m->diff_dg = NAN;
     }
-    free(S), free(s_ulp), free(s_abs), free(s_rel), free(s_util);
+    free(S), free(mark), free(v);
     return QF_OK;
 }
 

@@ -143,6 +143,16 @@ typedef struct qf_result {
     size_t det_first_diff; /* first differing element when not equal */
 
     qf_result_timing timing;
+    /* Memory (docs/runner.md "Memory"): the runner's estimate of what the
+     * case allocates (inputs, outputs with their guards, the shared-memory
+     * object of a server or worker, the reference and its working memory),
+     * checked against the budget before anything is mapped; the case's
+     * tensors alone (inputs and outputs in their formats, one binary64
+     * reference value per checked element), the yardstick of the peak; and
+     * the largest resident set of the pair's process and its kernel child
+     * (getrusage ru_maxrss, the process's fixed base included).  0: not
+     * known (a record of an older qualify, a case refused earlier). */
+    size_t case_bytes, tensor_bytes, peak_rss_bytes;
     double wall_s;    /* whole case: inputs, run, reference, verdict */
     char started[32]; /* UTC time the case started, ISO 8601 */
 

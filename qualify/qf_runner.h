@@ -56,7 +56,22 @@ typedef struct qf_runner_opts {
     qf_runner_progress_fn progress;
     void *progress_user;
     int no_refute; /* --no-refute: leave out the refuting inputs' pairs (docs/refute.md) */
+    /* --max-case-memory: a case whose estimated buffers exceed this many
+     * bytes is UNSUPPORTED before anything is mapped, never attempted;
+     * 0: qf_runner_default_case_memory().  Per case, not per sweep, so a
+     * verdict never depends on --jobs (docs/runner.md "Memory"). */
+    size_t max_case_bytes;
 } qf_runner_opts;
+
+/* The default case budget: a quarter of the physical memory (or of the
+ * cgroup's memory.max when lower), 4 GiB when neither can be read. */
+size_t qf_runner_default_case_memory(void);
+/* A size as `--max-case-memory` takes it: a positive byte count, or a
+ * number with K, M, G or T (powers of 1024; an optional trailing B, i or
+ * iB: 512M, 1.5G, 4GiB).  0 with *out set, or -1 when malformed. */
+int qf_runner_parse_bytes(const char *s, size_t *out);
+/* "34.4 GiB", "512.0 MiB", "900 bytes" into buf. */
+void qf_runner_format_bytes(uint64_t b, char *buf, size_t size);
 
 /* The GPU this process's sweeps ran on (probed by the runner for GPU
  * kernels), into p's GPU slots: 1 when there was one, 0 otherwise. */

@@ -460,6 +460,23 @@ static json_t *summary_json(const qf_result *r, size_t n, const qf_report_group 
         bad |= _qf_json_set_new(o, "groups", groups);
         groups = NULL;
     }
+    if (!bad) {
+        /* The sweep's peak resident set against its largest case's tensors
+         * (docs/runner.md "Memory"), over the cases that ran: a refused
+         * (UNSUPPORTED) case's tensors were never allocated.  The ratio is
+         * null when either is unknown (records of an older qualify, every
+         * case refused). */
+        size_t peak = 0, tens = 0;
+        for (i = 0; i < n; i++) {
+            peak = r[i].peak_rss_bytes > peak ? r[i].peak_rss_bytes : peak;
+            if (r[i].verdict != QF_VERDICT_UNSUPPORTED && r[i].verdict != QF_VERDICT_SKIPPED)
+                tens = r[i].tensor_bytes > tens ? r[i].tensor_bytes : tens;
+        }
+        bad |= _qf_json_set_new(o, "peak_rss_bytes", json_integer((json_int_t)peak));
+        bad |= _qf_json_set_new(o, "largest_case_tensor_bytes", json_integer((json_int_t)tens));
+        bad |= _qf_json_set_new(o, "peak_over_tensors",
+                                peak && tens ? _qf_json_real((double)peak / (double)tens) : json_null());
+    }
     json_decref(counts);
     json_decref(groups);
     if (bad) {

@@ -474,7 +474,7 @@ static void bound_summary(_qf_case *p, _qf_checked *ck, qf_result *r)
 static void remap(size_t *at, const _qf_checked *ck)
 {
     if (*at < ck->n)
-        *at = (size_t)ck->idx[*at];
+        *at = _qf_ck_at(ck, *at);
 }
 
 /* The element indices of metrics over a sample, from checked-list
@@ -607,7 +607,7 @@ static int run_baseline(_qf_case *p, const _qf_checked *ck, const qf_metrics_inp
         goto done;
     }
     for (i = 0; i < ck->n; i++)
-        got[i] = qf_format_decode(p->outf, _qf_load_code(b.g[0].data, eb, (size_t)ck->idx[i]));
+        got[i] = qf_format_decode(p->outf, _qf_load_code(b.g[0].data, eb, _qf_ck_at(ck, i)));
     /* Its error only: conformance is the baseline's own qualification. */
     mi.got = got;
     mi.bound = NULL;
@@ -641,7 +641,7 @@ static int second_output(_qf_case *p, _qf_checked *ck1, int run, qf_result *r)
     qf_status s;
     for (i = 0; i < ck1->n; i++)
         ck1->got[i] =
-            qf_format_decode(p->outf1, _qf_load_code(p->g1[run].data, p->out1_eb, (size_t)ck1->idx[i]));
+            qf_format_decode(p->outf1, _qf_load_code(p->g1[run].data, p->out1_eb, _qf_ck_at(ck1, i)));
     memset(&mi, 0, sizeof mi);
     mi.out = p->outf1;
     mi.n = ck1->n;
@@ -771,7 +771,7 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
                      : p->cls->reference(p, &ck, &ck1, r, target, tile))
         goto done;
     for (i = 0; i < ck.n; i++)
-        ck.got[i] = qf_format_decode(p->outf, _qf_load_code(p->g[0].data, eb, (size_t)ck.idx[i]));
+        ck.got[i] = qf_format_decode(p->outf, _qf_load_code(p->g[0].data, eb, _qf_ck_at(&ck, i)));
     r->n_checked = ck.n;
     r->sampled = ck.n < p->out_n;
     memset(&mi, 0, sizeof mi);
@@ -1018,6 +1018,9 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
     }
     if ((c->group->policy.set & QF_POLICY_BASELINE) && find_baseline(&p, reg, r))
         goto out;
+    /* The budget before anything is mapped (runner_memory.c). */
+    if (_qf_case_memory_check(&p, o, r))
+        goto out;
     if (prepare_inputs(&p, r))
         goto out;
     r->n_elements = p.out_n;
@@ -1025,6 +1028,7 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
              o->reps ? o->reps : 10);
 out:
     prep_free(&p);
+    _qf_case_peak_rss(r);
     r->wall_s = _qf_rp_now_s() - t0;
 }
 

@@ -43,6 +43,7 @@ enum {
     O_QUIET,
     O_THREADS,
     O_PREC_MAX,
+    O_MAX_MEM,
     O_HELP,
     O_COMMON_END,
     /* op specific */
@@ -116,6 +117,10 @@ typedef struct args {
     const qf_format *in_fmt, *aux_fmt, *out_fmt, *lse_fmt;
     qf_ref_opts ro;
     int strict, quiet;
+    /* --max-case-memory: the bytes the inputs and outputs may take, and
+     * what those loaded or allocated so far take (_qf_cr_load,
+     * _qf_cr_out_alloc refuse past it before allocating). */
+    size_t mem_budget, mem_used;
 } args;
 
 typedef struct ref_op {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "_ref.h"
+#include "qf_runner.h"
 #include "qf_suite.h"
 
 /* clang-format off */
@@ -28,6 +29,8 @@ const opt_info _qf_cr_optinfo[O_COUNT] = {
     [O_QUIET]        = { "quiet",          0, NULL,   "no summary line on stdout" },
     [O_THREADS]      = { "threads",        1, "N",    "OpenMP threads (default: all; the results do not depend on it)" },
     [O_PREC_MAX]     = { "prec-max",       1, "BITS", "largest MPFR working precision tried before 'undecided' (default 4096)" },
+    [O_MAX_MEM]      = { "max-case-memory", 1, "SIZE", "refuse inputs and outputs estimated above SIZE bytes (512M, 4G: powers of\n"
+                                                      "1024) before allocating them (default: a quarter of physical memory)" },
     [O_HELP]         = { "help",           0, NULL,   "this text" },
     [O_A]            = { "a",              1, "FILE", "A: [M, K], or [K, M] with --trans-a; [batch, ...] for a batch" },
     [O_B]            = { "b",              1, "FILE", "B: [K, N], or [N, K] with --trans-b; [batch, ...] for a batch" },
@@ -426,5 +429,10 @@ int qf_cli_ref(int argc, char **argv)
     }
     a->strict = a->seen[O_STRICT];
     a->quiet = a->seen[O_QUIET];
+    a->mem_budget = qf_runner_default_case_memory();
+    if (a->seen[O_MAX_MEM] && qf_runner_parse_bytes(a->str[O_MAX_MEM], &a->mem_budget))
+        return _qf_cr_err(a, "--max-case-memory '%s': a positive size expected (bytes, or a number with K, M, G "
+                             "or T: 512M, 4G)",
+                          a->str[O_MAX_MEM]);
     return a->op->run(a);
 }

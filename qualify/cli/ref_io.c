@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "_ref.h"
+#include "qf_runner.h"
 
 int _qf_cr_err(args *a, const char *fmt, ...)
 {
@@ -129,6 +130,18 @@ static int representable(const qf_format *f, double x)
     return isnan(x) ? isnan(y) : y == x;
 }
 
+/* "--OPT FILE needs N of memory (beside M already taken), over
+ * --max-case-memory B"; returns the usage exit code. */
+static int over_budget(args *a, const char *opt, const char *what, size_t need)
+{
+    char n[32], u[32], b[32];
+    qf_runner_format_bytes(need, n, sizeof n);
+    qf_runner_format_bytes(a->mem_used, u, sizeof u);
+    qf_runner_format_bytes(a->mem_budget, b, sizeof b);
+    return _qf_cr_err(a, "--%s %s needs %s of memory (beside %s already taken), over --max-case-memory %s", opt,
+                      what, n, u, b);
+}
+
 /* Load an input: its exact binary64 values, checked against (or decoded
  * from the codes of) fmt when fmt is not NULL.  Returns an exit code. */
 int _qf_cr_load(args *a, int id, const qf_format *fmt, const char *fmt_opt, tensor *t)
@@ -141,12 +154,31 @@ int _qf_cr_load(args *a, int id, const qf_format *fmt, const char *fmt_opt, tens
     memset(t, 0, sizeof *t);
     t->opt = OPTNAME(id);
     t->path = path;
+    /* The file is read whole: refuse it before when it alone is over the
+     * budget, then, knowing its elements, before their binary64 values
+     * (and codes) are allocated beside it. */
+    {
+        struct stat sb;
+        if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= 0 &&
+            (uint64_t)sb.st_size > a->mem_budget - a->mem_used)
+            return over_budget(a, t->opt, path, (size_t)sb.st_size);
+    }
     if ((st = qf_npy_read(path, &arr, msg, sizeof msg)) != QF_OK)
         return _qf_cr_err(a, "--%s: %s", t->opt, msg);
     t->ndim = arr.ndim;
     memcpy(t->shape, arr.shape, sizeof t->shape);
     t->n = arr.count;
     qf_npy_shape_str(arr.ndim, arr.shape, shp, sizeof shp);
+    {
+        /* the file's elements, their values, and codes for a code file */
+        size_t eb = qf_npy_dtype_size(arr.dtype), per = eb + 8 + 8;
+        size_t need = t->n > (SIZE_MAX - 1) / per ? SIZE_MAX : t->n * per;
+        if (need > a->mem_budget - a->mem_used) {
+            qf_npy_free(&arr);
+            return over_budget(a, t->opt, path, need);
+        }
+        a->mem_used += t->n * 8;
+    }
     t->v = malloc((t->n ? t->n : 1) * sizeof *t->v);
     if (t->v == NULL) {
         qf_npy_free(&arr);
@@ -384,6 +416,15 @@ int _qf_cr_ref_failed(args *a, qf_status st)
 
 int _qf_cr_out_alloc(args *a, qf_ref_out *o, size_t n)
 {
+    /* per element: value, code and status (17), the approximation and its
+     * error when asked (16), the codes written to --codes (8) */
+    size_t need = n > SIZE_MAX / 41 ? SIZE_MAX : n * 41;
+    char what[48];
+    if (need > a->mem_budget - a->mem_used) {
+        snprintf(what, sizeof what, "(%zu elements)", n);
+        return over_budget(a, "out", what, need);
+    }
+    a->mem_used += need;
     if (qf_ref_out_alloc(o, n ? n : 1) != QF_OK)
         return _qf_cr_err(a, "out of memory for %zu outputs", n);
     return 0;

@@ -62,6 +62,10 @@ static const char *help_text =
     "                       default 600; 0: none)\n"
     "  --kernel-procs N     processes a kernel may add (default 256; 0: none)\n"
     "  --kernel-fsize SIZE  largest file a kernel may write (default 1G; 0: none)\n"
+    "  --max-case-memory SIZE\n"
+    "                       a case whose buffers are estimated above SIZE (bytes,\n"
+    "                       or 512M, 4G: powers of 1024) is UNSUPPORTED without\n"
+    "                       being run (default: a quarter of physical memory)\n"
     "  --kernel GLOB        only kernels whose name matches GLOB\n"
     "  --case ID            only the case with this id (see --list)\n"
     "  --seed S             replace every group's seeds by the single seed S\n"
@@ -98,33 +102,31 @@ enum {
     OPT_KMEM,
     OPT_KCPU,
     OPT_KPROCS,
-    OPT_KFSIZE
+    OPT_KFSIZE,
+    OPT_MAX_CASE_MEMORY
 };
 
-/* A size: an integer with an optional K, M, G or T (binary) suffix; 0 when
- * valid. */
-static int parse_size(const char *s, unsigned long long *out)
+/* A kernel limit: "0" (none), else a size as --max-case-memory takes it
+ * (qf_runner_parse_bytes) or, for a count (--kernel-procs), a plain
+ * integer; 0 when valid. */
+static int parse_limit(const char *s, int count, unsigned long long *out)
 {
+    size_t v;
     char *end;
-    unsigned long long v, mul = 1;
-    errno = 0;
-    if (!*s || *s == '-')
-        return -1;
-    v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return -1;
-    switch (*end) {
-    case 'k': case 'K': mul = 1ull << 10; end++; break;
-    case 'm': case 'M': mul = 1ull << 20; end++; break;
-    case 'g': case 'G': mul = 1ull << 30; end++; break;
-    case 't': case 'T': mul = 1ull << 40; end++; break;
-    default: break;
+    if (!strcmp(s, "0")) {
+        *out = 0;
+        return 0;
     }
-    if (*end == 'i' || *end == 'B')
-        end += *end == 'i' && end[1] == 'B' ? 2 : 1;
-    if (*end || (v && mul > ~0ull / v))
+    if (count) {
+        if (*s < '0' || *s > '9')
+            return -1;
+        errno = 0;
+        *out = strtoull(s, &end, 10);
+        return errno || *end ? -1 : 0;
+    }
+    if (qf_runner_parse_bytes(s, &v))
         return -1;
-    *out = v * mul;
+    *out = v;
     return 0;
 }
 
@@ -272,6 +274,7 @@ int qf_cli_run(int argc, char **argv)
                                              {"reps", required_argument, NULL, OPT_REPS},
                                              {"isolate", required_argument, NULL, OPT_ISOLATE},
                                              {"timeout", required_argument, NULL, OPT_TIMEOUT},
+                                             {"max-case-memory", required_argument, NULL, OPT_MAX_CASE_MEMORY},
                                              {"kernel", required_argument, NULL, OPT_KERNEL},
                                              {"case", required_argument, NULL, OPT_CASE},
                                              {"seed", required_argument, NULL, OPT_SEED},
@@ -391,6 +394,16 @@ int qf_cli_run(int argc, char **argv)
                                           optarg);
             }
             break;
+        case OPT_MAX_CASE_MEMORY:
+            if (qf_runner_parse_bytes(optarg, &o.max_case_bytes)) {
+                json_decref(av);
+                free(plugins);
+                return qf_cli_usage_error("run",
+                                          "--max-case-memory '%s': a positive size expected (bytes, or a "
+                                          "number with K, M, G or T: 512M, 4G)",
+                                          optarg);
+            }
+            break;
         case OPT_KERNEL: kernel = optarg; break;
         case OPT_CASE: case_id = optarg; break;
         case OPT_SEED:
@@ -418,8 +431,8 @@ int qf_cli_run(int argc, char **argv)
         case OPT_KMEM:
         case OPT_KFSIZE:
         case OPT_KPROCS:
-            if (parse_size(optarg, c == OPT_KMEM ? &lim.memory : c == OPT_KFSIZE ? &lim.fsize : &lim.procs) ||
-                (c == OPT_KPROCS && strpbrk(optarg, "kKmMgGtT"))) {
+            if (parse_limit(optarg, c == OPT_KPROCS,
+                            c == OPT_KMEM ? &lim.memory : c == OPT_KFSIZE ? &lim.fsize : &lim.procs)) {
                 json_decref(av);
                 free(plugins);
                 return qf_cli_usage_error("run", "%s '%s': %s expected",

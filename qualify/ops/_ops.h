@@ -89,11 +89,20 @@ typedef struct _qf_case {
  * the output format), its status, the bound and (gemm) sum |a||b|. */
 typedef struct _qf_checked {
     size_t n;
-    uint64_t *idx; /* linear output indices */
+    /* linear output indices, or NULL when every element is checked in
+     * order (element i is output element i: 8 bytes an element saved on a
+     * full check, docs/runner.md "Memory"); read through _qf_ck_at */
+    uint64_t *idx;
     double *got, *exact, *rounded, *bound, *absb;
     uint8_t *status;
     int has_bound; /* second outputs: 0 when no bound applies */
 } _qf_checked;
+
+/* The linear output index of checked element i. */
+static inline size_t _qf_ck_at(const _qf_checked *ck, size_t i)
+{
+    return ck->idx ? (size_t)ck->idx[i] : i;
+}
 
 /* How the verdict treats an op (flags of _qf_opclass). */
 enum {
@@ -133,6 +142,13 @@ typedef struct _qf_abi {
      * served without a change to serve.c. */
     int (*from_json)(qf_op_desc *d, const int64_t *dims, struct json_t *o, void **owned, char *err,
                      size_t err_size);
+    /* The element count of each tensor slot of the problem, inputs into
+     * in[QF_KERNEL_MAX_IN] and outputs into out[QF_KERNEL_MAX_OUT] (0 for
+     * a slot the problem leaves out; counts saturate at UINT64_MAX, see
+     * _qf_mul_sat): the runner's memory estimate reads them before
+     * anything is allocated (runner_memory.c, docs/runner.md "Memory").
+     * NULL: the op's cases get no estimate and no budget check. */
+    void (*elems)(const qf_op_desc *d, uint64_t *in, uint64_t *out);
 } _qf_abi;
 
 /* One op family, as the suite spells it ("log_softmax" is its own class
@@ -220,6 +236,14 @@ int _qf_jword(struct json_t *o, const char *key, const char *const *words, int *
 const char *_qf_jstr(struct json_t *o, const char *key, char *err, size_t err_size);
 /* A dimension of a problem as the ABI counts it (INT64_MAX past it). */
 int64_t _qf_abi_dim(size_t v);
+/* a * b, or UINT64_MAX when the product does not fit: element counts of
+ * absurd shapes stay absurd instead of wrapping to a small number that
+ * would pass the memory budget. */
+uint64_t _qf_mul_sat(uint64_t a, uint64_t b);
+/* The element counts of d's tensor slots (the owning class's elems hook)
+ * into in[QF_KERNEL_MAX_IN] and out[QF_KERNEL_MAX_OUT]; -1 (all zero)
+ * when the op has no hook. */
+int _qf_op_elems(const qf_op_desc *d, uint64_t *in, uint64_t *out);
 
 /* ---- Helpers the op classes share (ops/common.c) -------------------------- */
 

@@ -236,6 +236,21 @@ static void dims_of(const qf_op_desc *d, int64_t *dims)
     dims[6] = _qf_abi_dim(a->head_dim_v ? a->head_dim_v : a->head_dim);
 }
 
+/* q, k, v and out in BHSD order, lse [batch][heads][seq_q]; the mask slot
+ * is never driven. */
+static void elems(const qf_op_desc *d, uint64_t *in, uint64_t *out)
+{
+    const qf_op_attention *a = &d->u.attention;
+    uint64_t dv = a->head_dim_v ? a->head_dim_v : a->head_dim;
+    uint64_t bhq = _qf_mul_sat(_qf_mul_sat(a->batch, a->heads), a->seq_q);
+    uint64_t bkk = _qf_mul_sat(_qf_mul_sat(a->batch, a->kv_heads), a->seq_k);
+    in[0] = _qf_mul_sat(bhq, a->head_dim);
+    in[1] = _qf_mul_sat(bkk, a->head_dim);
+    in[2] = _qf_mul_sat(bkk, dv);
+    out[0] = _qf_mul_sat(bhq, dv);
+    out[1] = bhq;
+}
+
 static void fields_json(const qf_op_desc *d, json_t *o)
 {
     const qf_op_attention *a = &d->u.attention;
@@ -280,7 +295,8 @@ static const _qf_abi abi = {"attention forward: softmax(scale q k^T + mask) v, l
                             {"batch", "heads", "kv_heads", "seq_q", "seq_k", "head_dim", "head_dim_v", NULL},
                             dims_of,
                             fields_json,
-                            from_json};
+                            from_json,
+                            elems};
 
 const _qf_opclass _qf_op_attention = {
     .abi_info = &abi,

@@ -216,6 +216,22 @@ int64_t _qf_abi_dim(size_t v)
     return v > (size_t)INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
+uint64_t _qf_mul_sat(uint64_t a, uint64_t b)
+{
+    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+int _qf_op_elems(const qf_op_desc *d, uint64_t *in, uint64_t *out)
+{
+    const _qf_opclass *k = d ? abi_owner(d->op) : NULL;
+    memset(in, 0, QF_KERNEL_MAX_IN * sizeof *in);
+    memset(out, 0, QF_KERNEL_MAX_OUT * sizeof *out);
+    if (!k || !k->abi_info->elems)
+        return -1;
+    k->abi_info->elems(d, in, out);
+    return 0;
+}
+
 int qf_op_dims(const qf_op_desc *d, int64_t *dims)
 {
     const _qf_opclass *k = d && dims ? abi_owner(d->op) : NULL;
@@ -442,12 +458,8 @@ int _qf_checked_alloc(_qf_checked *ck, size_t n)
 /* Every element of an output of n, in order. */
 int _qf_checked_all(_qf_checked *ck, size_t n)
 {
-    size_t i;
-    if (_qf_checked_alloc(ck, n) || !(ck->idx = malloc((n ? n : 1) * sizeof *ck->idx)))
-        return -1;
-    for (i = 0; i < n; i++)
-        ck->idx[i] = i;
-    return 0;
+    ck->idx = NULL; /* in order: no index array */
+    return _qf_checked_alloc(ck, n);
 }
 
 void _qf_take_ref(_qf_checked *ck, const qf_ref_out *ex, const qf_ref_out *ro, qf_result *r)

@@ -243,7 +243,7 @@ static void flush_lost(const _qf_case *p, _qf_checked *ck, const qf_bound_coef *
     if (!fa || !fb)
         return;
     for (i = 0; i < ck->n; i++) {
-        size_t e = (size_t)ck->idx[i], pb = e / (m * n), rem = e % (m * n), row = rem / n, col = rem % n;
+        size_t e = _qf_ck_at(ck, i), pb = e / (m * n), rem = e % (m * n), row = rem / n, col = rem % n;
         double f = 0;
         for (l = 0; l < k; l++) {
             double a = A[pb * m * k + (g->trans_a ? l * m + row : row * k + l)];
@@ -329,6 +329,9 @@ static int reference_gemm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_res
         return -1;
     }
     if (ck->n == p->out_n) {
+        /* every element, in order: no index array */
+        free(ck->idx);
+        ck->idx = NULL;
         /* Every element: the GEMM engine, twice (binary64 and the output
          * format, each rounded once from the exact sum). */
         qf_gemm_desc d2 = d;
@@ -356,7 +359,7 @@ static int reference_gemm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_res
          * it: to binary64 (the "exact" value metrics and bounds use, within
          * 2^-53) and once, directly, into the output format. */
         qf_dot_acc acc, abs;
-        size_t e = (size_t)ck->idx[i], pb = e / (g->m * g->n), rem = e % (g->m * g->n);
+        size_t e = _qf_ck_at(ck, i), pb = e / (g->m * g->n), rem = e % (g->m * g->n);
         qf_dot_acc_init(&acc);
         qf_dot_acc_init(&abs);
         s = qf_gemm_acc_element(&d, pb, rem / g->n, rem % g->n, &acc, &abs);
@@ -456,6 +459,22 @@ static void dims_of(const qf_op_desc *d, int64_t *dims)
     dims[4] = _qf_abi_dim(g->groups);
 }
 
+/* a [batch][m][k], b [batch][k][n] (grouped: [groups][k][n]), c (only
+ * when beta != 0) and d [batch][m][n]. */
+static void elems(const qf_op_desc *d, uint64_t *in, uint64_t *out)
+{
+    const qf_op_gemm *g = &d->u.gemm;
+    int64_t dm[QF_OP_MAX_DIMS];
+    uint64_t nb, m;
+    dims_of(d, dm);
+    m = (uint64_t)dm[0];
+    nb = g->groups ? 1 : (uint64_t)dm[3];
+    in[0] = _qf_mul_sat(_qf_mul_sat(nb, m), g->k);
+    in[1] = _qf_mul_sat(_qf_mul_sat(g->groups ? g->groups : nb, g->k), g->n);
+    out[0] = _qf_mul_sat(_qf_mul_sat(nb, m), g->n);
+    in[2] = g->beta != 0 ? out[0] : 0;
+}
+
 static void fields_json(const qf_op_desc *d, json_t *o)
 {
     const qf_op_gemm *g = &d->u.gemm;
@@ -511,7 +530,8 @@ static const _qf_abi abi = {"d = alpha op(a) op(b) + beta c; batched, grouped (M
                             {"M", "N", "K", "batch", "groups", NULL},
                             dims_of,
                             fields_json,
-                            from_json};
+                            from_json,
+                            elems};
 
 const _qf_opclass _qf_op_gemm = {
     .abi_info = &abi,

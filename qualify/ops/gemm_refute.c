@@ -138,7 +138,7 @@ void _qf_gemm_refute_explain(const _qf_case *p, const _qf_checked *ck, qf_result
      * inside tell which narrower arithmetics the kernel is not). */
     for (int pass = 0; pass < 2 && ne < EXPLAIN_MAX; pass++)
         for (i = 0; i < ck->n && ne < (pass ? EXPLAIN_MAX : EXPLAIN_MAX / 2); i++) {
-            size_t e = (size_t)ck->idx[i], pb = e / (g->m * g->n), rem = e % (g->m * g->n);
+            size_t e = _qf_ck_at(ck, i), pb = e / (g->m * g->n), rem = e % (g->m * g->n);
             size_t row = rem / g->n, col = rem % g->n;
             int over = fabs(ck->got[i] - ck->exact[i]) > ck->bound[i] || isnan(ck->got[i]);
             if (over != (pass == 0))

@@ -22,8 +22,14 @@ static void l2_dims(const qf_op_desc *d, int64_t *dims)
     dims[1] = _qf_abi_dim(d->u.norm.cols);
 }
 
+/* x and y rows x cols (runner_memory.c). */
+static void l2_elems(const qf_op_desc *d, uint64_t *in, uint64_t *out)
+{
+    in[0] = out[0] = _qf_mul_sat(d->u.norm.rows, d->u.norm.cols);
+}
+
 static const _qf_abi l2norm_abi = {"x / max(||x||_2, eps) per row", {"x", NULL}, {"y", NULL},
-                                   {"rows", "cols", NULL},          l2_dims,     _qf_norm_fields_json, _qf_norm_from_json};
+                                   {"rows", "cols", NULL},          l2_dims,     _qf_norm_fields_json, _qf_norm_from_json, l2_elems};
 
 /* The problem reuses qf_op_norm (rows, cols, eps); weight_offset stays 0. */
 static int l2_build(_qf_case *p, qf_result *r)

@@ -160,6 +160,15 @@ static void dims_of(const qf_op_desc *d, int64_t *dims)
     dims[2] = _qf_abi_dim(d->u.moe_router.top_k);
 }
 
+/* logits [tokens][experts]; weights and indices [tokens][top_k]; no
+ * sel_bias (runner_memory.c). */
+static void elems(const qf_op_desc *d, uint64_t *in, uint64_t *out)
+{
+    const qf_op_moe_router *m = &d->u.moe_router;
+    in[0] = _qf_mul_sat(m->tokens, m->experts);
+    out[0] = out[1] = _qf_mul_sat(m->tokens, m->top_k);
+}
+
 static void fields_json(const qf_op_desc *d, json_t *o)
 {
     const qf_op_moe_router *m = &d->u.moe_router;
@@ -190,7 +199,8 @@ static const _qf_abi abi = {"top-k expert selection with softmax or sigmoid scor
                             {"tokens", "experts", "top_k", NULL},
                             dims_of,
                             fields_json,
-                            from_json};
+                            from_json,
+                            elems};
 
 const _qf_opclass _qf_op_moe_router = {
     .abi_info = &abi,

@@ -249,6 +249,13 @@ static void dims_of(const qf_op_desc *d, int64_t *dims)
     dims[1] = _qf_abi_dim(d->u.quantize.cols);
 }
 
+/* x and the codes rows x cols; the scales (one per block of 16 or more
+ * elements) are left out of the estimate (runner_memory.c). */
+static void elems(const qf_op_desc *d, uint64_t *in, uint64_t *out)
+{
+    in[0] = out[0] = _qf_mul_sat(d->u.quantize.rows, d->u.quantize.cols);
+}
+
 /* The family and every parameter of it a kernel needs to reproduce the
  * reference's codes (docs/workers.md "quantize"): a worker cannot see the
  * suite, so nothing here may be left to a default it would have to guess. */
@@ -438,7 +445,8 @@ static const _qf_abi abi = {"block-scaled quantization: MX, NVFP4, integer group
                             {"rows", "cols", NULL},
                             dims_of,
                             fields_json,
-                            from_json};
+                            from_json,
+                            elems};
 
 const _qf_opclass _qf_op_quantize = {
     .abi_info = &abi,

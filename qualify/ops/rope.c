@@ -119,6 +119,13 @@ static void dims_of(const qf_op_desc *d, int64_t *dims)
     dims[3] = _qf_abi_dim(r->rotary_dim ? r->rotary_dim : r->head_dim);
 }
 
+/* x and y [tokens][heads][head_dim] (runner_memory.c). */
+static void elems(const qf_op_desc *d, uint64_t *in, uint64_t *out)
+{
+    const qf_op_rope *r = &d->u.rope;
+    in[0] = out[0] = _qf_mul_sat(_qf_mul_sat(r->tokens, r->heads), r->head_dim);
+}
+
 static void fields_json(const qf_op_desc *d, json_t *o)
 {
     json_object_set_new(o, "theta", json_real(d->u.rope.theta));
@@ -167,7 +174,7 @@ static int from_json(qf_op_desc *d, const int64_t *dims, json_t *o, void **owned
 
 static const _qf_abi abi = {
     "rotary position embedding, interleaved or half layout", {"x", NULL}, {"y", NULL},
-    {"tokens", "heads", "head_dim", "rotary_dim", NULL},     dims_of,     fields_json, from_json};
+    {"tokens", "heads", "head_dim", "rotary_dim", NULL},     dims_of,     fields_json, from_json, elems};
 
 const _qf_opclass _qf_op_rope = {
     .abi_info = &abi,

@@ -131,15 +131,34 @@ static int act_from_json(qf_op_desc *d, const int64_t *dims, json_t *o, void **o
     return 0;
 }
 
+/* Element counts (runner_memory.c): x and y rows x cols, a norm's weight
+ * and bias one row each, GLU's up as x. */
+static void softmax_elems(const qf_op_desc *d, uint64_t *in, uint64_t *out)
+{
+    in[0] = out[0] = _qf_mul_sat(d->u.softmax.rows, d->u.softmax.cols);
+}
+
+static void norm_elems(const qf_op_desc *d, uint64_t *in, uint64_t *out)
+{
+    in[0] = out[0] = _qf_mul_sat(d->u.norm.rows, d->u.norm.cols);
+    in[1] = in[2] = d->u.norm.cols;
+}
+
+static void act_elems(const qf_op_desc *d, uint64_t *in, uint64_t *out)
+{
+    in[0] = out[0] = d->u.activation.n;
+    in[1] = d->u.activation.glu ? d->u.activation.n : 0;
+}
+
 /* clang-format off */
 static const _qf_abi softmax_abi = {"row softmax or log-softmax of scale x", {"x", NULL}, {"y", NULL},
-                                    {"rows", "cols", NULL}, softmax_dims, softmax_json, softmax_from_json};
+                                    {"rows", "cols", NULL}, softmax_dims, softmax_json, softmax_from_json, softmax_elems};
 static const _qf_abi rmsnorm_abi = {"x / sqrt(mean x^2 + eps) (offset + w) + b per row",
-                                    {"x", "weight", "bias", NULL}, {"y", NULL}, {"rows", "cols", NULL}, norm_dims, _qf_norm_fields_json, _qf_norm_from_json};
+                                    {"x", "weight", "bias", NULL}, {"y", NULL}, {"rows", "cols", NULL}, norm_dims, _qf_norm_fields_json, _qf_norm_from_json, norm_elems};
 static const _qf_abi layernorm_abi = {"(x - mean) / sqrt(var + eps) (offset + w) + b per row",
-                                      {"x", "weight", "bias", NULL}, {"y", NULL}, {"rows", "cols", NULL}, norm_dims, _qf_norm_fields_json, _qf_norm_from_json};
+                                      {"x", "weight", "bias", NULL}, {"y", NULL}, {"rows", "cols", NULL}, norm_dims, _qf_norm_fields_json, _qf_norm_from_json, norm_elems};
 static const _qf_abi activation_abi = {"gelu, gelu_tanh, silu, sigmoid, relu; GLU forms act(x) up",
-                                       {"x", "up", NULL}, {"y", NULL}, {"n", NULL}, act_dims, act_json, act_from_json};
+                                       {"x", "up", NULL}, {"y", NULL}, {"n", NULL}, act_dims, act_json, act_from_json, act_elems};
 /* clang-format on */
 
 /* ---- softmax, log_softmax ------------------------------------------------- */
@@ -358,7 +377,7 @@ static qf_status ref_act(const _qf_case *p, _qf_rowref *rr, const _qf_checked *c
         if (!(rr->up = malloc((n + 1) * sizeof *rr->up)))
             return QF_ENOMEM;
         for (i = 0; i < n; i++)
-            rr->up[i] = p->inval[1][ck->idx[i]];
+            rr->up[i] = p->inval[1][_qf_ck_at(ck, i)];
     }
     return qf_ref_glu(o, a->act, rr->x, rr->up, n, out);
 }
@@ -384,7 +403,7 @@ static size_t exact_zeros_act(const _qf_case *p, const _qf_checked *ck)
     if (a->act != QF_REF_ACT_RELU)
         return 0;
     for (i = 0; i < ck->n; i++) {
-        size_t at = (size_t)ck->idx[i];
+        size_t at = _qf_ck_at(ck, i);
         if (ck->exact[i] != 0 || ck->status[i] == QF_REF_UNDECIDED || ck->status[i] == QF_REF_UNDEFINED)
             continue;
         if (p->inval[0][at] < 0 && (!a->glu || p->inval[1][at] != 0))

@@ -277,7 +277,7 @@ int main(void)
 {
     bin = qf_test_require_env("QF_QUALIFY_BIN");
     snprintf(dir, sizeof dir, "/tmp/qf-t-memory-%d", (int)getpid());
-    return qf_test_run_in_dir(qf_test_suite("runner/memory", "memory", 300, NULL, NULL, 0, NULL,
+    return qf_test_run_in_dir(qf_test_suite("security/memory", "memory", 300, NULL, NULL, 0, NULL,
                                             QF_TESTS(huge_case_unsupported, option_parsing,
                                                      under_and_over_budget, peak_in_results,
                                                      ref_refuses_over_budget)),

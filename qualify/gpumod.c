@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "_files.h"
 #include "_gpumod.h"
 #include "_registry.h"
 #include "qf_version.h"
@@ -159,6 +160,10 @@ static void load(module *m)
         snprintf(m->why, sizeof m->why,
                  "the %s module %s was not found (looked in %s; QF_MODULE_PATH adds directories)", m->name,
                  file, looked[0] ? looked : "no directory");
+        return;
+    } else if (_qf_check_regular(m->path, looked, sizeof looked)) {
+        /* a FIFO there would block dlopen's read (docs/security.md) */
+        snprintf(m->why, sizeof m->why, "cannot load the %s module: %s", m->name, looked);
         return;
     } else if (!(m->handle = dlopen(m->path, RTLD_NOW | RTLD_LOCAL))) {
         const char *e = dlerror();

@@ -12,7 +12,8 @@
  *   there is no device (only the probe's child does);
  * - a broken module (garbage under the module's name in QF_MODULE_PATH) is
  *   a reason naming the .so and dlerror()'s text, said on stderr too, and
- *   the CPU kernel of the same sweep still QUALIFIES.
+ *   the CPU kernel of the same sweep still QUALIFIES; a FIFO there is
+ *   refused (not a regular file) instead of blocking dlopen.
  * Needs QF_QUALIFY_BIN (CTest); the RSS bound is skipped under sanitizers.
  */
 #define _DEFAULT_SOURCE /* wait4 */
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -255,6 +257,15 @@ START_TEST(test_broken_module)
         err = slurp("broken.err");
         ck_assert_msg(strstr(err, so) != NULL, "stderr does not name %s: %s", so, err);
         free(err);
+        /* A FIFO under the module's name is refused before dlopen would
+         * block reading it (docs/security.md). */
+        ck_assert_int_eq(unlink(so), 0);
+        ck_assert_int_eq(mkfifo(so, 0600), 0);
+        cpu = sweep(c, env, "fifo", verdict, reason, sizeof reason, &pid);
+        printf("modules: %s with a FIFO as module: %s (%s)\n", c->kernel, verdict, reason);
+        ck_assert_str_eq(verdict, "UNSUPPORTED");
+        ck_assert_msg(strstr(reason, so) && strstr(reason, "not a regular file"), "reason: %s", reason);
+        ck_assert_str_eq(cpu, "QUALIFIED");
     }
 }
 END_TEST

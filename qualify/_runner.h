@@ -45,6 +45,10 @@ void _qf_rp_wait_children(const int *fds, size_t n, double timeout_s, double *na
  * codes, zero points) for the kernel calls of this pair's process, and
  * the capture file of its output; 0, or -1 when out of memory. */
 int _qf_kio_setup(const _qf_case *p);
+/* The input copies unmapped after _qf_kio_check, and mapped afresh
+ * (copies of the case's again) before a later kernel call. */
+void _qf_kio_release_inputs(void);
+int _qf_kio_restore(const _qf_case *p);
 /* Unmap the copies, close the capture file. */
 void _qf_kio_free(void);
 /* The inputs a kernel call gets: the copies once set up, else p's own. */
@@ -77,6 +81,8 @@ int _qf_case_memory_check(const _qf_case *p, const qf_runner_opts *o, qf_result 
 /* The pair process's peak resident set and its reaped children's (the
  * kernel child) into r->peak_rss_bytes. */
 void _qf_case_peak_rss(qf_result *r);
+/* Large allocations of the pair's process returned to the system when freed. */
+void _qf_case_malloc_policy(void);
 
 /* ---- Operand layouts (runner_layout.c) ---------------------------------- */
 

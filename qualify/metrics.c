@@ -7,6 +7,7 @@
  * sum y^2 - 2 sum x y + sum x^2 without rounding the differences first.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,26 +42,58 @@ qf_elem_err qf_metrics_elem(const qf_format *out, double got, double exact, doub
     return e;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* v[k] becomes the value sorting would put there, none after it smaller
+ * and none before it larger: Hoare's selection, in place.  (qsort sorted
+ * v before, and glibc's qsort is a merge sort that allocates a copy of v:
+ * 8 bytes more per checked element at the metrics' peak, docs/runner.md
+ * "Memory".  The values are non-negative numbers, so the value at a rank
+ * is the same whichever way it is found.) */
+static void select_rank(double *v, ptrdiff_t lo, ptrdiff_t hi, ptrdiff_t k)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    while (lo < hi) {
+        ptrdiff_t i = lo - 1, j = hi + 1;
+        double piv = v[lo + (hi - lo) / 2], t;
+        for (;;) {
+            do
+                i++;
+            while (v[i] < piv);
+            do
+                j--;
+            while (v[j] > piv);
+            if (i >= j)
+                break;
+            t = v[i];
+            v[i] = v[j];
+            v[j] = t;
+        }
+        if (k <= j)
+            hi = j;
+        else
+            lo = j + 1;
+    }
 }
 
 static void percentiles(double *v, size_t n, double *pct)
 {
     size_t k;
+    ptrdiff_t done = 0; /* v[0 .. done-1] hold no value above the ranks selected so far */
     if (n == 0) {
         for (k = 0; k < QF_METRICS_NPCT; k++)
             pct[k] = NAN;
         return;
     }
-    qsort(v, n, sizeof *v, cmp_double);
     for (k = 0; k < QF_METRICS_NPCT; k++) {
         /* nearest rank: the smallest value with at least p n values <= it */
         double r = ceil(qf_metrics_pct[k] * (double)n - 1e-9); /* 0.999 * 1000 is not 999 in binary */
         size_t i = r < 1 ? 0 : (size_t)r - 1;
-        pct[k] = v[i < n ? i : n - 1];
+        if (i >= n)
+            i = n - 1;
+        /* the ranks grow with k: each selection works past the last one */
+        if ((ptrdiff_t)i >= done) {
+            select_rank(v, done, (ptrdiff_t)n - 1, (ptrdiff_t)i);
+            done = (ptrdiff_t)i + 1;
+        }
+        pct[k] = v[i];
     }
 }
 
@@ -84,6 +117,28 @@ static void set_max(double v, size_t i, double *max, size_t *at)
     }
 }
 
+/* Element i of the candidate: got[i], or its code decoded (got_codes). */
+static double got_at(const qf_metrics_input *in, size_t i)
+{
+    const unsigned char *q;
+    size_t eb;
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
+    if (in->got)
+        return in->got[i];
+    eb = (size_t)in->out->storage_bits / 8;
+    q = (const unsigned char *)in->got_codes + (in->got_idx ? (size_t)in->got_idx[i] : i) * eb;
+    switch (eb) {
+    case 1: memcpy(&u8, q, 1); u64 = u8; break;
+    case 2: memcpy(&u16, q, 2); u64 = u16; break;
+    case 4: memcpy(&u32, q, 4); u64 = u32; break;
+    default: memcpy(&u64, q, 8); break;
+    }
+    return qf_format_decode(in->out, u64);
+}
+
 /* Which errors element i contributes to the percentiles (bit 0: ulp, abs
  * and rel; bit 1: bound utilization), set by the main loop. */
 enum { PCT_ERR = 1, PCT_UTIL = 2 };
@@ -97,7 +152,7 @@ static void pct_kind(const qf_metrics_input *in, const uint8_t *mark, int kind, 
 {
     size_t i, j = 0;
     for (i = 0; i < in->n; i++) {
-        double g = in->got[i], x = in->exact[i], bnd = in->bound ? in->bound[i] : NAN;
+        double g = got_at(in, i), x = in->exact[i], bnd = in->bound ? in->bound[i] : NAN;
         qf_elem_err e;
         if (!(mark[i] & (kind == 3 ? PCT_UTIL : PCT_ERR)))
             continue;
@@ -116,7 +171,7 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
     double *v = NULL, best_viol = -1;
     uint8_t *mark = NULL;
     sums *S;
-    if (!in || !m || !in->out || (in->n && (!in->got || !in->exact)))
+    if (!in || !m || !in->out || (in->n && ((!in->got && !in->got_codes) || !in->exact)))
         return QF_EINVAL;
     n = in->n;
     memset(m, 0, sizeof *m);
@@ -136,7 +191,7 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
     qf_dot_acc_init(&S->err2), qf_dot_acc_init(&S->bias), qf_dot_acc_init(&S->bias_ulp);
 
     for (i = 0; i < n; i++) {
-        double g = in->got[i], x = in->exact[i], r, bnd = in->bound ? in->bound[i] : NAN;
+        double g = got_at(in, i), x = in->exact[i], r, bnd = in->bound ? in->bound[i] : NAN;
         qf_elem_err e;
         if (elems)
             elems[i].ulp = elems[i].abs = elems[i].rel = elems[i].util = NAN;

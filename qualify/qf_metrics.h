@@ -46,7 +46,11 @@ extern const double qf_metrics_pct[QF_METRICS_NPCT];
 typedef struct qf_metrics_input {
     const qf_format *out; /* output format (ulps, rounding); required */
     size_t n;
-    const double *got;     /* [n] candidate values (decoded codes) */
+    const double *got;     /* [n] candidate values (decoded codes), or NULL: */
+    const void *got_codes; /* then the candidate's codes of out, decoded as read
+                            * (no array of n values): element i is code
+                            * got_idx[i], or code i when got_idx is NULL */
+    const uint64_t *got_idx;
     const double *exact;   /* [n] exact reference (binary64) */
     const double *rounded; /* [n] reference correctly rounded into out, or NULL
                             * (then exact rounded RNE, not saturating) */

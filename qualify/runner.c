@@ -81,6 +81,7 @@ typedef struct child_report {
     size_t ntimes;
 } child_report;
 
+
 static void prep_free(_qf_case *p)
 {
     int i;
@@ -323,6 +324,10 @@ static int run_child(_qf_case *p, child_report *rep, qf_result *r, double timeou
     int st = 0, fd;
     double t0 = _qf_rp_now_s(), nap = 0.0005;
     memset(rep, 0, sizeof *rep);
+    if (_qf_kio_restore(p)) { /* the inputs released after the first call's check */
+        _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot map the kernel's inputs: %s", strerror(errno));
+        return -1;
+    }
     if (qf_worker_kernel_is(p->k))
         return run_inline(p, rep, r, timeout_s, timing, warmup, reps);
     fflush(NULL);
@@ -532,13 +537,14 @@ static void componentwise_policy(const _qf_case *p, const _qf_checked *ck, qf_re
     double worst = 0, lim = p->c->group->policy.max_componentwise;
     size_t i, at = 0;
     for (i = 0; i < ck->n; i++) {
-        double err, den, cw;
+        double err, den, cw, got;
         if (!(p->cls->flags & _QF_OPC_DOT) && ck->status &&
             (ck->status[i] == QF_REF_UNDECIDED || ck->status[i] == QF_REF_UNDEFINED))
             continue;
-        if (!isfinite(ck->got[i]) || !isfinite(ck->exact[i]))
+        got = _qf_ck_got(p, ck, i);
+        if (!isfinite(got) || !isfinite(ck->exact[i]))
             continue;
-        err = fabs(ck->got[i] - ck->exact[i]);
+        err = fabs(got - ck->exact[i]);
         den = p->cls->flags & _QF_OPC_DOT ? ck->absb[i] : fabs(ck->exact[i]);
         cw = err == 0 ? 0 : den > 0 ? err / den : INFINITY;
         if (cw > worst) {
@@ -564,9 +570,8 @@ static int run_baseline(_qf_case *p, const _qf_checked *ck, const qf_metrics_inp
     _qf_case b = *p; /* shares the inputs; only the outputs are its own */
     qf_result *tr = malloc(sizeof *tr);
     qf_metrics_input mi = *mi0;
-    double *got = NULL;
-    size_t i, bytes = p->out_bytes;
-    int eb = p->outf->storage_bits / 8, rc = -1;
+    size_t bytes = p->out_bytes;
+    int rc = -1;
     qf_status s;
     *bv = QF_VERDICT_MISTRUSTED;
     memset(b.g, 0, sizeof b.g);
@@ -601,15 +606,9 @@ static int run_baseline(_qf_case *p, const _qf_checked *ck, const qf_metrics_inp
         errf(why, why_size, "baseline %s: %s", p->bk->name, tr->reason);
         goto done;
     }
-    got = malloc((ck->n ? ck->n : 1) * sizeof *got);
-    if (!got) {
-        errf(why, why_size, "baseline %s: out of memory", p->bk->name);
-        goto done;
-    }
-    for (i = 0; i < ck->n; i++)
-        got[i] = qf_format_decode(p->outf, _qf_load_code(b.g[0].data, eb, _qf_ck_at(ck, i)));
     /* Its error only: conformance is the baseline's own qualification. */
-    mi.got = got;
+    mi.got = NULL;
+    mi.got_codes = b.g[0].data;
     mi.bound = NULL;
     s = qf_metrics_compute(&mi, bm, NULL);
     if (s != QF_OK) {
@@ -618,7 +617,6 @@ static int run_baseline(_qf_case *p, const _qf_checked *ck, const qf_metrics_inp
     }
     rc = 0;
 done:
-    free(got);
     free(tr);
     _qf_rp_guarded_free(&b.g[0]);
     _qf_rp_guarded_free(&b.g[1]);
@@ -637,15 +635,12 @@ static int second_output(_qf_case *p, _qf_checked *ck1, int run, qf_result *r)
     qf_verdict_input vi = qf_verdict_input_default();
     qf_verdict v;
     char why[QF_RESULT_TEXT_MAX];
-    size_t i;
     qf_status s;
-    for (i = 0; i < ck1->n; i++)
-        ck1->got[i] =
-            qf_format_decode(p->outf1, _qf_load_code(p->g1[run].data, p->out1_eb, _qf_ck_at(ck1, i)));
     memset(&mi, 0, sizeof mi);
     mi.out = p->outf1;
     mi.n = ck1->n;
-    mi.got = ck1->got;
+    mi.got_codes = p->g1[run].data; /* codes of outf1 (p->out1_eb bytes) */
+    mi.got_idx = ck1->idx;
     mi.exact = ck1->exact;
     mi.rounded = ck1->rounded;
     mi.bound = ck1->has_bound ? ck1->bound : NULL;
@@ -679,9 +674,6 @@ static int judge_run2(_qf_case *p, const _qf_checked *ck, const qf_metrics_input
     qf_metrics m;
     qf_verdict v;
     char why[QF_RESULT_TEXT_MAX];
-    int eb = p->outf->storage_bits / 8;
-    double *got;
-    size_t i;
     qf_status s;
     if (r->verdict == QF_VERDICT_FAILED)
         return -1; /* certain already (a determinism claim the runs broke) */
@@ -693,19 +685,13 @@ static int judge_run2(_qf_case *p, const _qf_checked *ck, const qf_metrics_input
                        at),
                -1;
     }
-    got = malloc((ck->n ? ck->n : 1) * sizeof *got);
-    if (!got)
-        return _qf_say(r, QF_VERDICT_MISTRUSTED, "run 2: out of memory"), -1;
-    for (i = 0; i < ck->n; i++)
-        got[i] = qf_format_decode(p->outf, _qf_load_code(p->g[1].data, eb, (size_t)ck->idx[i]));
-    mi.got = got;
+    mi.got_codes = p->g[1].data;
     s = qf_metrics_compute(&mi, &m, NULL);
     if (s == QF_OK && r->sampled)
         remap_metrics(&m, ck, p->cols);
     vi.metrics = &m;
     if (s == QF_OK)
         s = qf_verdict_decide(&vi, pol, &v, why, sizeof why);
-    free(got);
     if (s != QF_OK)
         return _qf_say(r, QF_VERDICT_MISTRUSTED, "run 2: metrics failed: %s", qf_status_str(s)), -1;
     if (qf_verdict_severity(v) > qf_verdict_severity(r->verdict))
@@ -744,6 +730,7 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
     _qf_kio_take_output(p, r); /* what it printed: the record's, never qualify's output */
     if (i || _qf_kio_check(p, r, "the kernel"))
         goto done;
+    _qf_kio_release_inputs();
     if (rep->status == QF_EUNSUPPORTED) {
         _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: the kernel declined: %s",
                 rep->msg[0] ? rep->msg : "(no reason)");
@@ -767,17 +754,20 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
     r->det_checked = 1;
     r->det_equal = ndiff == 0;
     r->det_first_diff = ndiff ? first : 0;
+    if (r->det_equal) { /* run 2 equals run 1: nothing more reads it (the timing run writes run 1's) */
+        _qf_rp_guarded_free(&p->g[1]);
+        _qf_rp_guarded_free(&p->g1[1]);
+    }
     if (p->cls->rows ? _qf_reference_rows(p, p->cls->rows, &ck, r, target, tile)
                      : p->cls->reference(p, &ck, &ck1, r, target, tile))
         goto done;
-    for (i = 0; i < ck.n; i++)
-        ck.got[i] = qf_format_decode(p->outf, _qf_load_code(p->g[0].data, eb, _qf_ck_at(&ck, i)));
     r->n_checked = ck.n;
     r->sampled = ck.n < p->out_n;
     memset(&mi, 0, sizeof mi);
     mi.out = p->outf;
     mi.n = ck.n;
-    mi.got = ck.got;
+    mi.got_codes = p->g[0].data; /* decoded as read: no array of the values */
+    mi.got_idx = ck.idx;
     mi.exact = ck.exact;
     mi.rounded = ck.rounded;
     mi.bound = r->bound.kind[0] ? ck.bound : NULL;
@@ -787,6 +777,9 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
         n_ovf = p->cls->mark_overflow(p, &ck, r, &ovf_reach, &n_ovf_failed);
     mi.status = (p->cls->flags & _QF_OPC_DOT) && !n_ovf ? NULL : ck.status;
     mi.cols = r->sampled ? 0 : p->cols;
+    if (p->cls->exact_zeros)
+        vi.n_zero_exact = p->cls->exact_zeros(p, &ck);
+    _qf_inval_release(p); /* before the metrics' arrays (a reference may have done it) */
     s = qf_metrics_compute(&mi, &r->metrics, NULL);
     if (s != QF_OK) {
         _qf_say(r, QF_VERDICT_MISTRUSTED, "metrics failed: %s", qf_status_str(s));
@@ -809,8 +802,6 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
     vi.det_threads_equal = r->det_equal;
     vi.det_checked = !vi.det_threads_checked;
     vi.det_first_diff = r->det_first_diff;
-    if (p->cls->exact_zeros)
-        vi.n_zero_exact = p->cls->exact_zeros(p, &ck);
     if (p->bk) {
         if (run_baseline(p, &ck, &mi, rep, timeout_s, &bmet, &bverdict, bwhy, sizeof bwhy) == 0)
             vi.baseline = &bmet;
@@ -967,6 +958,7 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
     double t0 = _qf_rp_now_s();
     int ok = 0;
     _qf_runner_identity(r, suite, c, pr->k, pr->kidx, reg, o);
+    _qf_case_malloc_policy();
     memset(&p, 0, sizeof p);
     p.c = c;
     p.k = pr->k;

@@ -3,6 +3,9 @@
  * and the peak the pair actually reached (docs/runner.md "Memory"). */
 #define _GNU_SOURCE
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,13 +18,16 @@
 #include "qf_format.h"
 
 /* Bytes of reference and verdict working memory per checked element: the
- * checked arrays (_qf_checked: index 8, got, exact, rounded, bound and
- * |a||b| 8 each, status 1 = 49), the reference's own output and row
- * copies (rowref.c: x, error, approximation, value 8 each, status 1 = 33)
- * and the metrics' mark and percentile values (metrics.c: 9): 91; plus a
- * full GEMM reference's binary64 product, its magnitude and a status byte
- * (17, refs/gemm.c): 108, rounded up. */
-#define PER_CHECKED 112u
+ * checked arrays (_qf_checked: index 8, exact, rounded, bound and |a||b|
+ * 8 each, status 1 = 41; the kernel's values are decoded from its codes as
+ * they are read), the reference's own output and row copies (rowref.c: x,
+ * error, approximation, value 8 each, status 1 = 33) and the metrics' mark
+ * and percentile values (metrics.c: 9): 83; plus a GEMM reference's
+ * binary64 product, its magnitude (written into the checked arrays when
+ * they are dense rows, refs/gemm_fast.c, else arrays of their own) and a
+ * status byte (17): 100, rounded up.  A sum of what may be alive, not of
+ * what is at once: the estimate stays above the measured peak. */
+#define PER_CHECKED 104u
 
 /* Guard pages around one output buffer (runner_proc.c: a page before,
  * the rest of the last page and one more after). */
@@ -200,6 +206,21 @@ int _qf_case_memory_check(const _qf_case *p, const qf_runner_opts *o, qf_result 
                 "physical memory; --max-case-memory sets it)",
                 a, b);
     return -1;
+}
+
+/* The pair's process allocates and frees arrays of megabytes one after
+ * another (inputs, the reference's working arrays, the metrics'): glibc
+ * would raise its mmap threshold to the size of the first one freed and
+ * serve the next ones from a heap it does not give back, so that freed
+ * arrays stay resident beside the live ones (about 20 MiB of a 1024^3
+ * GEMM's peak).  A fixed threshold (which turns the adjustment off)
+ * returns every large array to the system when it is freed. */
+void _qf_case_malloc_policy(void)
+{
+#ifdef __GLIBC__
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
+#endif
 }
 
 void _qf_case_peak_rss(qf_result *r)

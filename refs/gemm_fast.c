@@ -545,7 +545,15 @@ static qf_status fast_slab(const qf_gemm_desc *d, const _qf_gemm_prob *p, size_t
 {
     int nt = d->threads > 0 ? d->threads : omp_get_max_threads(), failed = 0;
     size_t mn = p->m * p->n, nslow = 0, q;
-    double *C = malloc((mn ? mn : 1) * sizeof *C), *T = NULL;
+    /* The products straight into the caller's binary64 outputs when they
+     * are dense rows of n (and no C operand shares them): decide_row reads
+     * each element's products before it writes its result there, and the
+     * exact engine writes every element left to it, so no m x n arrays of
+     * the slab's own (docs/runner.md "Memory": 16 bytes an element). */
+    int dense = d->beta == 0 && p->csd == 1 && p->rsd == (ptrdiff_t)p->n;
+    double *C0 = dense && d->d_value ? d->d_value + p->off_d : NULL;
+    double *T0 = dense && d->d_abs ? d->d_abs + p->off_d : NULL;
+    double *C = C0 ? C0 : malloc((mn ? mn : 1) * sizeof *C), *T = NULL;
     vstat *ra = malloc((p->m + p->n) * sizeof *ra), *cb = ra + p->m;
     size_t *slow = NULL;
     unsigned char *mark = calloc(mn ? mn : 1, 1);
@@ -554,7 +562,8 @@ static qf_status fast_slab(const qf_gemm_desc *d, const _qf_gemm_prob *p, size_t
     long r;
 
     if (mn == 0) { /* an empty group */
-        free(C);
+        if (C != C0)
+            free(C);
         free(ra);
         free(mark);
         return QF_OK;
@@ -577,7 +586,7 @@ static qf_status fast_slab(const qf_gemm_desc *d, const _qf_gemm_prob *p, size_t
     }
     st = product64(p, 0, C, p->n, nt);
     if (st == QF_OK && d->d_abs) {
-        if (!(T = malloc(mn * sizeof *T)))
+        if (!(T = T0 ? T0 : malloc(mn * sizeof *T)))
             st = QF_ENOMEM;
         else
             st = product64(p, 1, T, p->n, nt);
@@ -665,8 +674,10 @@ static qf_status fast_slab(const qf_gemm_desc *d, const _qf_gemm_prob *p, size_t
             st = QF_ENOMEM;
     }
 done:
-    free(C);
-    free(T);
+    if (C != C0)
+        free(C);
+    if (T != T0)
+        free(T);
     free(ra);
     free(mark);
     free(slow);

@@ -93,7 +93,9 @@ typedef struct _qf_checked {
      * order (element i is output element i: 8 bytes an element saved on a
      * full check, docs/runner.md "Memory"); read through _qf_ck_at */
     uint64_t *idx;
-    double *got, *exact, *rounded, *bound, *absb;
+    /* no array of the kernel's values: _qf_ck_got decodes its codes as
+     * they are read (8 bytes an element saved, docs/runner.md "Memory") */
+    double *exact, *rounded, *bound, *absb;
     uint8_t *status;
     int has_bound; /* second outputs: 0 when no bound applies */
 } _qf_checked;
@@ -284,6 +286,12 @@ int _qf_checked_all(_qf_checked *ck, size_t n);
 void _qf_take_ref(_qf_checked *ck, const qf_ref_out *ex, const qf_ref_out *ro, qf_result *r);
 /* The code of element i of a buffer of `bytes`-byte codes. */
 uint64_t _qf_load_code(const unsigned char *base, int bytes, size_t i);
+/* The binary64 inputs freed once the reference is done with them, unless
+ * a failed case's explanation may read them (the class explains and the
+ * case refutes): nothing after the reference reads them otherwise. */
+void _qf_inval_release(_qf_case *p);
+/* The kernel's value at checked element i of output 0 (run 1's codes). */
+double _qf_ck_got(const _qf_case *p, const _qf_checked *ck, size_t i);
 
 /* Row-wise ops (softmax, norms, activations, rope): the generic reference
  * samples rows, gathers them and calls the class's row hooks. */

@@ -432,10 +432,25 @@ uint64_t _qf_load_code(const unsigned char *base, int bytes, size_t i)
     }
 }
 
+void _qf_inval_release(_qf_case *p)
+{
+    int i;
+    if (p->cls->explain && _qf_case_refute(p->c) >= 0)
+        return;
+    for (i = 0; i < QF_KERNEL_MAX_IN; i++) {
+        free(p->inval[i]);
+        p->inval[i] = NULL;
+    }
+}
+
+double _qf_ck_got(const _qf_case *p, const _qf_checked *ck, size_t i)
+{
+    return qf_format_decode(p->outf, _qf_load_code(p->g[0].data, p->outf->storage_bits / 8, _qf_ck_at(ck, i)));
+}
+
 void _qf_checked_free(_qf_checked *ck)
 {
     free(ck->idx);
-    free(ck->got);
     free(ck->exact);
     free(ck->rounded);
     free(ck->bound);
@@ -446,13 +461,12 @@ int _qf_checked_alloc(_qf_checked *ck, size_t n)
 {
     size_t m = n ? n : 1;
     ck->n = n;
-    ck->got = malloc(m * sizeof(double));
     ck->exact = malloc(m * sizeof(double));
     ck->rounded = malloc(m * sizeof(double));
     ck->bound = malloc(m * sizeof(double));
     ck->absb = malloc(m * sizeof(double));
     ck->status = calloc(m, 1);
-    return ck->got && ck->exact && ck->rounded && ck->bound && ck->absb && ck->status ? 0 : -1;
+    return ck->exact && ck->rounded && ck->bound && ck->absb && ck->status ? 0 : -1;
 }
 
 /* Every element of an output of n, in order. */

@@ -399,8 +399,13 @@ static int reference_gemm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_res
         coef.abs_min +=
             ((double)g->k + coef.chain + 2) * af->min_normal * (1 + coef.rel_abs) * QF_BOUND_SAFETY;
     }
+    /* the inputs are read no more unless flush_lost reads them: freed
+     * before the bounds' array is touched (docs/runner.md "Memory") */
+    int flush = p->t->arith.flush_subnormals && p->recipe == QF_SCALE_RECIPE_NONE && !g->groups;
+    if (!flush)
+        _qf_inval_release(p);
     qf_bound_apply(&coef, ck->n, ck->absb, ck->exact, ck->bound);
-    if (p->t->arith.flush_subnormals && p->recipe == QF_SCALE_RECIPE_NONE && !g->groups)
+    if (flush)
         flush_lost(p, ck, &coef);
     snprintf(r->bound.kind, sizeof r->bound.kind, "gemm");
     r->bound.rel_abs = coef.rel_abs;
@@ -417,10 +422,24 @@ static int reference_gemm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_res
 static size_t mark_overflow(const _qf_case *p, _qf_checked *ck, const qf_result *r, double *reach,
                             size_t *n_failed)
 {
-    return _qf_rr_gemm_mark_overflow(r->bound.rel_abs,
-                                     _qf_rr_unscale_factor(&p->in[0], &p->in[1], p->op.u.gemm.alpha),
-                                     _qf_rr_acc_max(&p->t->arith), ck->n, ck->absb, ck->exact, ck->rounded,
-                                     ck->got, ck->status, reach, n_failed);
+    /* In blocks of the kernel's values, decoded from its codes (no array
+     * of them all): the same marks, the largest reach and the sums. */
+    double got[1024], f = _qf_rr_unscale_factor(&p->in[0], &p->in[1], p->op.u.gemm.alpha), w;
+    double amax = _qf_rr_acc_max(&p->t->arith);
+    size_t at, i, nb, marked = 0, nf;
+    *reach = 0;
+    *n_failed = 0;
+    for (at = 0; at < ck->n; at += nb) {
+        nb = ck->n - at < 1024 ? ck->n - at : 1024;
+        for (i = 0; i < nb; i++)
+            got[i] = _qf_ck_got(p, ck, at + i);
+        marked += _qf_rr_gemm_mark_overflow(r->bound.rel_abs, f, amax, nb, ck->absb + at, ck->exact + at,
+                                            ck->rounded + at, got, ck->status + at, &w, &nf);
+        *n_failed += nf;
+        if (w > *reach)
+            *reach = w;
+    }
+    return marked;
 }
 
 static double acc_max(const _qf_case *p)

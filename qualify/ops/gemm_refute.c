@@ -140,14 +140,15 @@ void _qf_gemm_refute_explain(const _qf_case *p, const _qf_checked *ck, qf_result
         for (i = 0; i < ck->n && ne < (pass ? EXPLAIN_MAX : EXPLAIN_MAX / 2); i++) {
             size_t e = _qf_ck_at(ck, i), pb = e / (g->m * g->n), rem = e % (g->m * g->n);
             size_t row = rem / g->n, col = rem % g->n;
-            int over = fabs(ck->got[i] - ck->exact[i]) > ck->bound[i] || isnan(ck->got[i]);
+            double gi = _qf_ck_got(p, ck, i);
+            int over = fabs(gi - ck->exact[i]) > ck->bound[i] || isnan(gi);
             if (over != (pass == 0))
                 continue;
             for (l = 0; l < k; l++) {
                 x[ne * k + l] = p->inval[0][pb * g->m * k + (g->trans_a ? l * g->m + row : row * k + l)];
                 y[ne * k + l] = p->inval[1][pb * k * g->n + (g->trans_b ? col * k + l : l * g->n + col)];
             }
-            got[ne++] = ck->got[i];
+            got[ne++] = gi;
         }
     qf_refute_diagnose(&s, ne, x, y, got, diag, sizeof diag);
     free(x);

@@ -318,11 +318,11 @@ static void serve_run(server *S, json_t *m, json_t *done)
     }
     if (json_is_integer(json_object_get(m, "shm_fd"))) {
         /* The slot's memfd, which has no name (docs/workers.md "run"). */
+        struct stat sb;
         if (S->mem < 0 || json_integer_value(json_object_get(m, "shm_fd")) != _QF_WORKER_SHM_FD) {
             snprintf(err, sizeof err, "kernel server: the run's shm_fd is not the descriptor it was given");
             goto out;
         }
-        struct stat sb;
         if (fstat(S->mem, &sb) || (uint64_t)sb.st_size < (uint64_t)total) {
             snprintf(err, sizeof err, "kernel server: the memfd is smaller than shm_bytes %zu", total);
             goto out;

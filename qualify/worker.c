@@ -792,8 +792,8 @@ void _qf_worker_after_pair(const qf_kernel *k, int slot, qf_result *r)
         shm_unlink(st->shm_name);
         st->shm_name[0] = '\0';
     }
-    if (in->mem >= 0 && ftruncate(in->mem, 0)) /* ... or its memfd's pages */
-        (void)0;
+    if (in->mem >= 0) /* ... or its memfd's pages */
+        (void)!ftruncate(in->mem, 0);
     if (st->down == 1)
         st->down = 0; /* try again on the next pair */
     if (!in->pid)
@@ -1187,8 +1187,8 @@ static qf_status worker_run(void *ctx, const qf_kernel_call *call)
         if (st->shm_name[0])
             shm_unlink(st->shm_name);
         st->shm_name[0] = '\0';
-        if (in->takes_fd && in->mem >= 0 && ftruncate(in->mem, 0)) /* its pages back */
-            (void)0;
+        if (in->takes_fd && in->mem >= 0) /* its pages back */
+            (void)!ftruncate(in->mem, 0);
         return ret;
     }
 }

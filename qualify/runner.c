@@ -697,7 +697,7 @@ static int judge_run2(_qf_case *p, const _qf_checked *ck, const qf_metrics_input
     if (!got)
         return _qf_say(r, QF_VERDICT_MISTRUSTED, "run 2: out of memory"), -1;
     for (i = 0; i < ck->n; i++)
-        got[i] = qf_format_decode(p->outf, _qf_load_code(p->g[1].data, eb, (size_t)ck->idx[i]));
+        got[i] = qf_format_decode(p->outf, _qf_load_code(p->g[1].data, eb, _qf_ck_at(ck, i)));
     mi.got = got;
     s = qf_metrics_compute(&mi, &m, NULL);
     if (s == QF_OK && r->sampled)

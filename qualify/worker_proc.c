@@ -263,12 +263,21 @@ static pid_t relay_start(const volatile char *label, const char *cmd, int *wr)
     return pid;
 }
 
+#ifndef MFD_CLOEXEC
+#define MFD_CLOEXEC 1U /* memfd_create(2); older C libraries lack the name */
+#endif
+
 /* The instance's memfd: a file with no name (memfd_create(2)), so no
  * other process can open it by one; close-on-exec, and above 3 so that
- * the child's dup2 onto 3 always clears that. */
+ * the child's dup2 onto 3 always clears that.  -1 where there is none
+ * (not Linux, a seccomp filter): the instance then gets names. */
 static int mem_create(void)
 {
+#ifdef SYS_memfd_create
     int fd = (int)syscall(SYS_memfd_create, "qualify-worker", MFD_CLOEXEC), hi;
+#else
+    int fd = -1, hi;
+#endif
     if (fd < 0 || fd > _QF_WORKER_SHM_FD)
         return fd;
     hi = fcntl(fd, F_DUPFD_CLOEXEC, _QF_WORKER_SHM_FD + 1);
@@ -281,14 +290,15 @@ int _qf_wproc_spawn(const char *cmd, const volatile char *label, int server, ins
 {
     int tw[2], fr[2], ew, mem;
     pid_t pid;
-    if ((mem = mem_create()) < 0)
-        return say(err, err_size, "cannot create a memfd: %s", strerror(errno)), -1;
+    mem = mem_create();
     if (pipe2(tw, O_CLOEXEC)) {
-        close(mem);
+        if (mem >= 0)
+            close(mem);
         return say(err, err_size, "cannot create a pipe: %s", strerror(errno)), -1;
     }
     if (pipe2(fr, O_CLOEXEC)) {
-        close(mem);
+        if (mem >= 0)
+            close(mem);
         close(tw[0]);
         close(tw[1]);
         return say(err, err_size, "cannot create a pipe: %s", strerror(errno)), -1;
@@ -303,7 +313,8 @@ int _qf_wproc_spawn(const char *cmd, const volatile char *label, int server, ins
         if (ew >= 0)
             close(ew);
         _qf_wproc_relay_reap(in);
-        close(mem);
+        if (mem >= 0)
+            close(mem);
         close(tw[0]);
         close(tw[1]);
         close(fr[0]);
@@ -316,7 +327,7 @@ int _qf_wproc_spawn(const char *cmd, const volatile char *label, int server, ins
          * (other workers' pipes and memfds) closes below or at exec. */
         static const int keep[] = {_QF_WORKER_SHM_FD};
         if (dup2(tw[0], 0) < 0 || dup2(fr[1], 1) < 0 || (ew >= 0 && dup2(ew, 2) < 0) ||
-            dup2(mem, _QF_WORKER_SHM_FD) < 0)
+            (mem >= 0 && dup2(mem, _QF_WORKER_SHM_FD) < 0))
             _exit(127);
         /* A session of its own, so that killing the worker kills
          * everything the shell or its kernels started (reap); nothing of
@@ -324,7 +335,7 @@ int _qf_wproc_spawn(const char *cmd, const volatile char *label, int server, ins
          * not it was opened close-on-exec; the kernel limits, which exec
          * keeps. */
         _qf_iso_own_session();
-        _qf_iso_close_fds(keep, 1);
+        _qf_iso_close_fds(keep, mem >= 0);
         if (server) {
             qf_kernel_limits l = *_qf_iso_limits();
             char v[32];
@@ -338,7 +349,8 @@ int _qf_wproc_spawn(const char *cmd, const volatile char *label, int server, ins
         _qf_iso_apply_limits(0);
         signal(SIGPIPE, SIG_DFL);
         setenv("QUALIFY_WORKER_PROTOCOL", "1", 1);
-        setenv(_QF_WORKER_SHM_FD_ENV, "3", 1);
+        if (mem >= 0)
+            setenv(_QF_WORKER_SHM_FD_ENV, "3", 1);
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }

@@ -44,8 +44,15 @@ typedef struct instance {
     pid_t pid;   /* 0: not running */
     pid_t relay; /* the process prefixing its standard error, or 0 */
     int to, from;
+    int mem;   /* the slot's memfd, the instance's fd 3 (memfd_create(2)), or -1 */
+    int takes_fd; /* its hello said "shm_fd": true: runs travel in mem, no name */
     int fails; /* faults in a row */
 } instance;
+
+/* The descriptor number a worker finds its memfd at, and the variable
+ * naming it in its environment (docs/workers.md). */
+#define _QF_WORKER_SHM_FD     3
+#define _QF_WORKER_SHM_FD_ENV "QUALIFY_WORKER_SHM_FD"
 
 void _qf_wproc_nap_ms(long ms);
 /* Start CMD (/bin/sh -c, a session of its own, the protocol on its stdin
@@ -56,7 +63,7 @@ void _qf_wproc_nap_ms(long ms);
  * -1 with the reason in err. */
 int _qf_wproc_spawn(const char *cmd, const volatile char *label, int server, instance *in, char *err,
                     size_t err_size);
-/* Close the protocol's pipes of an instance. */
+/* Close the protocol's pipes and the memfd of an instance. */
 void _qf_wproc_close_fds(instance *in);
 /* Wait up to ms for pid, then kill it; then (always) its process group,
  * whatever it left there; its status. */
@@ -66,6 +73,9 @@ int _qf_wproc_reap(pid_t pid, long ms);
 void _qf_wproc_relay_reap(instance *in);
 
 void _qf_worker_before_pair(const qf_kernel *k, int slot);
+/* In the pair's process of slot, first thing: close every other slot's
+ * pipes and memfds (only the slot's own are of use there). */
+void _qf_worker_pair_child(int slot);
 
 /* The record the runner calls for k: k itself, or, for a kernel routed to
  * a kernel server (qf_worker_route), a stand-in whose run sends the call

@@ -1238,6 +1238,7 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
                         if (j != i)
                             munmap(shm[j], sizeof **shm); /* other pairs' records */
                     }
+                    _qf_worker_pair_child((int)i); /* other slots' worker pipes, memfds */
                     _qf_iso_subreaper();
                     run_pair(suite, &cases, &pairs[pending[next]], reg, &o, &shm[i]->r);
                     _qf_iso_reap_strays(NULL, 0); /* before the record is read */

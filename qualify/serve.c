@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "_claim.h"
@@ -57,6 +58,7 @@ typedef struct server {
     } devs[DEVS_MAX];
     int ndevs;
     int cap, err_fd; /* the kernels' capture file; the server's own stderr */
+    int mem;         /* the slot's memfd the host handed on (fd 3), or -1 */
 } server;
 
 /* ---- The hello ------------------------------------------------------------ */
@@ -314,17 +316,33 @@ static void serve_run(server *S, json_t *m, json_t *done)
                  qf_op_name(sv->k->op));
         goto out;
     }
-    if (!shm || (fd = shm_open(shm, O_RDWR, 0)) < 0) {
-        snprintf(err, sizeof err, "kernel server: cannot open the shared memory %s: %s", shm ? shm : "(none)",
-                 strerror(errno));
-        goto out;
+    if (json_is_integer(json_object_get(m, "shm_fd"))) {
+        /* The slot's memfd, which has no name (docs/workers.md "run"). */
+        struct stat sb;
+        if (S->mem < 0 || json_integer_value(json_object_get(m, "shm_fd")) != _QF_WORKER_SHM_FD) {
+            snprintf(err, sizeof err, "kernel server: the run's shm_fd is not the descriptor it was given");
+            goto out;
+        }
+        if (fstat(S->mem, &sb) || (uint64_t)sb.st_size < (uint64_t)total) {
+            snprintf(err, sizeof err, "kernel server: the memfd is smaller than shm_bytes %zu", total);
+            goto out;
+        }
+        shm = "the slot's memfd";
+        base = mmap(NULL, total ? total : 1, PROT_READ | PROT_WRITE, MAP_SHARED, S->mem, 0);
+    } else {
+        if (!shm || (fd = shm_open(shm, O_RDWR, 0)) < 0) {
+            snprintf(err, sizeof err, "kernel server: cannot open the shared memory %s: %s", shm ? shm : "(none)",
+                     strerror(errno));
+            goto out;
+        }
+        base = mmap(NULL, total ? total : 1, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        /* A host that names the object (one without the memfd): the name
+         * goes at once, since while it is listed in /dev/shm any process
+         * of the user could open it (docs/security.md).  The host's own
+         * unlink then finds nothing, which it ignores. */
+        shm_unlink(shm);
     }
-    base = mmap(NULL, total ? total : 1, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    /* Its name goes at once: while it is listed in /dev/shm any process of
-     * the user could open it (docs/security.md).  The host's own unlink
-     * then finds nothing, which it ignores. */
-    shm_unlink(shm);
     if (base == MAP_FAILED) {
         snprintf(err, sizeof err, "kernel server: cannot map %s: %s", shm, strerror(errno));
         goto out;
@@ -440,6 +458,15 @@ int qf_kernel_serve(const qf_registry *reg, const char *name, int in_fd, int out
      * sanitizer's or the caller's handler. */
     for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         signal(sigs[i], SIG_DFL);
+    /* The slot's memfd, when the host handed one on (worker_proc.c): kept
+     * out of whatever a kernel execs. */
+    S.mem = -1;
+    {
+        const char *e = getenv(_QF_WORKER_SHM_FD_ENV);
+        if (e && atoi(e) == _QF_WORKER_SHM_FD && fcntl(_QF_WORKER_SHM_FD, F_SETFD, FD_CLOEXEC) == 0)
+            S.mem = _QF_WORKER_SHM_FD;
+        unsetenv(_QF_WORKER_SHM_FD_ENV);
+    }
     S.cap = _qf_iso_capture_open();
     S.err_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
     /* Orphans of the kernels' processes come to the server, which kills
@@ -464,6 +491,8 @@ int qf_kernel_serve(const qf_registry *reg, const char *name, int in_fd, int out
     json_object_set_new(hello, "qualify_worker", json_integer(1));
     json_object_set_new(hello, "name", json_string(name ? name : "qualify-kernel-server"));
     json_object_set_new(hello, "server", json_integer(QF_KERNEL_SERVER_VERSION));
+    if (S.mem >= 0) /* runs come in the memfd, never by a name */
+        json_object_set_new(hello, "shm_fd", json_true());
     for (i = 0; i < n; i++) {
         const qf_kernel *k = qf_registry_get(reg, i);
         if (qf_worker_kernel_is(k))

@@ -265,6 +265,9 @@ static int inst_start(worker *w, instance *in, json_t **hello, char *err, size_t
         json_decref(root);
         goto fail;
     }
+    /* A worker that takes the memfd on its fd 3 gets no object with a
+     * name (docs/workers.md "run"); one that does not, a named one. */
+    in->takes_fd = json_is_true(json_object_get(root, "shm_fd"));
     if (hello)
         *hello = root;
     else
@@ -579,7 +582,7 @@ static qf_status worker_new(const char *cmd, int serves, worker **out, json_t **
         return say(err, err_size, "out of memory"), QF_ENOMEM;
     }
     for (i = 0; i < SLOTS_MAX; i++)
-        w->inst[i].to = w->inst[i].from = -1;
+        w->inst[i].to = w->inst[i].from = w->inst[i].mem = -1;
     w->cmd = strdup(cmd);
     w->shared =
         mmap(NULL, SLOTS_MAX * sizeof *w->shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -766,6 +769,15 @@ void _qf_worker_before_pair(const qf_kernel *k, int slot)
     }
 }
 
+void _qf_worker_pair_child(int slot)
+{
+    size_t i, s;
+    for (i = 0; i < nall; i++)
+        for (s = 0; s < SLOTS_MAX; s++)
+            if ((int)s != slot)
+                _qf_wproc_close_fds(&all[i]->inst[s]);
+}
+
 void _qf_worker_after_pair(const qf_kernel *k, int slot, qf_result *r)
 {
     worker *w;
@@ -780,6 +792,8 @@ void _qf_worker_after_pair(const qf_kernel *k, int slot, qf_result *r)
         shm_unlink(st->shm_name);
         st->shm_name[0] = '\0';
     }
+    if (in->mem >= 0) /* ... or its memfd's pages */
+        (void)!ftruncate(in->mem, 0);
     if (st->down == 1)
         st->down = 0; /* try again on the next pair */
     if (!in->pid)
@@ -1006,21 +1020,35 @@ static qf_status worker_run(void *ctx, const qf_kernel_call *call)
                               tensor_json(t, qf_op_slot_name(call->kernel->op, is_out, sl), is_out, &pl));
     }
     total = cur;
-    snprintf(st->shm_name, sizeof st->shm_name, "/qf-w-%d-%u", (int)getpid(), serial++);
-    fd = shm_open(st->shm_name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0 || ftruncate(fd, (off_t)total) ||
-        (base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
-        int e = errno;
-        if (fd >= 0)
+    base = MAP_FAILED;
+    if (in->takes_fd && in->mem >= 0) {
+        /* The slot's memfd, emptied and sized to this run: no name ever
+         * exists, and only this process and the slot's instance hold it. */
+        if (!ftruncate(in->mem, 0) && !ftruncate(in->mem, (off_t)total))
+            base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, in->mem, 0);
+    } else {
+        /* A worker that did not take the descriptor: a named object, open
+         * to the user's processes until it is unlinked (docs/security.md). */
+        snprintf(st->shm_name, sizeof st->shm_name, "/qf-w-%d-%u", (int)getpid(), serial++);
+        fd = shm_open(st->shm_name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        if (fd >= 0 && !ftruncate(fd, (off_t)total))
+            base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (fd >= 0) {
+            int e = errno;
             close(fd);
-        shm_unlink(st->shm_name);
+            errno = e;
+        }
+    }
+    if (base == MAP_FAILED) {
+        int e = errno;
+        if (st->shm_name[0])
+            shm_unlink(st->shm_name);
         st->shm_name[0] = '\0';
         json_decref(ins);
         json_decref(outs);
         snprintf(call->msg, call->msg_size, "cannot make the shared memory: %s", strerror(e));
         return QF_EIO;
     }
-    close(fd);
     /* Outputs carry the runner's poison and its guard windows, so that the
      * runner's own checks (canary, unwritten) see what the worker did. */
     memset(base, FILL_BYTE, total);
@@ -1040,7 +1068,10 @@ static qf_status worker_run(void *ctx, const qf_kernel_call *call)
     json_object_set_new(msg, "threads", json_integer(call->threads));
     json_object_set_new(msg, "seed", json_string(seed));
     json_object_set_new(msg, "op", _qf_op_json(call->op));
-    json_object_set_new(msg, "shm", json_string(st->shm_name));
+    if (st->shm_name[0])
+        json_object_set_new(msg, "shm", json_string(st->shm_name));
+    else
+        json_object_set_new(msg, "shm_fd", json_integer(_QF_WORKER_SHM_FD));
     json_object_set_new(msg, "shm_bytes", json_integer((json_int_t)total));
     json_object_set_new(msg, "in", ins);
     json_object_set_new(msg, "out", outs);
@@ -1153,8 +1184,11 @@ static qf_status worker_run(void *ctx, const qf_kernel_call *call)
                 }
             }
         munmap(base, total);
-        shm_unlink(st->shm_name);
+        if (st->shm_name[0])
+            shm_unlink(st->shm_name);
         st->shm_name[0] = '\0';
+        if (in->takes_fd && in->mem >= 0) /* its pages back */
+            (void)!ftruncate(in->mem, 0);
         return ret;
     }
 }

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -133,7 +135,9 @@ void _qf_wproc_close_fds(instance *in)
         close(in->to);
     if (in->from >= 0)
         close(in->from);
-    in->to = in->from = -1;
+    if (in->mem >= 0)
+        close(in->mem);
+    in->to = in->from = in->mem = -1;
 }
 
 
@@ -259,14 +263,42 @@ static pid_t relay_start(const volatile char *label, const char *cmd, int *wr)
     return pid;
 }
 
+#ifndef MFD_CLOEXEC
+#define MFD_CLOEXEC 1U /* memfd_create(2); older C libraries lack the name */
+#endif
+
+/* The instance's memfd: a file with no name (memfd_create(2)), so no
+ * other process can open it by one; close-on-exec, and above 3 so that
+ * the child's dup2 onto 3 always clears that.  -1 where there is none
+ * (not Linux, a seccomp filter): the instance then gets names. */
+static int mem_create(void)
+{
+#ifdef SYS_memfd_create
+    int fd = (int)syscall(SYS_memfd_create, "qualify-worker", MFD_CLOEXEC), hi;
+#else
+    int fd = -1, hi;
+#endif
+    if (fd < 0 || fd > _QF_WORKER_SHM_FD)
+        return fd;
+    hi = fcntl(fd, F_DUPFD_CLOEXEC, _QF_WORKER_SHM_FD + 1);
+    close(fd);
+    return hi;
+}
+
 int _qf_wproc_spawn(const char *cmd, const volatile char *label, int server, instance *in, char *err,
                     size_t err_size)
 {
-    int tw[2], fr[2], ew;
+    int tw[2], fr[2], ew, mem;
     pid_t pid;
-    if (pipe2(tw, O_CLOEXEC))
+    mem = mem_create();
+    if (pipe2(tw, O_CLOEXEC)) {
+        if (mem >= 0)
+            close(mem);
         return say(err, err_size, "cannot create a pipe: %s", strerror(errno)), -1;
+    }
     if (pipe2(fr, O_CLOEXEC)) {
+        if (mem >= 0)
+            close(mem);
         close(tw[0]);
         close(tw[1]);
         return say(err, err_size, "cannot create a pipe: %s", strerror(errno)), -1;
@@ -281,6 +313,8 @@ int _qf_wproc_spawn(const char *cmd, const volatile char *label, int server, ins
         if (ew >= 0)
             close(ew);
         _qf_wproc_relay_reap(in);
+        if (mem >= 0)
+            close(mem);
         close(tw[0]);
         close(tw[1]);
         close(fr[0]);
@@ -288,9 +322,12 @@ int _qf_wproc_spawn(const char *cmd, const volatile char *label, int server, ins
         return -1;
     }
     if (pid == 0) {
-        /* dup2 clears close-on-exec on 0 and 1; every other descriptor of
-         * ours (other workers' pipes) closes at exec. */
-        if (dup2(tw[0], 0) < 0 || dup2(fr[1], 1) < 0 || (ew >= 0 && dup2(ew, 2) < 0))
+        /* dup2 clears close-on-exec on 0, 1 and the memfd's 3 (mem is
+         * above 3, so dup2 always copies); every other descriptor of ours
+         * (other workers' pipes and memfds) closes below or at exec. */
+        static const int keep[] = {_QF_WORKER_SHM_FD};
+        if (dup2(tw[0], 0) < 0 || dup2(fr[1], 1) < 0 || (ew >= 0 && dup2(ew, 2) < 0) ||
+            (mem >= 0 && dup2(mem, _QF_WORKER_SHM_FD) < 0))
             _exit(127);
         /* A session of its own, so that killing the worker kills
          * everything the shell or its kernels started (reap); nothing of
@@ -298,7 +335,7 @@ int _qf_wproc_spawn(const char *cmd, const volatile char *label, int server, ins
          * not it was opened close-on-exec; the kernel limits, which exec
          * keeps. */
         _qf_iso_own_session();
-        _qf_iso_close_fds(NULL, 0);
+        _qf_iso_close_fds(keep, mem >= 0);
         if (server) {
             qf_kernel_limits l = *_qf_iso_limits();
             char v[32];
@@ -312,6 +349,8 @@ int _qf_wproc_spawn(const char *cmd, const volatile char *label, int server, ins
         _qf_iso_apply_limits(0);
         signal(SIGPIPE, SIG_DFL);
         setenv("QUALIFY_WORKER_PROTOCOL", "1", 1);
+        if (mem >= 0)
+            setenv(_QF_WORKER_SHM_FD_ENV, "3", 1);
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }
@@ -322,6 +361,8 @@ int _qf_wproc_spawn(const char *cmd, const volatile char *label, int server, ins
     in->pid = pid;
     in->to = tw[1];
     in->from = fr[0];
+    in->mem = mem;
+    in->takes_fd = 0; /* until its hello says so */
     return 0;
 }
 

@@ -145,6 +145,14 @@ def test_kernel_declaration_errors():
         qw.kernel("gemm.x", op="gemm", dtypes=["f32"])(lambda *a, **p: None)
 
 
+def _small_gemm(shm):
+    """A 2x3 by 3x2 float32 GEMM placed in shm: a, b and their tensor records, and d's."""
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.ones((3, 2), np.float32)
+    ta, tb = shm.put("a", "float32", a), shm.put("b", "float32", b)
+    return a, b, ta, tb, shm.put("d", "float32", shape=(2, 2), dtype=np.float32)
+
+
 def test_handle_run_is_zero_copy(shm_factory):
     """The arrays the kernel gets are views of the shared mapping itself."""
     seen = {}
@@ -160,10 +168,7 @@ def test_handle_run_is_zero_copy(shm_factory):
         d[...] = a @ b
 
     shm = shm_factory()
-    a = np.arange(6, dtype=np.float32).reshape(2, 3)
-    b = np.ones((3, 2), np.float32)
-    ta, tb = shm.put("a", "float32", a), shm.put("b", "float32", b)
-    td = shm.put("d", "float32", shape=(2, 2), dtype=np.float32)
+    a, b, ta, tb, td = _small_gemm(shm)
     done = qw.handle_run({"run": 9, "kernel": "gemm.zc.f32", "dtype": "f32", "threads": 1, "seed": "0",
                           "op": gemm_op(2, 2, 3), "shm": shm.name, "shm_bytes": shm.size,
                           "in": [ta, tb], "out": [td]})
@@ -171,6 +176,32 @@ def test_handle_run_is_zero_copy(shm_factory):
     assert seen == {"base": mmap.mmap, "owndata": False, "format": ("float32", "d")}
     assert np.array_equal(shm.get(td, np.float32), a @ b)
     assert shm.canaries_intact([ta, tb, td])
+
+
+def test_handle_run_through_shm_fd(shm_factory, monkeypatch):
+    """A run that gives "shm_fd" (no name) maps the descriptor handed on."""
+
+    @qw.kernel("gemm.fd.f32", op="gemm", dtypes=["f32"])
+    def k(a, b, d, **p):
+        d[...] = a @ b
+
+    shm = shm_factory()
+    a, b, ta, tb, td = _small_gemm(shm)
+    fd = os.open(shm.path, os.O_RDWR)
+    try:
+        monkeypatch.setattr(qw, "_SHM_FD", fd)
+        run = {"run": 4, "kernel": "gemm.fd.f32", "dtype": "f32", "threads": 1, "seed": "0",
+               "op": gemm_op(2, 2, 3), "shm_fd": fd, "shm_bytes": shm.size, "in": [ta, tb], "out": [td]}
+        assert qw.handle_run(run) == {"done": 4, "status": "ok"}
+        assert np.array_equal(shm.get(td, np.float32), a @ b)
+        assert shm.canaries_intact([ta, tb, td])
+        os.fstat(fd)  # still open: the worker keeps it for the next run
+        bad = qw.handle_run(dict(run, shm_fd=fd + 100))
+        assert bad["status"] == "error" and "shm_fd" in bad["msg"]
+    finally:
+        os.close(fd)
+    assert qw.hello_message("t", [], shm_fd=True)["shm_fd"] is True
+    assert "shm_fd" not in qw.hello_message("t", [])
 
 
 def test_scale_tensor_attached(shm_factory):

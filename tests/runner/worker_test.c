@@ -10,7 +10,11 @@
  *   gemm.w.garbage   writes a line that is not JSON
  *   gemm.w.overrun   computes d and writes one element past its end
  *
- * usage: worker_test [badversion]  (badversion: a hello of version 99)
+ * usage: worker_test [badversion|named]  (badversion: a hello of version
+ * 99; named: a worker of before the memfd, whose hello does not declare
+ * "shm_fd", so its runs name a /dev/shm object).  Otherwise, when the host
+ * says QUALIFY_WORKER_SHM_FD, the hello declares "shm_fd": true and runs
+ * come in that descriptor (docs/workers.md).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
@@ -20,14 +24,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 static const char *const kernels[] = {"good", "segv", "hang", "exit", "garbage", "overrun"};
 
-static void hello(int version)
+static void hello(int version, int takes_fd)
 {
     size_t i;
-    printf("{\"qualify_worker\": %d, \"name\": \"testw\", \"kernels\": [", version);
+    printf("{\"qualify_worker\": %d, \"name\": \"testw\", %s\"kernels\": [", version,
+           takes_fd ? "\"shm_fd\": true, " : "");
     for (i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
         printf(
             "%s{\"name\": \"gemm.w.%s\", \"op\": \"gemm\", \"kind\": \"optimized\", "
@@ -101,7 +107,11 @@ int main(int argc, char **argv)
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
-    hello(argc > 1 && !strcmp(argv[1], "badversion") ? 99 : 1);
+    const char *fdv = getenv("QUALIFY_WORKER_SHM_FD");
+    int named = argc > 1 && !strcmp(argv[1], "named"), mem = fdv && !named ? atoi(fdv) : -1;
+    if (mem >= 0) /* another process of the user cannot open it as /proc/PID/fd/3 (prctl(2)) */
+        prctl(PR_SET_DUMPABLE, 0);
+    hello(argc > 1 && !strcmp(argv[1], "badversion") ? 99 : 1, mem >= 0);
     while ((len = getline(&line, &cap, stdin)) > 0) {
         json_t *msg = json_loads(line, 0, NULL);
         const char *kern = json_string_value(json_object_get(msg, "kernel"));
@@ -110,7 +120,8 @@ int main(int argc, char **argv)
         long long id = json_integer_value(json_object_get(msg, "run"));
         unsigned char *base;
         int fd;
-        if (!msg || json_object_get(msg, "bye") || !kern || !name) {
+        json_t *sfd = json_object_get(msg, "shm_fd");
+        if (!msg || json_object_get(msg, "bye") || !kern || (!name && !sfd)) {
             json_decref(msg);
             break;
         }
@@ -137,12 +148,16 @@ int main(int argc, char **argv)
             json_decref(msg);
             continue;
         }
-        fd = shm_open(name, O_RDWR, 0);
+        if (sfd) /* the descriptor the host handed on: no name, nothing to open */
+            fd = json_integer_value(sfd) == mem ? mem : -1;
+        else
+            fd = shm_open(name, O_RDWR, 0);
         base = fd < 0 ? MAP_FAILED : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (fd >= 0)
+        if (fd >= 0 && !sfd)
             close(fd);
         if (base == MAP_FAILED) {
-            printf("{\"done\": %lld, \"status\": \"error\", \"msg\": \"cannot map %s\"}\n", id, name);
+            printf("{\"done\": %lld, \"status\": \"error\", \"msg\": \"cannot map %s\"}\n", id,
+                   name ? name : "the shm_fd");
         } else {
             gemm(msg, base, !strcmp(kern, "overrun"));
             munmap(base, bytes);

@@ -15,7 +15,12 @@
  *            computes right;
  *   zeros2   right in odd calls, zeros in even ones (run 2 of a pair),
  *            and claims no determinism (D3);
- *   inputs   computes right, then adds 1 to a[0] (its input a).
+ *   inputs   computes right, then adds 1 to a[0] (its input a);
+ *   shmscan  computes right; the first call of the sweep (a token file in
+ *            $QF_SHMSCAN_DIR) first watches /dev/shm for up to 2 s for an
+ *            object of this qualify run (/qf-w-PID-N, PID a child of an
+ *            ancestor of this process: another job slot's pair) and prints
+ *            what it saw and could open (tests/security/t-shm, issue 17).
  * Processes it starts carry QF_HOSTILE_MARKER from the environment, so a
  * test finds any that outlived qualify. */
 #define _GNU_SOURCE
@@ -30,16 +35,18 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "qf_kernel.h"
 #include "qf_result.h"
 
-enum { GOOD, FORGE, LEAK, KILLPG, HOG, CHATTY, ZEROS2, INPUTS, N_KERNELS };
+enum { GOOD, FORGE, LEAK, KILLPG, HOG, CHATTY, ZEROS2, INPUTS, SHMSCAN, N_KERNELS };
 
 static const char *const names[N_KERNELS] = {"gemm.hostile.good",   "gemm.hostile.forge",  "gemm.hostile.leak",
                                              "gemm.hostile.killpg", "gemm.hostile.hog",    "gemm.hostile.chatty",
-                                             "gemm.hostile.zeros2", "gemm.hostile.inputs"};
+                                             "gemm.hostile.zeros2", "gemm.hostile.inputs",
+                                             "gemm.hostile.shmscan"};
 
 /* A runner's result slot as it was laid out ({int done; qf_result r;}):
  * a record is recognised by its kernel name. */
@@ -150,6 +157,76 @@ static void gemm(const qf_kernel_call *call, float fill, int use_fill)
         }
 }
 
+/* The parent of pid (/proc/PID/stat), or 0. */
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], buf[512], *p;
+    FILE *f;
+    size_t n;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    if (!(p = strrchr(buf, ')')))
+        return 0;
+    return (pid_t)strtol(p + 3, NULL, 10); /* ") S PPID" */
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void shm_scan(void)
+{
+    const char *dir = getenv("QF_SHMSCAN_DIR");
+    char path[512];
+    pid_t anc[4];
+    long scans = 0;
+    int fd, a, seen = 0;
+    double t0 = now_s();
+    if (!dir)
+        return;
+    snprintf(path, sizeof path, "%s/token", dir);
+    if ((fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0600)) < 0)
+        return; /* another call scans */
+    close(fd);
+    anc[0] = getppid();
+    for (a = 1; a < 4; a++)
+        anc[a] = anc[a - 1] > 1 ? parent_of(anc[a - 1]) : 0;
+    while (!seen && now_s() - t0 < 2.0) {
+        DIR *d = opendir("/dev/shm");
+        struct dirent *e;
+        scans++;
+        while (d && (e = readdir(d))) {
+            pid_t pid, pp;
+            if (strncmp(e->d_name, "qf-", 3))
+                continue;
+            pid = (pid_t)strtol(e->d_name + (strncmp(e->d_name, "qf-w-", 5) ? 3 : 5), NULL, 10);
+            pp = pid > 0 ? parent_of(pid) : 0;
+            for (a = 0; a < 4; a++)
+                if (anc[a] > 1 && (pp == anc[a] || pid == anc[a]))
+                    break;
+            if (a == 4)
+                continue; /* another run's (another test on this machine) */
+            snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
+            fd = open(path, O_RDWR);
+            printf("shmscan: saw %s%s\n", path, fd >= 0 ? " and opened it read-write" : "");
+            if (fd >= 0)
+                close(fd);
+            seen = 1;
+        }
+        if (d)
+            closedir(d);
+    }
+    printf("shmscan: scanned /dev/shm %ld times in %.2f s\n", scans, now_s() - t0);
+    fflush(stdout);
+}
+
 static qf_status hostile_run(void *ctx, const qf_kernel_call *call)
 {
     static unsigned calls;
@@ -178,6 +255,7 @@ static qf_status hostile_run(void *ctx, const qf_kernel_call *call)
         }
         break;
     case KILLPG: kill(0, SIGTERM); break;
+    case SHMSCAN: shm_scan(); break;
     case HOG: {
         unsigned char *p = malloc((size_t)1 << 30);
         size_t i;
@@ -229,7 +307,7 @@ qf_status qf_plugin_register(qf_registry *reg, const qf_plugin_host *host)
         kern.struct_size = sizeof kern;
         kern.name = names[i];
         kern.op = QF_OP_GEMM;
-        kern.kind = i == GOOD ? QF_KERNEL_OPTIMIZED : QF_KERNEL_KNOWN_BAD;
+        kern.kind = i == GOOD || i == SHMSCAN ? QF_KERNEL_OPTIMIZED : QF_KERNEL_KNOWN_BAD;
         kern.description = "tests/security hostile kernel";
         kern.backend = "cpu";
         kern.archs = "cpu";

@@ -333,18 +333,53 @@ def clear() -> None:
     _REGISTRY.clear()
 
 
-def hello_message(name: str | None = None, kernels: Iterable[KernelSpec] | None = None) -> dict[str, Any]:
-    """The hello line: protocol version, worker name, kernel records."""
+def hello_message(name: str | None = None, kernels: Iterable[KernelSpec] | None = None,
+                  shm_fd: bool = False) -> dict[str, Any]:
+    """The hello line: protocol version, worker name, kernel records.
+
+    ``shm_fd``: declare that runs may come in the descriptor the host
+    handed on (``QUALIFY_WORKER_SHM_FD``, docs/workers.md) instead of a
+    named /dev/shm object.
+    """
     ks = list(kernels) if kernels is not None else registered()
     msg: dict[str, Any] = {"qualify_worker": PROTOCOL_VERSION}
     if name is not None:
         msg["name"] = name
+    if shm_fd:
+        msg["shm_fd"] = True
     msg["kernels"] = [k.record() for k in ks]
     return msg
 
 
 # ---------------------------------------------------------------------------
 # Running one case
+
+
+# The memfd the host handed on (its number), once serve() has taken it.
+_SHM_FD: int | None = None
+
+
+def _take_shm_fd() -> int | None:
+    """The descriptor QUALIFY_WORKER_SHM_FD names, if it is open: made
+    close-on-exec (a kernel's subprocesses do not get it) and the process
+    not dumpable (prctl(2) PR_SET_DUMPABLE: another process of the user
+    cannot open it through /proc/PID/fd)."""
+    env = os.environ.pop("QUALIFY_WORKER_SHM_FD", None)
+    try:
+        fd = int(env) if env is not None else -1
+        if fd < 0:
+            return None
+        os.fstat(fd)
+        os.set_inheritable(fd, False)
+    except (ValueError, OSError):
+        return None
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except (OSError, AttributeError):
+        pass
+    return fd
 
 
 def _shm_path(name: str) -> str:
@@ -459,8 +494,13 @@ def handle_run(msg: dict[str, Any], kernels: dict[str, KernelSpec] | None = None
             raise ProtocolError(f"kernel {spec.name} has no dtype tuple {msg.get('dtype')!r} "
                                 f"(it declares {', '.join(spec.by_dtype)})")
         params = _params(msg)
-        path = _shm_path(msg.get("shm"))  # type: ignore[arg-type]
         size = int(msg.get("shm_bytes", 0))
+        if "shm_fd" in msg:
+            # The memfd handed on at start: it has no name to open.
+            if _SHM_FD is None or msg.get("shm_fd") != _SHM_FD:
+                raise ProtocolError(f"shm_fd {msg.get('shm_fd')!r} is not the descriptor this worker was given")
+            return _run_mapped(spec, msg, params, _SHM_FD, size)
+        path = _shm_path(msg.get("shm"))  # type: ignore[arg-type]
         return _run_mapped(spec, msg, params, path, size)
     except Unsupported as e:
         return {"done": rid, "status": "unsupported", "msg": str(e) or "unsupported"}
@@ -477,16 +517,20 @@ def _describe(e: BaseException) -> str:
     return text[:1000]
 
 
-def _run_mapped(spec: KernelSpec, msg: dict[str, Any], params: dict[str, Any], path: str, size: int) -> dict[str, Any]:
+def _run_mapped(spec: KernelSpec, msg: dict[str, Any], params: dict[str, Any], where: str | int,
+                size: int) -> dict[str, Any]:
+    """Map the run's tensors: a named object (path) or the handed-on fd."""
     rid = msg.get("run")
-    fd = os.open(path, os.O_RDWR)
+    fd = where if isinstance(where, int) else os.open(where, os.O_RDWR)
+    what = f"shm_fd {where}" if isinstance(where, int) else where
     try:
         actual = os.fstat(fd).st_size
         if size <= 0 or size > actual:
-            raise ProtocolError(f"shm_bytes {size} but {path} has {actual} bytes")
+            raise ProtocolError(f"shm_bytes {size} but {what} has {actual} bytes")
         mm = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
     finally:
-        os.close(fd)
+        if not isinstance(where, int):
+            os.close(fd)
     ins: list[Tensor] = []
     outs: list[Tensor] = []
     try:
@@ -726,7 +770,9 @@ def _loop(name: str | None, inp: IO[bytes], out: IO[bytes]) -> int:
     if not _REGISTRY:
         print("qualify.worker: no kernel declared (use @qualify.worker.kernel)", file=sys.stderr)
         return 2
-    _write(out, hello_message(name))
+    global _SHM_FD
+    _SHM_FD = _take_shm_fd()
+    _write(out, hello_message(name, shm_fd=_SHM_FD is not None))
     while True:
         try:
             line = _read_line(inp)

@@ -19,7 +19,9 @@
 
 /* What the pair's process hands its kernel calls (one pair per process):
  * the inputs in one shared mapping per input tensor (data, then scale
- * codes, then zero points), copies of the case's, so that bytes a kernel
+ * codes, then zero points, each part at a 64-byte boundary as a kernel
+ * may load a part in its element type: 3 bytes of int4 codes must not
+ * leave the bfloat16 scales misaligned), copies of the case's, so that bytes a kernel
  * writes into them are seen here after it ran ("input a modified by the
  * kernel") while the reference keeps reading the case's own; and the
  * capture file of the kernel's standard output and error. */
@@ -62,28 +64,49 @@ void _qf_kio_free(void)
     kio.capfd = -1;
 }
 
+/* The parts of t (data, scale codes, zero points: NULL where absent), their
+ * sizes and offsets in its copy; returns the copy's size. */
+static size_t parts_of(const qf_tensor *t, const unsigned char *part[3], size_t size[3], size_t off[3])
+{
+    size_t k, end = 0;
+    part[0] = t->data;
+    part[1] = t->scale.data;
+    part[2] = (const void *)t->scale.zero_point;
+    size[0] = t->bytes;
+    size[1] = scale_bytes(&t->scale);
+    size[2] = t->scale.zero_point ? t->scale.count * sizeof(int16_t) : 0;
+    for (k = 0; k < 3; k++) {
+        if (!part[k])
+            size[k] = 0;
+        off[k] = (end + 63) & ~(size_t)63;
+        end = off[k] + size[k];
+    }
+    return end;
+}
+
 static int map_inputs(const _qf_case *p)
 {
     int i;
     for (i = 0; i < QF_KERNEL_MAX_IN; i++) {
         const qf_tensor *t = &p->in[i];
-        size_t sb = scale_bytes(&t->scale), zb = t->scale.zero_point ? t->scale.count * sizeof(int16_t) : 0;
+        const unsigned char *part[3];
+        size_t size[3], off[3];
         unsigned char *m;
         kio.in[i] = *t;
         if (!t->data)
             continue;
-        kio.bytes[i] = t->bytes + sb + zb;
+        kio.bytes[i] = parts_of(t, part, size, off);
         if (!(m = kio.map[i] = _qf_rp_shm_alloc(kio.bytes[i])))
             return -1;
         memcpy(m, t->data, t->bytes);
         kio.in[i].data = m;
-        if (sb) {
-            memcpy(m + t->bytes, t->scale.data, sb);
-            kio.in[i].scale.data = m + t->bytes;
+        if (size[1]) {
+            memcpy(m + off[1], part[1], size[1]);
+            kio.in[i].scale.data = m + off[1];
         }
-        if (zb) {
-            memcpy(m + t->bytes + sb, t->scale.zero_point, zb);
-            kio.in[i].scale.zero_point = m + t->bytes + sb;
+        if (size[2]) {
+            memcpy(m + off[2], part[2], size[2]);
+            kio.in[i].scale.zero_point = (void *)(m + off[2]);
         }
     }
     kio.ready = 1;
@@ -107,22 +130,22 @@ int _qf_kio_check(const _qf_case *p, qf_result *r, const char *who)
     int i;
     for (i = 0; i < QF_KERNEL_MAX_IN; i++) {
         const qf_tensor *t = &p->in[i];
-        const unsigned char *parts[3] = {t->data, t->scale.data, (const void *)t->scale.zero_point};
-        size_t sizes[3] = {t->bytes, scale_bytes(&t->scale), t->scale.zero_point ? t->scale.count * 2 : 0};
-        size_t off = 0, k, b, nbad = 0, first = 0;
+        const unsigned char *part[3];
+        size_t size[3], off[3], k, b, nbad = 0, first = 0, kfirst = 0;
+        static const char *const where[3] = {"", ", in its scales", ", in its zero points"};
         if (!kio.map[i])
             continue;
-        for (k = 0; k < 3; k++) {
-            for (b = 0; parts[k] && b < sizes[k]; b++)
-                if (kio.map[i][off + b] != parts[k][b] && nbad++ == 0)
-                    first = off + b;
-            off += parts[k] ? sizes[k] : 0;
-        }
+        parts_of(t, part, size, off);
+        for (k = 0; k < 3; k++)
+            for (b = 0; b < size[k]; b++)
+                if (kio.map[i][off[k] + b] != part[k][b] && nbad++ == 0) {
+                    first = b;
+                    kfirst = k;
+                }
         if (nbad)
             return _qf_say(r, QF_VERDICT_FAILED,
                            "input %s modified by %s: %zu byte(s) differ from what it was given (first at byte %zu%s)",
-                           qf_op_slot_name(p->op.op, 0, i), who, nbad, first,
-                           first >= t->bytes ? ", in its scales" : ""),
+                           qf_op_slot_name(p->op.op, 0, i), who, nbad, first, where[kfirst]),
                    -1;
     }
     return 0;

@@ -481,8 +481,15 @@ int qf_kernel_serve(const qf_registry *reg, const char *name, int in_fd, int out
         memset(&l, 0, sizeof l);
         l.memory = mem ? strtoull(mem, NULL, 10) : 0;
         l.cpu_s = cpu ? strtod(cpu, NULL) : 0;
-        for (i = 0; i < n; i++)
-            device |= _qf_rdev_is_device(qf_registry_get(reg, i));
+        /* `qualify run` says whether its sweep plans a GPU kernel; without
+         * the word, any GPU kernel registered here counts. */
+        const char *dv = getenv("QUALIFY_SERVER_DEVICE");
+        if (dv && (!strcmp(dv, "0") || !strcmp(dv, "1")))
+            device = dv[0] == '1';
+        else
+            for (i = 0; i < n; i++)
+                device |= _qf_rdev_is_device(qf_registry_get(reg, i));
+        unsetenv("QUALIFY_SERVER_DEVICE");
         qf_runner_set_kernel_limits(&l);
         _qf_iso_apply_limits(device);
     }

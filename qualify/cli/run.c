@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "_escape.h"
+#include "_runner_device.h"
 #include "cli.h"
 #include "qf_provenance.h"
 #include "qf_report.h"
@@ -127,6 +128,27 @@ static int parse_limit(const char *s, int count, unsigned long long *out)
     if (qf_runner_parse_bytes(s, &v))
         return -1;
     *out = v;
+    return 0;
+}
+
+/* Does the sweep plan a GPU kernel: a registered device kernel that a
+ * group's globs (a group without globs: any kernel) and --kernel match? */
+static int plans_device_kernel(const qf_suite *suite, const qf_registry *reg, const char *kglob)
+{
+    size_t i, g, j;
+    for (i = 0; i < qf_registry_count(reg); i++) {
+        const qf_kernel *k = qf_registry_get(reg, i);
+        if (!_qf_rdev_is_device(k) || (kglob && !qf_kernel_glob(kglob, k->name)))
+            continue;
+        for (g = 0; g < suite->ngroups; g++) {
+            const qf_suite_group *gr = &suite->groups[g];
+            if (!gr->nkernels)
+                return 1;
+            for (j = 0; j < gr->nkernels; j++)
+                if (qf_kernel_glob(gr->kernels[j], k->name))
+                    return 1;
+        }
+    }
     return 0;
 }
 
@@ -534,9 +556,15 @@ int qf_cli_run(int argc, char **argv)
         if ((rc = qf_cli_registry("run", &src, &reg)) != QF_EXIT_OK)
             goto out;
         /* Timing measures the kernel in a process of its own: the round
-         * trips to a server would be timed with it. */
-        if ((isolate < 0 ? !timing : isolate) && (rc = qf_cli_route_servers("run", &src, reg)) != QF_EXIT_OK)
-            goto out;
+         * trips to a server would be timed with it.  A server takes no
+         * memory limit when it may serve a GPU kernel (docs/security.md):
+         * it is told whether this sweep plans one, so that a CPU-only sweep
+         * of a GPU-enabled build keeps the limit. */
+        if (isolate < 0 ? !timing : isolate) {
+            setenv("QUALIFY_SERVER_DEVICE", plans_device_kernel(suite, reg, kernel) ? "1" : "0", 1);
+            if ((rc = qf_cli_route_servers("run", &src, reg)) != QF_EXIT_OK)
+                goto out;
+        }
     }
     if (mkdir_p(outdir)) {
         fprintf(stderr, "qualify run: cannot create the output directory %s: %s\n", outdir, strerror(errno));

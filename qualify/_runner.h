@@ -60,6 +60,23 @@ int _qf_kio_check(const _qf_case *p, qf_result *r, const char *who);
  * (a kernel child's capture file, or a worker's or server's done lines);
  * the capture is emptied. */
 void _qf_kio_take_output(const _qf_case *p, qf_result *r);
+/* What the kernel's calls report back (in shared memory when they run in
+ * the kernel child). */
+typedef struct _qf_child_report {
+    volatile int done;
+    int status; /* qf_status of the run function */
+    char msg[256];
+    uint32_t global_code[2]; /* quantize: the tensor's global scale code after each run */
+    double times[1024];
+    size_t ntimes;
+} _qf_child_report;
+/* The kernel's calls (init, the two runs or the timed ones, fini) into
+ * rep: in a kernel child forked here and waited for with the time limit,
+ * or inline for a worker kernel (its worker is a process of its own).  0
+ * when the calls reported, else -1 with the verdict (CRASHED, TIMEOUT,
+ * MISTRUSTED) said in r. */
+int _qf_kio_run(_qf_case *p, _qf_child_report *rep, qf_result *r, double timeout_s, int timing, size_t warmup,
+                size_t reps);
 /* In the kernel child, before any kernel code: a session of its own,
  * stdin /dev/null, stdout and stderr the capture file, no other
  * descriptor, no shared mapping but rep, p's outputs and the input copies,

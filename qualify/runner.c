@@ -71,15 +71,6 @@ void qf_runner_summary_free(qf_runner_summary *s)
     memset(s, 0, sizeof *s);
 }
 
-/* What the kernel child reports back. */
-typedef struct child_report {
-    volatile int done;
-    int status; /* qf_status of the run function */
-    char msg[256];
-    uint32_t global_code[2]; /* quantize: the tensor's global scale code after each run */
-    double times[1024];
-    size_t ntimes;
-} child_report;
 
 
 static void prep_free(_qf_case *p)
@@ -203,194 +194,6 @@ static int prepare_inputs(_qf_case *p, qf_result *r)
         }
         if (!p->out1_is_scale)
             p->out[1].bytes = p->g1[0].bytes;
-    }
-    return 0;
-}
-
-/* ---- The kernel child ------------------------------------------------------ */
-
-static void child_reset_signals(void)
-{
-    /* Sanitizer runtimes catch SEGV and turn it into an exit status; the
-     * runner wants the signal itself. */
-    static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM};
-    size_t i;
-    for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        signal(sigs[i], SIG_DFL);
-}
-
-/* The kernel's calls (init, the runs, fini) into rep: in the kernel child,
- * or for a worker kernel in the pair's process (run_child). */
-static void child_run(_qf_case *p, child_report *rep, int timing, size_t warmup, size_t reps)
-{
-    qf_kernel_call call;
-    qf_device dev;
-    const qf_kernel *k = _qf_worker_routed(p->k); /* a kernel server's stand-in, or p->k */
-    void *ctx = k->user;
-    qf_status s = QF_OK;
-    int run;
-    memset(&call, 0, sizeof call);
-    memset(&dev, 0, sizeof dev);
-    dev.backend = qf_backend_cpu();
-    /* GPU kernels: device 0 of their back end, tensors staged per run
-     * (runner_device.c) */
-    if (_qf_rdev_is_device(p->k) && !qf_worker_kernel_is(p->k) && /* a server holds its device */
-        (s = _qf_rdev_open(p->k, &dev, rep->msg, sizeof rep->msg)) != QF_OK) {
-        rep->status = s;
-        rep->done = 1;
-        return;
-    }
-    call.abi_version = QF_KERNEL_ABI_VERSION;
-    call.kernel = p->k;
-    call.dtype = p->t;
-    call.op = &p->op;
-    call.in = _qf_kio_inputs(p);
-    call.out = p->out;
-    call.device = &dev;
-    call.seed = p->seed;
-    call.threads = (int)p->c->threads;
-    call.msg = rep->msg;
-    call.msg_size = sizeof rep->msg;
-    if (k->init && (s = k->init(k, &ctx)) != QF_OK) {
-        rep->status = s;
-        rep->done = 1;
-        return;
-    }
-    if (!timing) {
-        for (run = 0; run < 2 && s == QF_OK; run++) {
-            p->out[0].data = p->g[run].data;
-            if (p->out1_n && p->out1_is_scale)
-                p->out[0].scale.data = p->g1[run].data;
-            else if (p->out1_n)
-                p->out[1].data = p->g1[run].data;
-            /* A kernel that claims the same bits whatever the thread
-             * count gets one thread more the second time (the case's
-             * count, then that + 1), so the comparison of the two runs
-             * checks that claim too. */
-            call.threads = (int)p->c->threads + (run == 1 && p->t->arith.deterministic_threads);
-            s = dev.state ? _qf_rdev_run(&dev, ctx, &call, NULL) : k->run(ctx, &call);
-            rep->global_code[run] = p->out[0].scale.global_code;
-        }
-    } else {
-        size_t i;
-        p->out[0].data = p->g[0].data;
-        if (p->out1_n && p->out1_is_scale)
-            p->out[0].scale.data = p->g1[0].data;
-        else if (p->out1_n)
-            p->out[1].data = p->g1[0].data;
-        for (i = 0; i < warmup && s == QF_OK; i++)
-            s = dev.state ? _qf_rdev_run(&dev, ctx, &call, NULL) : k->run(ctx, &call);
-        for (i = 0; i < reps && s == QF_OK && i < sizeof rep->times / sizeof rep->times[0]; i++) {
-            double t0 = _qf_rp_now_s(), kt = 0;
-            s = dev.state ? _qf_rdev_run(&dev, ctx, &call, &kt) : k->run(ctx, &call);
-            rep->times[i] =
-                dev.state ? kt : _qf_rp_now_s() - t0; /* GPU: device events around the run alone */
-            rep->ntimes = i + 1;
-        }
-    }
-    if (k->fini)
-        k->fini(ctx);
-    if (dev.state)
-        qf_device_close(&dev);
-    rep->status = s;
-    rep->done = 1;
-}
-
-/* A worker kernel: its worker is a process of its own (worker.c), so the
- * calls are made here, without a kernel child; same verdicts. */
-static int run_inline(_qf_case *p, child_report *rep, qf_result *r, double timeout_s, int timing, size_t warmup,
-                      size_t reps)
-{
-    _qf_worker_inline_begin(_qf_rp_now_s() + timeout_s);
-    child_run(p, rep, timing, warmup, reps);
-    switch (_qf_worker_inline_end()) {
-    case 2:
-        _qf_say(r, QF_VERDICT_TIMEOUT, "timed out: the kernel ran past the %.3g s limit and was killed",
-                timeout_s);
-        return -1;
-    case 1:
-        _qf_say(r, QF_VERDICT_CRASHED, "crashed: %s", rep->msg);
-        return -1;
-    }
-    return 0;
-}
-
-/* Fork the kernel child and wait for it: 0 when it reported, else the
- * verdict is set in r (CRASHED, TIMEOUT) and -1 returned. */
-static int run_child(_qf_case *p, child_report *rep, qf_result *r, double timeout_s, int timing,
-                     size_t warmup, size_t reps)
-{
-    pid_t pid;
-    int st = 0, fd;
-    double t0 = _qf_rp_now_s(), nap = 0.0005;
-    memset(rep, 0, sizeof *rep);
-    if (_qf_kio_restore(p)) { /* the inputs released after the first call's check */
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot map the kernel's inputs: %s", strerror(errno));
-        return -1;
-    }
-    if (qf_worker_kernel_is(p->k))
-        return run_inline(p, rep, r, timeout_s, timing, warmup, reps);
-    fflush(NULL);
-    pid = fork();
-    if (pid < 0) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot fork the kernel child: %s", strerror(errno));
-        return -1;
-    }
-    if (pid == 0) {
-        _qf_kio_child_enter(p, rep, sizeof *rep);
-        child_reset_signals();
-        child_run(p, rep, timing, warmup, reps);
-        _exit(0);
-    }
-    fd = _qf_rp_child_fd(pid);
-    for (;;) {
-        siginfo_t si;
-        int wr;
-        memset(&si, 0, sizeof si);
-        /* Not reaped yet (WNOWAIT): while the child is a zombie its pid
-         * cannot be reused, so its process group is killed safely. */
-        wr = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT);
-        if (wr == 0 && si.si_pid == pid)
-            break;
-        if (wr < 0 && errno == ECHILD) {
-            if (fd >= 0)
-                close(fd);
-            _qf_say(r, QF_VERDICT_MISTRUSTED, "lost the kernel child: %s", strerror(errno));
-            return -1;
-        }
-        if (_qf_rp_now_s() - t0 > timeout_s) {
-            kill(pid, SIGKILL);
-            _qf_iso_reap_group(pid, -1);
-            _qf_iso_reap_strays(NULL, 0);
-            if (fd >= 0)
-                close(fd);
-            _qf_say(r, QF_VERDICT_TIMEOUT, "timed out: the kernel ran past the %.3g s limit and was killed",
-                    timeout_s);
-            return -1;
-        }
-        _qf_rp_wait_children(&fd, 1, timeout_s - (_qf_rp_now_s() - t0), &nap, 0.01);
-    }
-    /* The kernel's whole session, then any process it left (orphans come
-     * to this process, a subreaper): none outlives its pair. */
-    st = _qf_iso_reap_group(pid, -1);
-    _qf_iso_reap_strays(NULL, 0);
-    if (fd >= 0)
-        close(fd);
-    if (WIFSIGNALED(st)) {
-        r->signal = WTERMSIG(st);
-        _qf_say(r, QF_VERDICT_CRASHED, "crashed: signal %d (%s)", r->signal, strsignal(r->signal));
-        return -1;
-    }
-    if (WIFEXITED(st) && WEXITSTATUS(st) == _QF_WORKER_EXIT && rep->msg[0]) {
-        /* A worker kernel whose worker failed (worker.c): its reason. */
-        _qf_say(r, QF_VERDICT_CRASHED, "crashed: %s", rep->msg);
-        return -1;
-    }
-    if (!rep->done || (WIFEXITED(st) && WEXITSTATUS(st) != 0)) {
-        r->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-        _qf_say(r, QF_VERDICT_CRASHED, "crashed: the kernel process exited with status %d before finishing",
-                r->exit_code);
-        return -1;
     }
     return 0;
 }
@@ -564,7 +367,7 @@ static void componentwise_policy(const _qf_case *p, const _qf_checked *ck, qf_re
  * filled; -1 with *bv (MISTRUSTED or UNSUPPORTED) and a reason in why:
  * a baseline that crashes or misbehaves makes the comparison doubtful, it
  * says nothing about the kernel under test. */
-static int run_baseline(_qf_case *p, const _qf_checked *ck, const qf_metrics_input *mi0, child_report *rep,
+static int run_baseline(_qf_case *p, const _qf_checked *ck, const qf_metrics_input *mi0, _qf_child_report *rep,
                         double timeout_s, qf_metrics *bm, qf_verdict *bv, char *why, size_t why_size)
 {
     _qf_case b = *p; /* shares the inputs; only the outputs are its own */
@@ -587,7 +390,7 @@ static int run_baseline(_qf_case *p, const _qf_checked *ck, const qf_metrics_inp
     }
     b.out[0].bytes = b.g[0].bytes;
     qf_result_init(tr);
-    if (run_child(&b, rep, tr, timeout_s, 0, 0, 0)) {
+    if (_qf_kio_run(&b, rep, tr, timeout_s, 0, 0, 0)) {
         errf(why, why_size, "baseline %s did not run: %s", p->bk->name, tr->reason);
         goto done;
     }
@@ -702,7 +505,7 @@ static int judge_run2(_qf_case *p, const _qf_checked *ck, const qf_metrics_input
 static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, size_t warmup, size_t reps)
 {
     const qf_suite_group *gr = p->c->group;
-    child_report *rep = _qf_rp_shm_alloc(sizeof *rep);
+    _qf_child_report *rep = _qf_rp_shm_alloc(sizeof *rep);
     _qf_checked ck;
     qf_metrics_input mi;
     qf_verdict_input vi = qf_verdict_input_default();
@@ -726,7 +529,7 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
         _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot map the kernel's inputs: %s", strerror(errno));
         goto done;
     }
-    i = run_child(p, rep, r, timeout_s, 0, 0, 0);
+    i = _qf_kio_run(p, rep, r, timeout_s, 0, 0, 0);
     _qf_kio_take_output(p, r); /* what it printed: the record's, never qualify's output */
     if (i || _qf_kio_check(p, r, "the kernel"))
         goto done;
@@ -864,7 +667,7 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
          * worth timing.  The timing run gets its own limit per run. */
         qf_result tr = *r;
         double limit = timeout_s * (double)(warmup + reps + 1);
-        if (run_child(p, rep, &tr, limit, 1, warmup, reps) == 0 && rep->status == QF_OK && rep->ntimes) {
+        if (_qf_kio_run(p, rep, &tr, limit, 1, warmup, reps) == 0 && rep->status == QF_OK && rep->ntimes) {
             double *t = rep->times;
             size_t n = rep->ntimes, a, b;
             for (a = 1; a < n; a++) /* insertion sort: n is small */

@@ -1,14 +1,19 @@
 /* runner_kio.c: what the pair's process hands a kernel (_runner.h):
  * shared copies of the case's inputs, checked after the kernel ran ("input
  * a modified by the kernel"), the capture file of the kernel's standard
- * output and error, and the kernel child's entry, which drops everything
- * else of qualify's before any kernel code runs (docs/security.md). */
+ * output and error, the kernel child's entry, which drops everything
+ * else of qualify's before any kernel code runs (docs/security.md), and
+ * the kernel's calls themselves: in that child, or inline for a worker
+ * kernel (_qf_kio_run). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "_isolate.h"
@@ -199,4 +204,190 @@ void _qf_kio_take_output(const _qf_case *p, qf_result *r)
         _qf_worker_take_output(r->kernel_output, sizeof r->kernel_output, &r->kernel_output_bytes);
     else
         _qf_iso_capture_take(kio.capfd, r->kernel_output, sizeof r->kernel_output, &r->kernel_output_bytes);
+}
+
+/* ---- The kernel child ------------------------------------------------------ */
+
+static void child_reset_signals(void)
+{
+    /* Sanitizer runtimes catch SEGV and turn it into an exit status; the
+     * runner wants the signal itself. */
+    static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM};
+    size_t i;
+    for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        signal(sigs[i], SIG_DFL);
+}
+
+/* The kernel's calls (init, the runs, fini) into rep: in the kernel child,
+ * or for a worker kernel in the pair's process (_qf_kio_run). */
+static void child_run(_qf_case *p, _qf_child_report *rep, int timing, size_t warmup, size_t reps)
+{
+    qf_kernel_call call;
+    qf_device dev;
+    const qf_kernel *k = _qf_worker_routed(p->k); /* a kernel server's stand-in, or p->k */
+    void *ctx = k->user;
+    qf_status s = QF_OK;
+    int run;
+    memset(&call, 0, sizeof call);
+    memset(&dev, 0, sizeof dev);
+    dev.backend = qf_backend_cpu();
+    /* GPU kernels: device 0 of their back end, tensors staged per run
+     * (runner_device.c) */
+    if (_qf_rdev_is_device(p->k) && !qf_worker_kernel_is(p->k) && /* a server holds its device */
+        (s = _qf_rdev_open(p->k, &dev, rep->msg, sizeof rep->msg)) != QF_OK) {
+        rep->status = s;
+        rep->done = 1;
+        return;
+    }
+    call.abi_version = QF_KERNEL_ABI_VERSION;
+    call.kernel = p->k;
+    call.dtype = p->t;
+    call.op = &p->op;
+    call.in = _qf_kio_inputs(p);
+    call.out = p->out;
+    call.device = &dev;
+    call.seed = p->seed;
+    call.threads = (int)p->c->threads;
+    call.msg = rep->msg;
+    call.msg_size = sizeof rep->msg;
+    if (k->init && (s = k->init(k, &ctx)) != QF_OK) {
+        rep->status = s;
+        rep->done = 1;
+        return;
+    }
+    if (!timing) {
+        for (run = 0; run < 2 && s == QF_OK; run++) {
+            p->out[0].data = p->g[run].data;
+            if (p->out1_n && p->out1_is_scale)
+                p->out[0].scale.data = p->g1[run].data;
+            else if (p->out1_n)
+                p->out[1].data = p->g1[run].data;
+            /* A kernel that claims the same bits whatever the thread
+             * count gets one thread more the second time (the case's
+             * count, then that + 1), so the comparison of the two runs
+             * checks that claim too. */
+            call.threads = (int)p->c->threads + (run == 1 && p->t->arith.deterministic_threads);
+            s = dev.state ? _qf_rdev_run(&dev, ctx, &call, NULL) : k->run(ctx, &call);
+            rep->global_code[run] = p->out[0].scale.global_code;
+        }
+    } else {
+        size_t i;
+        p->out[0].data = p->g[0].data;
+        if (p->out1_n && p->out1_is_scale)
+            p->out[0].scale.data = p->g1[0].data;
+        else if (p->out1_n)
+            p->out[1].data = p->g1[0].data;
+        for (i = 0; i < warmup && s == QF_OK; i++)
+            s = dev.state ? _qf_rdev_run(&dev, ctx, &call, NULL) : k->run(ctx, &call);
+        for (i = 0; i < reps && s == QF_OK && i < sizeof rep->times / sizeof rep->times[0]; i++) {
+            double t0 = _qf_rp_now_s(), kt = 0;
+            s = dev.state ? _qf_rdev_run(&dev, ctx, &call, &kt) : k->run(ctx, &call);
+            rep->times[i] =
+                dev.state ? kt : _qf_rp_now_s() - t0; /* GPU: device events around the run alone */
+            rep->ntimes = i + 1;
+        }
+    }
+    if (k->fini)
+        k->fini(ctx);
+    if (dev.state)
+        qf_device_close(&dev);
+    rep->status = s;
+    rep->done = 1;
+}
+
+/* A worker kernel: its worker is a process of its own (worker.c), so the
+ * calls are made here, without a kernel child; same verdicts. */
+static int run_inline(_qf_case *p, _qf_child_report *rep, qf_result *r, double timeout_s, int timing, size_t warmup,
+                      size_t reps)
+{
+    _qf_worker_inline_begin(_qf_rp_now_s() + timeout_s);
+    child_run(p, rep, timing, warmup, reps);
+    switch (_qf_worker_inline_end()) {
+    case 2:
+        _qf_say(r, QF_VERDICT_TIMEOUT, "timed out: the kernel ran past the %.3g s limit and was killed",
+                timeout_s);
+        return -1;
+    case 1:
+        _qf_say(r, QF_VERDICT_CRASHED, "crashed: %s", rep->msg);
+        return -1;
+    }
+    return 0;
+}
+
+int _qf_kio_run(_qf_case *p, _qf_child_report *rep, qf_result *r, double timeout_s, int timing,
+                     size_t warmup, size_t reps)
+{
+    pid_t pid;
+    int st = 0, fd;
+    double t0 = _qf_rp_now_s(), nap = 0.0005;
+    memset(rep, 0, sizeof *rep);
+    if (_qf_kio_restore(p)) { /* the inputs released after the first call's check */
+        _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot map the kernel's inputs: %s", strerror(errno));
+        return -1;
+    }
+    if (qf_worker_kernel_is(p->k))
+        return run_inline(p, rep, r, timeout_s, timing, warmup, reps);
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot fork the kernel child: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        _qf_kio_child_enter(p, rep, sizeof *rep);
+        child_reset_signals();
+        child_run(p, rep, timing, warmup, reps);
+        _exit(0);
+    }
+    fd = _qf_rp_child_fd(pid);
+    for (;;) {
+        siginfo_t si;
+        int wr;
+        memset(&si, 0, sizeof si);
+        /* Not reaped yet (WNOWAIT): while the child is a zombie its pid
+         * cannot be reused, so its process group is killed safely. */
+        wr = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT);
+        if (wr == 0 && si.si_pid == pid)
+            break;
+        if (wr < 0 && errno == ECHILD) {
+            if (fd >= 0)
+                close(fd);
+            _qf_say(r, QF_VERDICT_MISTRUSTED, "lost the kernel child: %s", strerror(errno));
+            return -1;
+        }
+        if (_qf_rp_now_s() - t0 > timeout_s) {
+            kill(pid, SIGKILL);
+            _qf_iso_reap_group(pid, -1);
+            _qf_iso_reap_strays(NULL, 0);
+            if (fd >= 0)
+                close(fd);
+            _qf_say(r, QF_VERDICT_TIMEOUT, "timed out: the kernel ran past the %.3g s limit and was killed",
+                    timeout_s);
+            return -1;
+        }
+        _qf_rp_wait_children(&fd, 1, timeout_s - (_qf_rp_now_s() - t0), &nap, 0.01);
+    }
+    /* The kernel's whole session, then any process it left (orphans come
+     * to this process, a subreaper): none outlives its pair. */
+    st = _qf_iso_reap_group(pid, -1);
+    _qf_iso_reap_strays(NULL, 0);
+    if (fd >= 0)
+        close(fd);
+    if (WIFSIGNALED(st)) {
+        r->signal = WTERMSIG(st);
+        _qf_say(r, QF_VERDICT_CRASHED, "crashed: signal %d (%s)", r->signal, strsignal(r->signal));
+        return -1;
+    }
+    if (WIFEXITED(st) && WEXITSTATUS(st) == _QF_WORKER_EXIT && rep->msg[0]) {
+        /* A worker kernel whose worker failed (worker.c): its reason. */
+        _qf_say(r, QF_VERDICT_CRASHED, "crashed: %s", rep->msg);
+        return -1;
+    }
+    if (!rep->done || (WIFEXITED(st) && WEXITSTATUS(st) != 0)) {
+        r->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        _qf_say(r, QF_VERDICT_CRASHED, "crashed: the kernel process exited with status %d before finishing",
+                r->exit_code);
+        return -1;
+    }
+    return 0;
 }

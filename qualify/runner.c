@@ -750,6 +750,32 @@ static int find_baseline(_qf_case *p, const qf_registry *reg, qf_result *r)
     return 0;
 }
 
+/* A GPU kernel that cannot run is filed under the device's architecture
+ * when there is a device (another one than the kernel claims), else under
+ * the architectures the kernel claims, space-separated as in its archs
+ * (cut at a whole word): `qualify enable` files such a record under each
+ * (docs/enable.md "Kernels without a device"), so the AMD and NVIDIA
+ * sections name the kernel, disabled with the reason, even on a machine
+ * with no GPU. */
+static void file_unrun_device(qf_result *r, const qf_kernel *k, const char *devarch)
+{
+    const char *a = devarch[0] ? devarch : k->archs && k->archs[0] ? k->archs : NULL;
+    size_t n;
+    if (!a)
+        return;
+    while (*a == ' ')
+        a++;
+    n = strlen(a);
+    while (n >= sizeof r->arch) { /* the last whole word that fits */
+        const char *sp = memrchr(a, ' ', n);
+        n = sp ? (size_t)(sp - a) : 0;
+    }
+    while (n && a[n - 1] == ' ')
+        n--;
+    if (n)
+        snprintf(r->arch, sizeof r->arch, "%.*s", (int)n, a);
+}
+
 static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const pair *pr,
                      const qf_registry *reg, const qf_runner_opts *o, qf_result *r)
 {
@@ -770,7 +796,9 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
     /* GPU kernels run on the device found (runner_device.c): its absence or
      * another architecture is UNSUPPORTED with the reason. */
     if (_qf_rdev_is_device(pr->k)) {
+        devarch[0] = '\0';
         if (_qf_rdev_probe(pr->k, devarch, sizeof devarch, why, sizeof why)) {
+            file_unrun_device(r, pr->k, devarch);
             _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: %s", why);
             goto out;
         }

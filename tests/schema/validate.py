@@ -220,6 +220,10 @@ def main():
         text, _ = run(["list", "kernels", "--json"])
         if text is not None:
             validate(validators, "kernels", json.loads(text), "list kernels --json")
+        # --status probes the GPU back ends (UNSUPPORTED without a device).
+        text, _ = run(["list", "kernels", "--json", "--status"])
+        if text is not None:
+            validate(validators, "kernels", json.loads(text), "list kernels --json --status")
         text, _ = run(["formats", "--json"])
         if text is not None:
             validate(validators, "formats", json.loads(text), "formats --json")

@@ -116,25 +116,54 @@ static double got_at(const qf_metrics_input *in, size_t i)
     return qf_format_decode(in->out, u64);
 }
 
-/* Which errors element i contributes to the percentiles (bit 0: ulp, abs
- * and rel; bit 1: bound utilization), set by the main loop. */
-enum { PCT_ERR = 1, PCT_UTIL = 2 };
+/* How element i enters the metrics, in the main loop's order: its
+ * reference undecided or undefined, a NaN or an Inf reference judged by
+ * value, a non-finite result against a finite reference, or both finite
+ * (the error metrics).  The percentiles' passes ask again instead of
+ * reading a mark per element (1 byte per checked element less). */
+enum { EC_UNDECIDED, EC_UNDEFINED, EC_NAN, EC_INF, EC_GOT_NONFINITE, EC_FINITE };
+typedef struct elem_vals {
+    double g, x, r, bnd; /* x: as the reference gave it */
+} elem_vals;
+
+static int elem_class(const qf_metrics_input *in, size_t i, elem_vals *v)
+{
+    v->g = got_at(in, i);
+    v->x = in->exact[i];
+    v->bnd = in->bound ? in->bound[i] : NAN;
+    v->r = NAN;
+    if (in->status && in->status[i] == REF_UNDECIDED)
+        return EC_UNDECIDED;
+    if (in->status && in->status[i] == REF_UNDEFINED)
+        return EC_UNDEFINED;
+    v->r = in->rounded ? in->rounded[i]
+                       : qf_format_decode(in->out, qf_format_encode(in->out, v->x, QF_ROUND_RNE, 0, 0, 0));
+    /* Special values are judged against the correctly rounded
+     * reference: an exact value past the format's range is Inf or NaN
+     * there (or max when the case saturates). */
+    if (isnan(v->r) || isnan(v->x))
+        return EC_NAN;
+    /* An exact value past the output's range whose correctly rounded
+     * value is Inf, and a finite result: a kernel may round an
+     * accumulator that is within its bound of the exact value, but
+     * below the overflow threshold, to max.  Judged by the bound when
+     * there is one (docs/verdicts.md). */
+    if (isinf(v->r) && !(isfinite(v->x) && isfinite(v->g) && !isnan(v->bnd)))
+        return EC_INF;
+    if (!isfinite(v->g))
+        return EC_GOT_NONFINITE;
+    return EC_FINITE;
+}
 
 /* Element i's error of one kind (0 ulp, 1 abs, 2 rel, 3 util), as the main
- * loop computed it, or -1 when i is not marked for that kind. */
-static double err_kind(const qf_metrics_input *in, const uint8_t *mark, int kind, size_t i)
+ * loop computed it, or -1 when i has none of that kind. */
+static double err_kind(const qf_metrics_input *in, int kind, size_t i)
 {
-    double g, x, bnd;
+    elem_vals v;
     qf_elem_err e;
-    if (!(mark[i] & (kind == 3 ? PCT_UTIL : PCT_ERR)))
+    if (elem_class(in, i, &v) != EC_FINITE || (kind == 3 && isnan(v.bnd)))
         return -1;
-    g = got_at(in, i);
-    x = in->exact[i];
-    bnd = in->bound ? in->bound[i] : NAN;
-    if (!isfinite(x)) /* as the main loop: an exact Inf rounded to a finite max */
-        x = in->rounded ? in->rounded[i]
-                        : qf_format_decode(in->out, qf_format_encode(in->out, x, QF_ROUND_RNE, 0, 0, 0));
-    e = qf_metrics_elem(in->out, g, x, bnd);
+    e = qf_metrics_elem(in->out, v.g, isfinite(v.x) ? v.x : v.r, v.bnd);
     return kind == 0 ? fabs(e.ulp) : kind == 1 ? e.abs : kind == 2 ? e.rel : e.util;
 }
 
@@ -142,7 +171,7 @@ static double err_kind(const qf_metrics_input *in, const uint8_t *mark, int kind
  * their order is that of their bit patterns as unsigned integers (IEEE
  * 754-2019, sec. 5.10: totalOrder on positive numbers), and a value's rank
  * can be found by most-significant-digit radix selection: a pass counts
- * the marked errors by their next DIGIT bits among those that share the
+ * the errors of the kind by their next DIGIT bits among those that share the
  * rank's known leading bits, which narrows the rank to one bucket; once a
  * rank's bucket holds at most PCT_CAP(n) values, a last pass gathers them
  * and Hoare's selection finds the rank there.  The errors are recomputed
@@ -181,7 +210,7 @@ static int shares(const rank_st *r, uint64_t b)
 }
 
 /* One counting pass for the ranks still too wide to gather. */
-static void pct_count(const qf_metrics_input *in, const uint8_t *mark, int kind, rank_st *rk, int nr, size_t *hist,
+static void pct_count(const qf_metrics_input *in, int kind, rank_st *rk, int nr, size_t *hist,
                       size_t cap)
 {
     size_t i;
@@ -195,7 +224,7 @@ static void pct_count(const qf_metrics_input *in, const uint8_t *mark, int kind,
         }
     }
     for (i = 0; i < in->n; i++) {
-        double v = err_kind(in, mark, kind, i);
+        double v = err_kind(in, kind, i);
         uint64_t b;
         if (v < 0)
             continue;
@@ -230,7 +259,7 @@ static void pct_count(const qf_metrics_input *in, const uint8_t *mark, int kind,
 }
 
 /* The last pass: each open rank's values gathered, then selected. */
-static int pct_gather(const qf_metrics_input *in, const uint8_t *mark, int kind, rank_st *rk, int nr)
+static int pct_gather(const qf_metrics_input *in, int kind, rank_st *rk, int nr)
 {
     size_t i, *fill = calloc((size_t)nr, sizeof *fill);
     int q, ok = fill != NULL;
@@ -238,7 +267,7 @@ static int pct_gather(const qf_metrics_input *in, const uint8_t *mark, int kind,
         if (!rk[q].done && !(rk[q].seg = malloc((rk[q].count ? rk[q].count : 1) * sizeof *rk[q].seg)))
             ok = 0;
     for (i = 0; i < in->n && ok; i++) {
-        double v = err_kind(in, mark, kind, i);
+        double v = err_kind(in, kind, i);
         uint64_t b;
         if (v < 0)
             continue;
@@ -259,8 +288,8 @@ static int pct_gather(const qf_metrics_input *in, const uint8_t *mark, int kind,
     return ok ? 0 : -1;
 }
 
-/* The percentiles of one error kind over its nk marked elements. */
-static int pct_kind(const qf_metrics_input *in, const uint8_t *mark, int kind, size_t nk, size_t *hist, double *pct)
+/* The percentiles of one error kind over the nk elements that have one. */
+static int pct_kind(const qf_metrics_input *in, int kind, size_t nk, size_t *hist, double *pct)
 {
     rank_st rk[QF_METRICS_NPCT];
     size_t cap = PCT_CAP(in->n);
@@ -283,9 +312,9 @@ static int pct_kind(const qf_metrics_input *in, const uint8_t *mark, int kind, s
         for (q = 0; q < QF_METRICS_NPCT; q++)
             open |= !rk[q].done && rk[q].count > cap;
         if (open)
-            pct_count(in, mark, kind, rk, QF_METRICS_NPCT, hist, cap);
+            pct_count(in, kind, rk, QF_METRICS_NPCT, hist, cap);
     }
-    if (pct_gather(in, mark, kind, rk, QF_METRICS_NPCT))
+    if (pct_gather(in, kind, rk, QF_METRICS_NPCT))
         return -1;
     for (q = 0; q < QF_METRICS_NPCT; q++)
         pct[q] = rk[q].v;
@@ -297,7 +326,6 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
     size_t i, n, nc = 0, nb = 0;
     double best_viol = -1;
     size_t *hist = NULL;
-    uint8_t *mark = NULL;
     sums *S;
     if (!in || !m || !in->out || (in->n && ((!in->got && !in->got_codes) || !in->exact)))
         return QF_EINVAL;
@@ -310,35 +338,28 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
     m->at_nonfinite_bad = m->at_finite_bad = m->at_violation = n;
     m->viol_err = m->viol_bound = m->viol_err_ulp = m->viol_bound_ulp = NAN;
     S = malloc(sizeof *S);
-    mark = calloc(n ? n : 1, 1);
-    if (!S || !mark) {
-        free(S), free(mark);
+    if (!S)
         return QF_ENOMEM;
-    }
     qf_dot_acc_init(&S->x2), qf_dot_acc_init(&S->y2), qf_dot_acc_init(&S->xy);
     qf_dot_acc_init(&S->err2), qf_dot_acc_init(&S->bias), qf_dot_acc_init(&S->bias_ulp);
 
     for (i = 0; i < n; i++) {
-        double g = got_at(in, i), x = in->exact[i], r, bnd = in->bound ? in->bound[i] : NAN;
+        elem_vals ev;
+        int cls = elem_class(in, i, &ev);
+        double g = ev.g, x = ev.x, r = ev.r, bnd = ev.bnd;
         qf_elem_err e;
         if (elems)
             elems[i].ulp = elems[i].abs = elems[i].rel = elems[i].util = NAN;
-        if (in->status && in->status[i] == REF_UNDECIDED) {
-            m->n_undecided++;
-            continue;
-        }
-        if (in->status && in->status[i] == REF_UNDEFINED) {
-            m->n_undefined++;
+        if (cls == EC_UNDECIDED || cls == EC_UNDEFINED) {
+            if (cls == EC_UNDECIDED)
+                m->n_undecided++;
+            else
+                m->n_undefined++;
             continue;
         }
         if (x == 0)
             m->n_zero_ref++;
-        r = in->rounded ? in->rounded[i]
-                        : qf_format_decode(in->out, qf_format_encode(in->out, x, QF_ROUND_RNE, 0, 0, 0));
-        /* Special values are judged against the correctly rounded
-         * reference: an exact value past the format's range is Inf or NaN
-         * there (or max when the case saturates). */
-        if (isnan(r) || isnan(x)) {
+        if (cls == EC_NAN) {
             if (!isnan(g)) {
                 m->nan_mismatch++;
                 if (m->finite_bad++ == 0)
@@ -346,12 +367,7 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
             }
             continue;
         }
-        /* An exact value past the output's range whose correctly rounded
-         * value is Inf, and a finite result: a kernel may round an
-         * accumulator that is within its bound of the exact value, but
-         * below the overflow threshold, to max.  Judged by the bound when
-         * there is one (docs/verdicts.md). */
-        if (isinf(r) && !(isfinite(x) && isfinite(g) && !isnan(bnd))) {
+        if (cls == EC_INF) {
             if (g == r) {
                 m->n_exact_rounded++;
             } else {
@@ -364,7 +380,7 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
             }
             continue;
         }
-        if (!isfinite(g)) {
+        if (cls == EC_GOT_NONFINITE) {
             if (isnan(g))
                 m->nan_mismatch++;
             else
@@ -383,13 +399,11 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
         e = qf_metrics_elem(in->out, g, x, bnd);
         if (elems)
             elems[i] = e;
-        mark[i] = PCT_ERR;
         nc++;
         set_max(fabs(e.ulp), i, &m->max_ulp, &m->at_ulp);
         set_max(e.abs, i, &m->max_abs, &m->at_abs);
         set_max(e.rel, i, &m->max_rel, &m->at_rel);
         if (!isnan(bnd)) {
-            mark[i] |= PCT_UTIL;
             nb++;
             set_max(e.util, i, &m->max_util, &m->at_util);
             if (e.abs > bnd) {
@@ -420,9 +434,9 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
     m->frac_exact_rounded = nc ? (double)m->n_exact_rounded / (double)nc : NAN;
     m->frac_zero_ref = n ? (double)m->n_zero_ref / (double)n : NAN;
     hist = malloc(QF_METRICS_NPCT * NB * sizeof *hist);
-    if (!hist || pct_kind(in, mark, 0, nc, hist, m->pct_ulp) || pct_kind(in, mark, 1, nc, hist, m->pct_abs) ||
-        pct_kind(in, mark, 2, nc, hist, m->pct_rel) || pct_kind(in, mark, 3, nb, hist, m->pct_util)) {
-        free(S), free(mark), free(hist);
+    if (!hist || pct_kind(in, 0, nc, hist, m->pct_ulp) || pct_kind(in, 1, nc, hist, m->pct_abs) ||
+        pct_kind(in, 2, nc, hist, m->pct_rel) || pct_kind(in, 3, nb, hist, m->pct_util)) {
+        free(S), free(hist);
         return QF_ENOMEM;
     }
     if (nc) {
@@ -442,7 +456,7 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
     } else {
         m->bias = m->bias_ulp = m->rms = m->normwise = m->sqnr_db = m->cosine = m->diff_dg = NAN;
     }
-    free(S), free(mark), free(hist);
+    free(S), free(hist);
     return QF_OK;
 }
 

@@ -182,19 +182,19 @@ static double err_kind(const qf_metrics_input *in, int kind, size_t i)
  * all equal (an exact kernel's zeros) ends the search at once.  The value
  * at a rank is the one a sort would put there, so the figures are those of
  * selecting in one array of every error. */
-#define DIGIT 12
-#define NB ((size_t)1 << DIGIT)
+#define DIGIT      12
+#define NB         ((size_t)1 << DIGIT)
 #define PCT_CAP(n) ((n) / 64 + 4096)
 
 typedef struct rank_st {
-    size_t k;      /* rank within the values that share the leading bits */
-    size_t count;  /* how many share them */
-    uint64_t pre;  /* the leading bits known */
-    int known;     /* how many */
+    size_t k;     /* rank within the values that share the leading bits */
+    size_t count; /* how many share them */
+    uint64_t pre; /* the leading bits known */
+    int known;    /* how many */
     int done;
     double v;
     uint64_t mn, mx; /* the smallest and largest pattern sharing them */
-    double *seg;   /* gathered values */
+    double *seg;     /* gathered values */
 } rank_st;
 
 static uint64_t key_of(double v)
@@ -210,8 +210,7 @@ static int shares(const rank_st *r, uint64_t b)
 }
 
 /* One counting pass for the ranks still too wide to gather. */
-static void pct_count(const qf_metrics_input *in, int kind, rank_st *rk, int nr, size_t *hist,
-                      size_t cap)
+static void pct_count(const qf_metrics_input *in, int kind, rank_st *rk, int nr, size_t *hist, size_t cap)
 {
     size_t i;
     int q;

@@ -248,8 +248,8 @@ START_TEST(test_percentiles_large)
             qsort(v[k], n[k], sizeof *v[k], cmp_d);
             for (q = 0; q < QF_METRICS_NPCT; q++) {
                 double want = at_rank(v[k], n[k], qf_metrics_pct[q]);
-                ck_assert_msg(memcmp(&want, &pct[k][q], sizeof want) == 0, "case %d kind %d pct %d: %a, sorted %a",
-                              c, k, q, pct[k][q], want);
+                ck_assert_msg(memcmp(&want, &pct[k][q], sizeof want) == 0,
+                              "case %d kind %d pct %d: %a, sorted %a", c, k, q, pct[k][q], want);
             }
         }
     }
@@ -261,7 +261,7 @@ END_TEST
 
 int main(void)
 {
-    return qf_test_main(
-        "metrics/metrics", "metrics", 120, NULL, NULL,
-        QF_TESTS(test_elem, test_case_hand, test_percentiles, test_percentiles_large, test_specials, test_growth, test_bitwise));
+    return qf_test_main("metrics/metrics", "metrics", 120, NULL, NULL,
+                        QF_TESTS(test_elem, test_case_hand, test_percentiles, test_percentiles_large,
+                                 test_specials, test_growth, test_bitwise));
 }

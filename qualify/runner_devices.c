@@ -228,9 +228,8 @@ static void charge(_qf_rdevs *d, int s, int kind, const qf_result *r)
         return;
     }
     v->out = 1;
-    snprintf(v->why, sizeof v->why, "%s%s on %.96s %.96s, clean on another device",
-             kind == F_TIMEOUT ? "second timeout: " : "", kind == F_LOST ? "device lost" : kind == F_CRASH ? "crash" : "timeout",
-             r->kernel, r->case_id);
+    snprintf(v->why, sizeof v->why, "%s on %.96s %.96s, clean on another device",
+             kind == F_LOST ? "device lost" : kind == F_CRASH ? "crash" : "second timeout", r->kernel, r->case_id);
     fprintf(stderr, "qualify: device %d (%s, %s) taken out of the rotation: %s\n", v->index, v->uuid, v->name,
             v->why);
 }

@@ -14,9 +14,13 @@
  *                       returns QF_EDEVICE from then on; hang: the
  *                       synchronize never returns;
  *   QF_VDEV_FAIL_AFTER  kernel runs on that device in this process before
- *                       it fails (default 0: the first one).
+ *                       it fails (default 0: the first one);
+ *   QF_VDEV_DELAY_MS    milliseconds every kernel run takes on any device
+ *                       (default 0), as a real kernel's work would.
  * Each device has the UUID VDEV-00000000-0000-0000-0000-0000000000II and
- * the name "qualify virtual device I". */
+ * the name "qualify virtual device I".  Kernels: gemm.vdev.naive and
+ * gemm.vdev.second (correct), gemm.vdev.crashy (correct, but SIGSEGV on
+ * case seed 2 on every device: a kernel's own fault, not a device's). */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
 #include <stdint.h>
@@ -127,8 +131,12 @@ static qf_status vd_synchronize(void *state)
 {
     vdev *d = state;
     const char *mode = getenv("QF_VDEV_FAIL_MODE");
+    long ms = env_int("QF_VDEV_DELAY_MS", 0);
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     if (d->lost)
         return QF_EDEVICE;
+    while (ms > 0 && nanosleep(&ts, &ts))
+        ;
     if (d->index != env_int("QF_VDEV_FAIL", -1) || d->runs++ < env_int("QF_VDEV_FAIL_AFTER", 0))
         return QF_OK;
     if (mode && !strcmp(mode, "crash"))
@@ -180,7 +188,8 @@ static qf_status vd_gemm(void *ctx, const qf_kernel_call *call)
     const float *a = call->in[0].data, *b = call->in[1].data;
     float *d = call->out[0].data;
     size_t i, j, l;
-    (void)ctx;
+    if (ctx && call->seed == 2)
+        raise(SIGSEGV);
     if (g->trans_a || g->trans_b || g->beta != 0 || g->batch > 1 || g->groups || g->alpha != 1) {
         if (call->msg)
             snprintf(call->msg, call->msg_size, "plain row-major d = a b only");
@@ -202,7 +211,7 @@ __attribute__((visibility("default"))) qf_status qf_plugin_register(qf_registry 
 
 qf_status qf_plugin_register(qf_registry *reg, const qf_plugin_host *host)
 {
-    static const char *const names[2] = {"gemm.vdev.naive", "gemm.vdev.second"};
+    static const char *const names[3] = {"gemm.vdev.naive", "gemm.vdev.second", "gemm.vdev.crashy"};
     qf_status s;
     int i;
     if (host->abi_version != QF_KERNEL_ABI_VERSION || !QF_PLUGIN_HOST_HAS(host, backend_add))
@@ -214,7 +223,7 @@ qf_status qf_plugin_register(qf_registry *reg, const qf_plugin_host *host)
     dtypes[0].in[0] = dtypes[0].in[1] = dtypes[0].in[2] = QF_FLOAT32;
     dtypes[0].out[0] = QF_FLOAT32;
     dtypes[0].arith = host->arith_claim_default(); /* float32, sequential, RNE */
-    for (i = 0; i < 2; i++) {
+    for (i = 0; i < 3; i++) {
         qf_kernel k;
         memset(&k, 0, sizeof k);
         k.abi_version = QF_KERNEL_ABI_VERSION;
@@ -228,6 +237,7 @@ qf_status qf_plugin_register(qf_registry *reg, const qf_plugin_host *host)
         k.dtypes = dtypes;
         k.n_dtypes = 1;
         k.run = vd_gemm;
+        k.user = (void *)(intptr_t)(i == 2); /* crashy */
         if ((s = host->add(reg, &k)) != QF_OK)
             return s;
     }

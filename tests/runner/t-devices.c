@@ -9,6 +9,9 @@
  *     reports the device lost): no pair is lost or judged differently, the
  *     faulted pairs ran again elsewhere, device 1 is out of the rotation
  *     and the event names it in results.json and on stderr;
+ *   - device 1 hangs: taken out at its second timeout, results unchanged;
+ *   - a kernel that crashes by itself (on every device) is CRASHED with
+ *     three devices as with one, and takes no device out;
  *   - bad values exit 2 with the reason; `all` lists every device.
  */
 #define _GNU_SOURCE
@@ -25,8 +28,9 @@
 #define NPAIRS 48 /* 2 kernels x 8 shapes x 3 seeds */
 
 static char dir[128];
+static size_t npairs = NPAIRS;
 
-static void write_suite(void)
+static void write_suite_of(const char *kernels, size_t n)
 {
     char path[256];
     FILE *f;
@@ -34,9 +38,16 @@ static void write_suite(void)
     snprintf(path, sizeof path, "%s.yaml", dir);
     f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
-    fprintf(f, "suite: devices\nrefute: false\nop: gemm\nkernels: [gemm.vdev.*]\ndtypes: [float32]\n"
-               "shapes: {M: [3, 8], N: [4, 16], K: [5, 32]}\nseeds: [1, 2, 3]\n");
+    fprintf(f, "suite: devices\nrefute: false\nop: gemm\nkernels: [%s]\ndtypes: [float32]\n"
+               "shapes: {M: [3, 8], N: [4, 16], K: [5, 32]}\nseeds: [1, 2, 3]\n",
+            kernels);
     fclose(f);
+    npairs = n;
+}
+
+static void write_suite(void)
+{
+    write_suite_of("gemm.vdev.naive, gemm.vdev.second", NPAIRS);
 }
 
 /* Run the suite with env and args into DIR/name; the exit status.  Its
@@ -61,7 +72,7 @@ static qf_result *records(const char *name, size_t *n)
     qf_result *r = NULL;
     snprintf(path, sizeof path, "%s/%s/journal.jsonl", dir, name);
     ck_assert_msg(qf_journal_read(path, &r, n, NULL, NULL, err, sizeof err) == QF_OK, "%s", err);
-    ck_assert_uint_eq(*n, NPAIRS);
+    ck_assert_uint_eq(*n, npairs);
     return r;
 }
 
@@ -98,7 +109,8 @@ static void same_results(const char *ref, const char *name)
                 found = 1;
             }
         ck_assert_msg(found, "%s: no record of %s %s", name, a[i].kernel, a[i].case_id);
-        ck_assert_int_eq(a[i].verdict, QF_VERDICT_QUALIFIED);
+        ck_assert_int_eq(a[i].verdict, a[i].seed == 2 && strstr(a[i].kernel, "crashy") ? QF_VERDICT_CRASHED
+                                                                                    : QF_VERDICT_QUALIFIED);
         free(fa);
     }
     free(a);
@@ -190,16 +202,18 @@ START_TEST(healthy_spread)
 }
 END_TEST
 
-/* Device 1 fails after its first pair (two runs) in mode. */
-static void one_fails(const char *mode)
+/* Device 1 fails after `after` runs in a process in mode. */
+static void one_fails(const char *mode, int after, const char *args)
 {
-    char env[256];
+    char env[256], all[128];
     json_t *d, *d1;
     size_t c[3];
     write_suite();
     ck_assert_int_eq(run("healthy", "", "--devices 0,1,2"), 0);
-    snprintf(env, sizeof env, "QF_VDEV_FAIL=1 QF_VDEV_FAIL_MODE=%s QF_VDEV_FAIL_AFTER=2", mode);
-    ck_assert_int_eq(run("failing", env, "--devices 0,1,2"), 0);
+    snprintf(env, sizeof env, "QF_VDEV_FAIL=1 QF_VDEV_FAIL_MODE=%s QF_VDEV_FAIL_AFTER=%d%s", mode, after,
+             !strcmp(mode, "hang") ? " QF_VDEV_DELAY_MS=50" : "");
+    snprintf(all, sizeof all, "--devices 0,1,2 %s", args);
+    ck_assert_int_eq(run("failing", env, all), 0);
     same_results("healthy", "failing");
     per_device("failing", c);
     d = devices_of("failing");
@@ -220,13 +234,39 @@ static void one_fails(const char *mode)
 
 START_TEST(device_crashes)
 {
-    one_fails("crash");
+    one_fails("crash", 2, "");
 }
 END_TEST
 
 START_TEST(device_lost)
 {
-    one_fails("lost");
+    one_fails("lost", 2, "");
+}
+END_TEST
+
+/* Hung at once: out at its second timeout (two pairs faulted); each run
+ * takes 50 ms, so that the other devices are still busy by then. */
+START_TEST(device_hangs)
+{
+    one_fails("hang", 0, "--timeout 1");
+}
+END_TEST
+
+START_TEST(kernel_fault_is_not_the_device)
+{
+    json_t *d;
+    size_t i;
+    write_suite_of("gemm.vdev.crashy", NPAIRS / 2);
+    ck_assert_int_eq(run("one", "", "--devices 0"), 1);
+    ck_assert_int_eq(run("three", "", "--devices 0,1,2"), 1);
+    same_results("one", "three");
+    d = devices_of("three");
+    /* each of the 8 crashing pairs ran twice, on two devices */
+    ck_assert_int_eq(json_integer_value(json_object_get(d, "retries")), NPAIRS / 6);
+    for (i = 0; i < 3; i++)
+        ck_assert(!json_is_true(json_object_get(json_array_get(json_object_get(d, "list"), i), "out")));
+    json_decref(d);
+    cleanup();
 }
 END_TEST
 
@@ -270,6 +310,8 @@ int main(void)
     tcase_add_test(tc, healthy_spread);
     tcase_add_test(tc, device_crashes);
     tcase_add_test(tc, device_lost);
+    tcase_add_test(tc, device_hangs);
+    tcase_add_test(tc, kernel_fault_is_not_the_device);
     tcase_add_test(tc, bad_values);
     tcase_add_test(tc, all_lists_every_device);
     suite_add_tcase(s, tc);

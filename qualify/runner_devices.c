@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_escape.h"
 #include "_runner_device.h"
 #include "_runner_devices.h"
 #include "_status.h"
@@ -214,6 +215,18 @@ static void stamp(const char *backend, int index, qf_result *r)
     snprintf(r->device_name, sizeof r->device_name, "%s", info->name);
 }
 
+/* "UUID, NAME) taken out of the rotation: WHY" after "device I (", the
+ * back end's and the kernel's words escaped for the terminal. */
+static void say_device(const qf_runner_device *v, const char *what)
+{
+    _qf_esc_term(stderr, v->uuid);
+    fputs(", ", stderr);
+    _qf_esc_term(stderr, v->name);
+    fputs(v->out ? ") taken out of the rotation: " : ") ", stderr);
+    _qf_esc_term(stderr, what);
+    fputc('\n', stderr);
+}
+
 /* The clean second attempt of a pair that faulted on position s: charge s. */
 static void charge(_qf_rdevs *d, int s, int kind, const qf_result *r)
 {
@@ -223,15 +236,15 @@ static void charge(_qf_rdevs *d, int s, int kind, const qf_result *r)
     if (kind == F_TIMEOUT && ++d->timeouts[s] < 2)
         return;
     if (in_rotation(d) < 2) {
-        fprintf(stderr, "qualify: device %d (%s, %s) faulted but is the last one in the rotation; it stays\n",
-                v->index, v->uuid, v->name);
+        fprintf(stderr, "qualify: device %d (", v->index);
+        say_device(v, "faulted but is the last one in the rotation; it stays");
         return;
     }
     v->out = 1;
     snprintf(v->why, sizeof v->why, "%s on %.96s %.96s, clean on another device",
              kind == F_LOST ? "device lost" : kind == F_CRASH ? "crash" : "second timeout", r->kernel, r->case_id);
-    fprintf(stderr, "qualify: device %d (%s, %s) taken out of the rotation: %s\n", v->index, v->uuid, v->name,
-            v->why);
+    fprintf(stderr, "qualify: device %d (", v->index);
+    say_device(v, v->why);
 }
 
 int _qf_rdevs_after(_qf_rdevs *d, size_t slot, size_t item, const char *backend, qf_result *r)
@@ -264,8 +277,15 @@ int _qf_rdevs_after(_qf_rdevs *d, size_t slot, size_t item, const char *backend,
     d->queue[d->nqueue++] = item;
     d->dev[pos].faults++;
     d->retries++;
-    fprintf(stderr, "qualify: %s %s faulted on device %d (%s): %s; run again on another device\n", r->kernel,
-            r->case_id, d->dev[pos].index, d->dev[pos].name, r->reason);
+    /* The names and the reason come from plugins and kernels: escaped
+     * for the terminal (docs/security.md). */
+    fputs("qualify: ", stderr);
+    _qf_esc_term(stderr, r->kernel);
+    fputc(' ', stderr);
+    _qf_esc_term(stderr, r->case_id);
+    fprintf(stderr, " faulted on device %d: ", d->dev[pos].index);
+    _qf_esc_term(stderr, r->reason);
+    fputs("; run again on another device\n", stderr);
     /* A fresh server for the slot's next pair: one that said the device
      * is lost still holds a context on it. */
     _qf_worker_slot_stop((int)slot);

@@ -209,7 +209,7 @@ static qf_status cu_count(int *n)
 {
     *n = 0;
     if (cudaGetDeviceCount(n) != cudaSuccess) {
-        cudaGetLastError();
+        (void)cudaGetLastError(); /* reset the last error for later calls */
         *n = 0;
         return QF_EUNSUPPORTED;
     }

@@ -211,7 +211,7 @@ static qf_status hb_count(int *n)
 {
     *n = 0;
     if (hipGetDeviceCount(n) != hipSuccess) {
-        hipGetLastError();
+        (void)hipGetLastError(); /* reset the last error for later calls */
         *n = 0;
         return QF_EUNSUPPORTED;
     }

@@ -667,6 +667,17 @@ static void md_provenance(FILE *out, const qf_provenance *p)
         ROW("GPU driver", p->gpu_driver);
     }
 #undef ROW
+    /* --devices: one row per device (docs/runner.md "Devices") */
+    for (i = 0; i < p->ndevices && i < QF_PROV_DEVICES; i++) {
+        const qf_provenance_device *d = &p->devices[i];
+        fprintf(out, "| device %d | ", d->index);
+        md_cell(out, d->name);
+        fputs(" ", out);
+        md_cell(out, d->uuid);
+        fprintf(out, ": %zu pair(s), %zu fault(s)%s", d->pairs, d->faults, d->out ? ", out of the rotation: " : "");
+        md_cell(out, d->out ? d->why : "");
+        fputs(" |\n", out);
+    }
     for (i = 0; i < p->nfiles; i++) {
         /* In a table cell '|' splits the row even inside a code span. */
         fputs("| suite file | ", out);

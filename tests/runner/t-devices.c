@@ -152,16 +152,20 @@ static json_t *devices_of(const char *name)
 
 static int file_has(const char *name, const char *what)
 {
-    char path[512], buf[16384];
+    char path[512], *buf = malloc(1 << 20);
     size_t n;
+    int has;
     FILE *f;
     snprintf(path, sizeof path, "%s/%s", dir, name);
     f = fopen(path, "r");
     ck_assert_ptr_nonnull(f);
-    n = fread(buf, 1, sizeof buf - 1, f);
+    ck_assert_ptr_nonnull(buf);
+    n = fread(buf, 1, (1 << 20) - 1, f);
     buf[n] = '\0';
     fclose(f);
-    return strstr(buf, what) != NULL;
+    has = strstr(buf, what) != NULL;
+    free(buf);
+    return has;
 }
 
 static void cleanup(void)
@@ -227,6 +231,8 @@ static void one_fails(const char *mode, int after, const char *args)
     ck_assert_msg(file_has("failing.err", "device 1 (VDEV-00000000-0000-0000-0000-000000000001, qualify virtual "
                                           "device 1) taken out of the rotation"),
                   "stderr does not name the device (%s)", mode);
+    ck_assert_msg(file_has("failing/report.md", "| device 1 | qualify virtual device 1 "), "report.md (%s)", mode);
+    ck_assert(file_has("failing/report.md", "out of the rotation: "));
     printf("t-devices: %s: %lld pair(s) run again\n", mode, (long long)json_integer_value(json_object_get(d, "retries")));
     json_decref(d);
     cleanup();

@@ -980,19 +980,20 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
         }
     }
     (void)key_cmp;
+    /* GPU back ends: probed once here, before the workers fork (every
+     * device named with --devices); then the slots are bound to them;
+     * a bad --devices is refused before the journal is touched. */
+    _qf_rdev_enumerate(o.devices != NULL);
+    for (i = 0; i < npending; i++)
+        _qf_rdev_prepare(pairs[pending[i]].k);
+    if ((st = _qf_rdevs_init(&devs, o.devices, &jobs, npairs, err, err_size)) != QF_OK)
+        goto out;
     if (o.journal_path) {
         st = qf_journal_open(o.journal_path, o.resume, o.header, &jr, &torn, err, err_size);
         if (st != QF_OK)
             goto out;
         sum->journal_torn = torn;
     }
-    /* GPU back ends: probed once here, before the workers fork (every
-     * device named with --devices); then the slots are bound to them. */
-    _qf_rdev_enumerate(o.devices != NULL);
-    for (i = 0; i < npending; i++)
-        _qf_rdev_prepare(pairs[pending[i]].k);
-    if ((st = _qf_rdevs_init(&devs, o.devices, &jobs, npairs, err, err_size)) != QF_OK)
-        goto out;
     slots = calloc((size_t)jobs, sizeof *slots);
     slot_fds = malloc((size_t)jobs * sizeof *slot_fds);
     shm = calloc((size_t)jobs, sizeof *shm);

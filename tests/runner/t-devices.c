@@ -281,6 +281,11 @@ START_TEST(bad_values)
     write_suite();
     ck_assert_int_eq(run("seven", "", "--devices 7"), 2);
     ck_assert(file_has("seven.err", "there is no vdev device 7 (devices 0 to 2 exist)"));
+    {
+        char path[512];
+        snprintf(path, sizeof path, "%s/seven/journal.jsonl", dir);
+        ck_assert_msg(access(path, F_OK) != 0, "a journal was written before --devices was refused");
+    }
     ck_assert_int_eq(run("letters", "", "--devices a,b"), 2);
     ck_assert(file_has("letters.err", "--devices 'a,b': 'all' or device indices"));
     ck_assert_int_eq(run("twice", "", "--devices 0,2,0"), 2);

@@ -288,19 +288,6 @@ static int parse_fail_on(const char *s, unsigned *mask)
     return 0;
 }
 
-/* --devices: its syntax now (exit 2); the indices against the devices
- * found, by the runner once it probed them. */
-static int check_devices(const char *arg)
-{
-    int idx[QF_RUNNER_DEVICES_MAX], all;
-    size_t n;
-    char err[256];
-    if (!qf_runner_parse_devices(arg, idx, QF_RUNNER_DEVICES_MAX, &n, &all, err, sizeof err))
-        return 0;
-    fprintf(stderr, "qualify run: %s\n", err);
-    return -1;
-}
-
 static void devices_provenance(const qf_runner_summary *sum, qf_provenance *prov)
 {
     size_t i;
@@ -498,11 +485,19 @@ int qf_cli_run(int argc, char **argv)
             break;
         case OPT_LIST: list = 1; break;
         case OPT_NO_REFUTE: o.no_refute = 1; break;
-        case OPT_DEVICES:
-            if (check_devices(optarg))
-                return QF_EXIT_USAGE;
+        case OPT_DEVICES: {
+            int idx[QF_RUNNER_DEVICES_MAX], all;
+            size_t n;
+            /* the syntax now; the indices against the devices found, by
+             * the runner once it probed them */
+            if (qf_runner_parse_devices(optarg, idx, QF_RUNNER_DEVICES_MAX, &n, &all, err, sizeof err)) {
+                json_decref(av);
+                free(plugins);
+                return qf_cli_usage_error("run", "%s", err);
+            }
             o.devices = optarg;
             break;
+        }
         case OPT_KMEM:
         case OPT_KFSIZE:
         case OPT_KPROCS:

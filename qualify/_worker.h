@@ -114,6 +114,11 @@ const qf_kernel *_qf_worker_routed(const qf_kernel *k);
 void _qf_worker_inline_begin(double deadline);
 int _qf_worker_inline_end(void);
 void _qf_worker_after_pair(const qf_kernel *k, int slot, qf_result *r);
+/* Parent, between pairs: kill and reap the kernel server of slot (every
+ * routing worker's), so that its next pair starts a fresh one (--devices
+ * moved the slot to another device, or its device faulted).  Not counted
+ * as a failure of the server. */
+void _qf_worker_slot_stop(int slot);
 
 /* The pids of every running worker and kernel server instance and of their
  * stderr relays (the children of this process that are not strays): up to

@@ -877,6 +877,23 @@ void _qf_worker_after_pair(const qf_kernel *k, int slot, qf_result *r)
     st->busy = st->broken = st->gone = 0;
 }
 
+void _qf_worker_slot_stop(int slot)
+{
+    size_t i;
+    if (slot < 0 || slot >= SLOTS_MAX)
+        return;
+    for (i = 0; i < nall; i++) {
+        instance *in = &all[i]->inst[slot];
+        if (!all[i]->serves || !in->pid)
+            continue;
+        _qf_wproc_close_fds(in);
+        _qf_wproc_reap(in->pid, 0);
+        in->pid = 0;
+        _qf_wproc_relay_reap(in);
+        all[i]->shared[slot].busy = all[i]->shared[slot].broken = all[i]->shared[slot].gone = 0;
+    }
+}
+
 /* ---- The run function (kernel child) ------------------------------------------------ */
 
 typedef struct region {

@@ -24,6 +24,7 @@
 #include "_isolate.h"
 #include "_runner.h"
 #include "_status.h"
+#include "_runner_device.h"
 #include "_worker.h"
 
 /* A message into err[size] (when there is room). */
@@ -409,6 +410,9 @@ int _qf_wproc_spawn(const char *cmd, const volatile char *label, _qf_wcap *cap, 
             setenv("QUALIFY_KERNEL_CPU", v, 1);
             l.memory = 0;
             qf_runner_set_kernel_limits(&l);
+            /* the device its slot is bound to (--devices; 0 otherwise) */
+            snprintf(v, sizeof v, "%d", _qf_rdev_current());
+            setenv("QUALIFY_DEVICE", v, 1);
         }
         _qf_iso_apply_limits(0);
         signal(SIGPIPE, SIG_DFL);

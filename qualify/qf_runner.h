@@ -68,6 +68,10 @@ typedef struct qf_runner_opts {
      * plus "plan_pairs" and "pairs": [[plan index, kernel, case id], ...]),
      * and --resume refuses a journal of another shard or sweep. */
     unsigned shard_index, shard_count;
+    /* Plan (and shard) only: sum->results hold each planned pair's
+     * identity (kernel, case id, reproducer), nothing runs and no journal
+     * is opened (qualify run --list --shard I/N). */
+    int list_only;
 } qf_runner_opts;
 
 /* The default case budget: a quarter of the physical memory (or of the

@@ -944,6 +944,12 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
         goto out;
     }
     sum->n = npairs;
+    if (o.list_only) {
+        for (i = 0; i < npairs; i++)
+            _qf_runner_identity(&sum->results[i], suite, &cases.cases[pairs[i].ci], pairs[i].k, pairs[i].kidx,
+                                reg, &o);
+        goto out;
+    }
     /* Resume: finished pairs come from the journal, the rest run. */
     if (o.resume && o.journal_path && access(o.journal_path, F_OK) == 0) {
         st = qf_journal_read(o.journal_path, &prev, &nprev, &torn, &old_hdr, err, err_size);

@@ -78,7 +78,8 @@ static const char *help_text =
     "                       by estimated cost; the journal and results.json record\n"
     "                       the shard; 'qualify merge' joins the N outputs\n"
     "                       (docs/cluster.md)\n"
-    "  --list               print the case ids and exit\n"
+    "  --list               print the case ids and exit; with --shard, the shard's\n"
+    "                       pairs (KERNEL CASE_ID, plan order)\n"
     "  -q, --quiet          no progress output\n"
     "  -h, --help           this text\n"
     "\n"
@@ -257,6 +258,34 @@ static void on_progress(void *user, const qf_result *r, size_t done, size_t tota
         }
         fflush(stdout);
     }
+}
+
+/* --list --shard I/N: the shard's pairs, "KERNEL CASE_ID" in plan order. */
+static int list_shard(const qf_suite *suite, const qf_registry *reg, qf_runner_opts *o, unsigned index,
+                      unsigned count, const char *kernel, const char *case_id)
+{
+    qf_runner_summary sum;
+    char err[1024];
+    size_t i;
+    qf_status st;
+    o->shard_index = index;
+    o->shard_count = count;
+    o->kernel_glob = kernel;
+    o->case_id = case_id;
+    o->list_only = 1;
+    st = qf_runner_run(suite, reg, o, &sum, err, sizeof err);
+    if (st != QF_OK) {
+        fprintf(stderr, "qualify run: %s\n", err[0] ? err : qf_status_str(st));
+        return st == QF_ENOMEM ? QF_EXIT_FAIL : QF_EXIT_USAGE;
+    }
+    for (i = 0; i < sum.n; i++) {
+        _qf_esc_term(stdout, sum.results[i].kernel);
+        putchar(' ');
+        _qf_esc_term(stdout, sum.results[i].case_id);
+        putchar('\n');
+    }
+    qf_runner_summary_free(&sum);
+    return QF_EXIT_OK;
 }
 
 /* results.json's "shard" of a shard's run: its identity, how many pairs it
@@ -530,7 +559,7 @@ int qf_cli_run(int argc, char **argv)
             suite->groups[i].seeds = &one;
         }
     }
-    if (list) {
+    if (list && !shard_count) {
         qf_suite_cases cs;
         st = qf_suite_expand(suite, &cs, err, sizeof err);
         if (st != QF_OK) {
@@ -566,11 +595,15 @@ int qf_cli_run(int argc, char **argv)
          * memory limit when it may serve a GPU kernel (docs/security.md):
          * it is told whether this sweep plans one, so that a CPU-only sweep
          * of a GPU-enabled build keeps the limit. */
-        if (isolate < 0 ? !timing : isolate) {
+        if (!list && (isolate < 0 ? !timing : isolate)) {
             setenv("QUALIFY_SERVER_DEVICE", plans_device_kernel(suite, reg, kernel) ? "1" : "0", 1);
             if ((rc = qf_cli_route_servers("run", &src, reg)) != QF_EXIT_OK)
                 goto out;
         }
+    }
+    if (list) { /* with --shard: the slice needs the registry's kernels */
+        rc = list_shard(suite, reg, &o, shard_index, shard_count, kernel, case_id);
+        goto out;
     }
     if (qf_cli_mkdir_p(outdir)) {
         fprintf(stderr, "qualify run: cannot create the output directory %s: %s\n", outdir, strerror(errno));

@@ -5,7 +5,8 @@
  * kernel set, qualify version, options or N; not a shard) exits 2 naming
  * it; bad --shard values exit 2; a shard killed with SIGKILL resumes with
  * --resume and the same --shard, and its merge equals the uninterrupted
- * result.  Without QF_QUALIFY_BIN: skipped (77). */
+ * result; --list --shard prints the pairs the shard's journal lists.  Without QF_QUALIFY_BIN: skipped (77).
+ */
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
 #include <signal.h>
@@ -156,11 +157,51 @@ START_TEST(resume_killed_shard)
 }
 END_TEST
 
+/* --list --shard I/N prints the shard's pairs: those its journal header
+ * lists, in the same order; the three lists cover the plan once. */
+START_TEST(list_shard)
+{
+    char suite[600], args[1024], name[32];
+    size_t total = 0, plan = 0;
+    int i;
+    snprintf(suite, sizeof suite, "%s", small_shards());
+    for (i = 0; i < 3; i++) {
+        qf_cli_result r;
+        json_t *hdr, *pairs;
+        char *text, *line, *save = NULL, want[1024];
+        size_t k;
+        snprintf(args, sizeof args, "'%s' --list --shard %d/3", suite, i);
+        r = qf_cli_expect(bin, "run", args, 0, NULL);
+        snprintf(name, sizeof name, "s%d/journal.jsonl", i);
+        text = qf_cli_slurp(qf_test_path(dir, name));
+        *strchr(text, '\n') = '\0';
+        hdr = json_loads(text, 0, NULL);
+        ck_assert_ptr_nonnull(hdr);
+        pairs = json_object_get(json_object_get(hdr, "shard"), "pairs");
+        plan = (size_t)json_integer_value(json_object_get(json_object_get(hdr, "shard"), "plan_pairs"));
+        for (k = 0, line = strtok_r(r.out, "\n", &save); line; k++, line = strtok_r(NULL, "\n", &save)) {
+            const json_t *p = json_array_get(pairs, k);
+            ck_assert_ptr_nonnull(p);
+            snprintf(want, sizeof want, "%s %s", json_string_value(json_array_get(p, 1)),
+                     json_string_value(json_array_get(p, 2)));
+            ck_assert_str_eq(line, want);
+        }
+        ck_assert_uint_eq(k, json_array_size(pairs));
+        total += k;
+        json_decref(hdr);
+        free(text);
+        qf_cli_result_free(&r);
+    }
+    ck_assert_uint_eq(total, plan);
+}
+END_TEST
+
 int main(void)
 {
     bin = qf_test_require_env("QF_QUALIFY_BIN");
     snprintf(dir, sizeof dir, "/tmp/qf-t-shard-%d", (int)getpid());
-    return qf_test_run_in_dir(qf_test_suite("cli/shard", "shard", 300, NULL, NULL, 0, NULL,
-                                            QF_TESTS(bad_shard_values, merge_errors, resume_killed_shard)),
-                              dir);
+    return qf_test_run_in_dir(
+        qf_test_suite("cli/shard", "shard", 300, NULL, NULL, 0, NULL,
+                      QF_TESTS(bad_shard_values, list_shard, merge_errors, resume_killed_shard)),
+        dir);
 }

@@ -87,6 +87,13 @@ static int in_range(const json_t *j, json_int_t lo, json_int_t hi)
     return json_is_integer(j) && json_integer_value(j) >= lo && json_integer_value(j) <= hi;
 }
 
+/* Are a and b the same directory? */
+static int same_dir(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 /* Journal, header, shard identity and results.json of one shard. */
 static int read_shard(const char *arg, shard_in *s)
 {
@@ -343,6 +350,10 @@ static int merge(shard_in *s, size_t ns, const char *out, unsigned fail_mask, in
             rc = merge_error("plan pair %zu is in no shard's plan (the shards' plans disagree)", i);
     if (rc == QF_EXIT_OK && qf_cli_mkdir_p(out))
         rc = merge_error("cannot create the output directory %s: %s", out, strerror(errno));
+    for (i = 0; i < ns && rc == QF_EXIT_OK; i++)
+        if (same_dir(out, s[i].dir))
+            rc = merge_error("-o %s is shard %u's own directory: its journal would be replaced", out,
+                             s[i].index);
     if (rc == QF_EXIT_OK)
         rc = write_journal(out, &s[first], count, merged, plan, argv);
     if (rc == QF_EXIT_OK) {

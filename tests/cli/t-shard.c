@@ -70,7 +70,7 @@ static void merge_rejects(const char *shards, const char *names, const char *wha
 START_TEST(merge_errors)
 {
     const char *plugin = getenv("QF_EXAMPLE_PLUGIN");
-    char suite[600], other[600], args[1024];
+    char suite[600], other[600], args[2048];
     /* qf_test_path's buffers rotate: keep copies. */
     snprintf(suite, sizeof suite, "%s", small_shards());
     snprintf(other, sizeof other, "%s", small_suite("other.yaml", "-other"));
@@ -100,6 +100,8 @@ START_TEST(merge_errors)
     ck_assert_int_eq(remove(qf_test_path(dir, "nores/results.json")), 0);
     merge_rejects("s0 s1 nores", "no readable results.json", "a shard without results.json");
     qf_cli_expect_reject(bin, "merge", "-o x", "no shard given", "no shard");
+    snprintf(args, sizeof args, "'%s/s0' '%s/s1' '%s/s2' -o '%s/s1'", dir, dir, dir, dir);
+    qf_cli_expect_reject(bin, "merge", args, "shard 1's own directory", "-o a shard's directory");
 }
 END_TEST
 

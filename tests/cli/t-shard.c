@@ -5,7 +5,8 @@
  * kernel set, qualify version, options or N; not a shard) exits 2 naming
  * it; bad --shard values exit 2; a shard killed with SIGKILL resumes with
  * --resume and the same --shard, and its merge equals the uninterrupted
- * result; --list --shard prints the pairs the shard's journal lists.  Without QF_QUALIFY_BIN: skipped (77).
+ * result; --list --shard prints the pairs the shard's journal lists; a
+ * FAILED pair makes the merge exit 1.  Without QF_QUALIFY_BIN: skipped (77).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
@@ -198,12 +199,40 @@ START_TEST(list_shard)
 }
 END_TEST
 
+/* A failing pair fails the merge as it fails the run: exit 1, the merged
+ * junit.xml has the failure; a shard's own exit code does not matter. */
+START_TEST(merge_exit_one)
+{
+    char args[2048];
+    qf_cli_result r;
+    int i;
+    qf_test_write_text(
+        dir, "bad.yaml",
+        "suite: bad\nrefute: false\nop: gemm\nkernels: [gemm.cpu.naive.f32, gemm.bad.racy_order]\n"
+        "dtypes: [float32]\nshapes: {M: [3, 8], N: [4], K: [5]}\n");
+    for (i = 0; i < 2; i++) {
+        snprintf(args, sizeof args, "'%s/bad.yaml' --shard %d/2 -o '%s/bad%d' -q", dir, i, dir, i);
+        r = qf_cli_run(bin, "run", args);
+        ck_assert_msg(r.rc == 0 || r.rc == 1, "shard %d: exit %d: %s", i, r.rc, r.err);
+        qf_cli_result_free(&r);
+    }
+    r = qf_cli_expectf(bin, "merge", 1, NULL, "'%s/bad0' '%s/bad1' -o '%s/bad-m'", dir, dir, dir);
+    ck_assert_msg(strstr(r.out, "FAILED"), "%s", r.out);
+    qf_cli_result_free(&r);
+    {
+        char *junit = qf_cli_slurp(qf_test_path(dir, "bad-m/junit.xml"));
+        ck_assert_ptr_nonnull(strstr(junit, "<failure"));
+        free(junit);
+    }
+}
+END_TEST
+
 int main(void)
 {
     bin = qf_test_require_env("QF_QUALIFY_BIN");
     snprintf(dir, sizeof dir, "/tmp/qf-t-shard-%d", (int)getpid());
-    return qf_test_run_in_dir(
-        qf_test_suite("cli/shard", "shard", 300, NULL, NULL, 0, NULL,
-                      QF_TESTS(bad_shard_values, list_shard, merge_errors, resume_killed_shard)),
-        dir);
+    return qf_test_run_in_dir(qf_test_suite("cli/shard", "shard", 300, NULL, NULL, 0, NULL,
+                                            QF_TESTS(bad_shard_values, list_shard, merge_errors,
+                                                     merge_exit_one, resume_killed_shard)),
+                              dir);
 }

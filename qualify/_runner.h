@@ -9,6 +9,29 @@
 #include "qf_runner.h"
 #include "qf_suite.h"
 
+/* One (case, kernel) pair of the plan: the case's index in the expanded
+ * suite, the kernel and its registration index. */
+typedef struct _qf_plan_pair {
+    size_t ci;
+    const qf_kernel *k;
+    size_t kidx;
+} _qf_plan_pair;
+
+/* ---- Shards (runner_shard.c) -------------------------------------------- */
+
+struct json_t;
+/* Keep only the pairs of shard o->shard_index of o->shard_count, in plan
+ * order (*npairs shrinks).  *hdr: a new journal header, o->header with its
+ * "shard" object given "plan_pairs" (the plan's size) and "pairs"
+ * ([[plan index, kernel, case id], ...]).  QF_ENOMEM. */
+qf_status _qf_shard_select(const qf_suite_cases *cs, _qf_plan_pair *pairs, size_t *npairs,
+                           const qf_runner_opts *o, struct json_t **hdr);
+/* May a journal whose header is old be resumed by a sweep whose header is
+ * hdr?  Their "shard" objects must be equal (both absent when unsharded).
+ * 0, or -1 with a message naming path in err. */
+int _qf_shard_resume_ok(const struct json_t *old, const struct json_t *hdr, const char *path, char *err,
+                        size_t err_size);
+
 /* Fill what identifies a (case, kernel) pair in r (case id, suite, op,
  * kernel, dtypes, dimensions, parameters, input, seed, architecture, start
  * time) and its one-line reproducer; r is initialized first. */

@@ -549,6 +549,7 @@ struct qf_journal {
     int fd;
     char *path;
     size_t count;
+    int batch; /* qf_journal_set_batch: fsync at close only */
 };
 
 /* Write all of buf (one record line), retrying short writes. */
@@ -567,7 +568,7 @@ static int write_all(int fd, const char *buf, size_t n)
     return 0;
 }
 
-static int write_line(int fd, const json_t *o)
+static int write_line(int fd, const json_t *o, int sync)
 {
     /* JSON_COMPACT keeps one record on one line; 17 digits round-trip. */
     char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
@@ -579,7 +580,7 @@ static int write_line(int fd, const json_t *o)
     s[n] = '\n'; /* overwrite the NUL: the line goes out in one write */
     rc = write_all(fd, s, n + 1);
     free(s);
-    if (rc == 0)
+    if (rc == 0 && sync)
         rc = fsync(fd);
     return rc;
 }
@@ -742,7 +743,7 @@ qf_status qf_journal_open(const char *path, int resume, const json_t *header, qf
                     json_object_set(h, k, v);
             }
         }
-        if (write_line(fd, h)) {
+        if (write_line(fd, h, 1)) {
             errf(err, err_size, "%s: cannot write the journal header: %s", path, strerror(errno));
             json_decref(h);
             close(fd);
@@ -772,13 +773,19 @@ qf_status qf_journal_append(qf_journal *j, const qf_result *r)
     s = qf_result_to_json(r, &o);
     if (s != QF_OK)
         return s;
-    if (write_line(j->fd, o)) {
+    if (write_line(j->fd, o, !j->batch)) {
         json_decref(o);
         return QF_EIO;
     }
     json_decref(o);
     j->count++;
     return QF_OK;
+}
+
+void qf_journal_set_batch(qf_journal *j, int batch)
+{
+    if (j)
+        j->batch = batch;
 }
 
 size_t qf_journal_count(const qf_journal *j)

@@ -43,6 +43,9 @@ typedef struct qf_report_options {
     int strict;
     /* Title of report.md; NULL: "qualify report". */
     const char *title;
+    /* Members added to results.json's top level by qf_report_write_all
+     * (a shard's "shard", a merge's "shards"; docs/cluster.md), or NULL. */
+    const struct json_t *extra;
 } qf_report_options;
 
 /* Is this verdict a failure for CI?  FAILED, CRASHED, TIMEOUT always;

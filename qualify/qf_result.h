@@ -215,6 +215,10 @@ qf_status qf_journal_open(const char *path, int resume, const struct json_t *hea
 /* Append one record as one line, then fflush and fsync: when this returns
  * QF_OK the record is on disk.  QF_EIO, QF_ENOMEM. */
 qf_status qf_journal_append(qf_journal *j, const qf_result *r);
+/* batch 1: records are fsync'ed together at qf_journal_close, not each
+ * before the next: for a journal written whole from other files (qualify
+ * merge), where a kill loses nothing that cannot be written again. */
+void qf_journal_set_batch(qf_journal *j, int batch);
 /* Records appended through this handle. */
 size_t qf_journal_count(const qf_journal *j);
 /* QF_EIO when the final flush fails; frees j either way (NULL is a no-op). */

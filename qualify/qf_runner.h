@@ -68,6 +68,17 @@ typedef struct qf_runner_opts {
      * devices and a failing device leaves the rotation, its pairs retried
      * on the others (docs/runner.md "Devices"). */
     const char *devices;
+    /* --shard I/N (docs/cluster.md): run only the pairs that
+     * qf_runner_shard_assign gives shard shard_index of shard_count; 0
+     * shards: every pair.  The journal header then gets "shard" (header's
+     * "shard" object, which the caller fills with the sweep's identity,
+     * plus "plan_pairs" and "pairs": [[plan index, kernel, case id], ...]),
+     * and --resume refuses a journal of another shard or sweep. */
+    unsigned shard_index, shard_count;
+    /* Plan (and shard) only: sum->results hold each planned pair's
+     * identity (kernel, case id, reproducer), nothing runs and no journal
+     * is opened (qualify run --list --shard I/N). */
+    int list_only;
 } qf_runner_opts;
 
 /* A device of a --devices sweep, as the summary and the provenance
@@ -140,6 +151,7 @@ typedef struct qf_runner_summary {
     size_t ndevices;
     qf_runner_device devices[QF_RUNNER_DEVICES_MAX];
     size_t device_retries;
+    size_t plan_pairs;              /* pairs of the whole sweep (n, unless sharded) */
 } qf_runner_summary;
 
 void qf_runner_summary_free(qf_runner_summary *s);
@@ -150,6 +162,23 @@ void qf_runner_summary_free(qf_runner_summary *s);
  * Verdicts are never statuses: a sweep whose every case FAILED is QF_OK. */
 qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_runner_opts *opts,
                         qf_runner_summary *sum, char *err, size_t err_size);
+
+/* ---- Shards (runner_shard.c, docs/cluster.md) ---- */
+#define QF_RUNNER_MAX_SHARDS 65536
+struct qf_suite_case;
+/* A pair's estimated cost in integer units (about a microsecond): a fixed
+ * cost per pair plus the product of the case's dimensions weighted by its
+ * op class.  Depends on the case alone, never on the machine. */
+uint64_t qf_runner_pair_cost(const struct qf_suite_case *c);
+/* Balance n pairs (cost[i] in plan order) over nshards shards: dearest
+ * first (a fixed scramble of the plan index among equals), each to the
+ * least loaded shard (the lowest index among equals).  shard_of[i] receives pair i's shard; load
+ * (nshards entries, may be NULL) each shard's summed cost.  QF_EINVAL,
+ * QF_ENOMEM. */
+qf_status qf_runner_shard_assign(const uint64_t *cost, size_t n, unsigned nshards, unsigned *shard_of,
+                                 uint64_t *load);
+/* "I/N" with 0 <= I < N <= QF_RUNNER_MAX_SHARDS: 0, or -1 when malformed. */
+int qf_runner_parse_shard(const char *s, unsigned *index, unsigned *count);
 
 /* Sampling (docs/runner.md "Sampling"): the sorted, distinct indices of the
  * rows (or columns) of an extent of n that a sample must hold: 0, n - 1,

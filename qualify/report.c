@@ -592,9 +592,12 @@ static qf_status json_file(FILE *f, const qf_result *r, size_t n, const qf_prove
     json_t *o = NULL;
     qf_status st = qf_report_to_json(r, n, prov, &o);
     int bad;
-    (void)opt;
     if (st != QF_OK)
         return st;
+    if (opt && json_is_object(opt->extra) && json_object_update(o, (json_t *)opt->extra)) {
+        json_decref(o);
+        return QF_ENOMEM;
+    }
     /* 17 significant digits: every binary64 comes back with the same bits. */
     bad = json_dumpf(o, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) != 0;
     bad |= fputc('\n', f) == EOF;
@@ -695,7 +698,7 @@ qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const
     static const qf_verdict order[] = {QF_VERDICT_FAILED,      QF_VERDICT_CRASHED,  QF_VERDICT_TIMEOUT,
                                        QF_VERDICT_MISTRUSTED,  QF_VERDICT_MARGINAL, QF_VERDICT_QUALIFIED,
                                        QF_VERDICT_UNSUPPORTED, QF_VERDICT_SKIPPED};
-    qf_report_options d = {0, NULL};
+    qf_report_options d = {0, NULL, NULL};
     qf_report_group *g = NULL;
     size_t i, j, ng = 0, tot[QF_VERDICT_COUNT] = {0}, nfail;
     qf_status st;
@@ -1041,7 +1044,7 @@ qf_status qf_report_write_all(const char *dir, const qf_result *r, size_t n, con
     if (!path)
         return QF_ENOMEM;
     snprintf(path, len, "%s/results.json", dir);
-    st = qf_report_write_json(path, r, n, prov, err, err_size);
+    st = write_stream(path, json_file, r, n, prov, opt, err, err_size);
     if (st == QF_OK) {
         snprintf(path, len, "%s/report.md", dir);
         st = qf_report_write_markdown(path, r, n, prov, opt, err, err_size);

@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "qf_suite.h"
 
 #include "_isolate.h"
@@ -694,11 +696,7 @@ done:
 
 /* ---- One (case, kernel) pair, in the worker process ----------------------- */
 
-typedef struct pair {
-    size_t ci;
-    const qf_kernel *k;
-    size_t kidx;
-} pair;
+typedef _qf_plan_pair pair;
 
 /* Does kernel k take the case's operand layout?  0, or -1 with the reason
  * in why: a kernel is never handed strides it did not declare. */
@@ -905,6 +903,7 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
     int *slot_fds = NULL; /* slots[i].fd, contiguous for wait_children */
     shared_slot **shm = NULL; /* one mapping per job slot: a pair's process unmaps the others */
     qf_status st = QF_OK;
+    json_t *shard_hdr = NULL, *old_hdr = NULL;
     int jobs, torn = 0;
     _qf_rdevs devs; /* --devices (runner_devices.c) */
     memset(&devs, 0, sizeof devs);
@@ -962,18 +961,35 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
         st = QF_EINVAL;
         goto out;
     }
-    sum->results = calloc(npairs, sizeof *sum->results);
-    pending = malloc(npairs * sizeof *pending);
+    sum->plan_pairs = npairs;
+    if (o.shard_count) {
+        if ((st = _qf_shard_select(&cases, pairs, &npairs, &o, &shard_hdr)) != QF_OK)
+            goto out;
+        o.header = shard_hdr;
+    }
+    /* A shard may get no pair at all (more shards than pairs). */
+    sum->results = calloc(npairs ? npairs : 1, sizeof *sum->results);
+    pending = malloc((npairs ? npairs : 1) * sizeof *pending);
     if (!sum->results || !pending) {
         st = QF_ENOMEM;
         goto out;
     }
     sum->n = npairs;
+    if (o.list_only) {
+        for (i = 0; i < npairs; i++)
+            _qf_runner_identity(&sum->results[i], suite, &cases.cases[pairs[i].ci], pairs[i].k, pairs[i].kidx,
+                                reg, &o);
+        goto out;
+    }
     /* Resume: finished pairs come from the journal, the rest run. */
     if (o.resume && o.journal_path && access(o.journal_path, F_OK) == 0) {
-        st = qf_journal_read(o.journal_path, &prev, &nprev, &torn, NULL, err, err_size);
+        st = qf_journal_read(o.journal_path, &prev, &nprev, &torn, &old_hdr, err, err_size);
         if (st != QF_OK)
             goto out;
+        if (old_hdr && _qf_shard_resume_ok(old_hdr, o.header, o.journal_path, err, err_size)) {
+            st = QF_EINVAL;
+            goto out;
+        }
         keys = malloc((nprev + 1) * sizeof *keys);
         if (!keys) {
             st = QF_ENOMEM;
@@ -1186,6 +1202,8 @@ out:
     free(prev);
     free(pending);
     free(pairs);
+    json_decref(shard_hdr);
+    json_decref(old_hdr);
     qf_suite_cases_free(&cases);
     if (st != QF_OK)
         qf_runner_summary_free(sum);

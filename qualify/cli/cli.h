@@ -12,6 +12,7 @@ int qf_cli_formats(int argc, char **argv);
 int qf_cli_ref(int argc, char **argv);
 int qf_cli_list(int argc, char **argv);
 int qf_cli_run(int argc, char **argv);
+int qf_cli_merge(int argc, char **argv);
 int qf_cli_show(int argc, char **argv);
 int qf_cli_enable(int argc, char **argv);
 int qf_cli_guard(int argc, char **argv);
@@ -55,6 +56,33 @@ int qf_cli_source_opt(const char *cmd, int c, const char *arg, qf_cli_sources *s
 int qf_cli_route_servers(const char *cmd, const qf_cli_sources *src, struct qf_registry *reg);
 
 /* Print "qualify CMD: message" to stderr; returns QF_EXIT_USAGE. */
+/* ---- Shared by run and merge (cli/shard.c, docs/cluster.md) ---- */
+struct json_t;
+struct qf_result;
+struct qf_provenance;
+/* argv as a JSON array of strings (the journal header's "argv"); call it
+ * before getopt_long permutes argv. */
+struct json_t *qf_cli_argv_json(int argc, char **argv);
+/* mkdir -p: 0, or -1 with errno. */
+int qf_cli_mkdir_p(const char *path);
+/* --fail-on marginal,mistrusted into *mask (bits 1 << verdict): 0, or -1
+ * naming anything else. */
+int qf_cli_parse_fail_on(const char *s, unsigned *mask);
+/* The shard identity of a sweep: {"index", "count", "sweep": {"suite",
+ * "suite_sha256", "kernels_sha256" (names and labels of reg's kernels in
+ * registration order), "qualify_version", "options"}}; options (the
+ * options that change results) is taken over.  NULL when the suite file
+ * cannot be read or out of memory. */
+struct json_t *qf_cli_shard_identity(unsigned index, unsigned count, const char *suite_path,
+                                     const char *suite_name, const struct qf_registry *reg,
+                                     struct json_t *options);
+/* results.json (with extra's members at its top level; extra may be
+ * NULL), report.md and junit.xml into outdir.  QF_EXIT_FAIL when they
+ * cannot be written (the message starts "qualify CMD: ") or a result's
+ * verdict is in fail_mask, else QF_EXIT_OK. */
+int qf_cli_write_reports(const char *cmd, const char *outdir, const struct qf_result *r, size_t n,
+                         const struct qf_provenance *prov, const char *title, unsigned fail_mask,
+                         const struct json_t *extra);
 int qf_cli_usage_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

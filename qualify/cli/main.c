@@ -18,6 +18,7 @@ static const subcommand commands[] = {
     { "ref",     qf_cli_ref,     "exact or correctly rounded references from .npy files" },
     { "list",    qf_cli_list,    "registered kernels, ops and formats (text or JSON)" },
     { "run",     qf_cli_run,     "sweep a suite: isolated runs, journal, verdicts, reports" },
+    { "merge",   qf_cli_merge,   "join the shards of one sweep (run --shard I/N) into one result" },
     { "show",    qf_cli_show,    "print a report (results.json): summary, failures, provenance" },
     { "enable",  qf_cli_enable,  "enablement tables per architecture from results (md, json, C)" },
     { "guard",   qf_cli_guard,   "ask an enablement table whether a kernel may run for a shape" },

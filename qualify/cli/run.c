@@ -24,6 +24,7 @@
 #include "qf_runner.h"
 #include "qf_suite.h"
 #include "qf_kernel.h"
+#include "qf_sha256.h"
 
 static const char *help_text =
     "usage: qualify run [SUITE.yaml] [options]\n"
@@ -77,7 +78,12 @@ static const char *help_text =
     "  --fail-on LIST       also exit 1 on: marginal, mistrusted (comma-separated)\n"
     "  --no-refute          leave out the refuting inputs designed against each\n"
     "                       kernel's claim (docs/refute.md)\n"
-    "  --list               print the case ids and exit\n"
+    "  --shard I/N          run only slice I (0-based) of N of the pairs, balanced\n"
+    "                       by estimated cost; the journal and results.json record\n"
+    "                       the shard; 'qualify merge' joins the N outputs\n"
+    "                       (docs/cluster.md)\n"
+    "  --list               print the case ids and exit; with --shard, the shard's\n"
+    "                       pairs (KERNEL CASE_ID, plan order)\n"
     "  -q, --quiet          no progress output\n"
     "  -h, --help           this text\n"
     "\n"
@@ -109,7 +115,8 @@ enum {
     OPT_KCPU,
     OPT_KPROCS,
     OPT_KFSIZE,
-    OPT_MAX_CASE_MEMORY
+    OPT_MAX_CASE_MEMORY,
+    OPT_SHARD
 };
 
 /* A kernel limit: "0" (none), else a size as --max-case-memory takes it
@@ -190,23 +197,6 @@ static int default_suite(char *buf, size_t size)
     return file_exists(buf) ? 0 : -1;
 }
 
-static int mkdir_p(const char *path)
-{
-    char tmp[PATH_MAX];
-    char *p;
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(tmp, 0755) && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    if (mkdir(tmp, 0755) && errno != EEXIST)
-        return -1;
-    return 0;
-}
-
 /* ---- Progress ------------------------------------------------------------- */
 
 typedef struct progress {
@@ -275,17 +265,50 @@ static void on_progress(void *user, const qf_result *r, size_t done, size_t tota
     }
 }
 
-static int parse_fail_on(const char *s, unsigned *mask)
+/* --list --shard I/N: the shard's pairs, "KERNEL CASE_ID" in plan order. */
+static int list_shard(const qf_suite *suite, const qf_registry *reg, qf_runner_opts *o, unsigned index,
+                      unsigned count, const char *kernel, const char *case_id)
 {
-    char buf[256], *tok, *save = NULL;
-    snprintf(buf, sizeof buf, "%s", s);
-    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        qf_verdict v;
-        if (qf_verdict_lookup(tok, &v) != QF_OK || (v != QF_VERDICT_MARGINAL && v != QF_VERDICT_MISTRUSTED))
-            return -1;
-        *mask |= 1u << v;
+    qf_runner_summary sum;
+    char err[1024];
+    size_t i;
+    qf_status st;
+    o->shard_index = index;
+    o->shard_count = count;
+    o->kernel_glob = kernel;
+    o->case_id = case_id;
+    o->list_only = 1;
+    st = qf_runner_run(suite, reg, o, &sum, err, sizeof err);
+    if (st != QF_OK) {
+        fprintf(stderr, "qualify run: %s\n", err[0] ? err : qf_status_str(st));
+        return st == QF_ENOMEM ? QF_EXIT_FAIL : QF_EXIT_USAGE;
     }
-    return 0;
+    for (i = 0; i < sum.n; i++) {
+        _qf_esc_term(stdout, sum.results[i].kernel);
+        putchar(' ');
+        _qf_esc_term(stdout, sum.results[i].case_id);
+        putchar('\n');
+    }
+    qf_runner_summary_free(&sum);
+    return QF_EXIT_OK;
+}
+
+/* results.json's "shard" of a shard's run: its identity, how many pairs it
+ * ran of how many in the plan, and the machine it ran on (a resumed
+ * shard: the machine that finished it). */
+static json_t *shard_results(const json_t *header, const qf_runner_summary *sum)
+{
+    json_t *sh = json_deep_copy(json_object_get(header, "shard")), *extra;
+    char host[256];
+    if (gethostname(host, sizeof host))
+        snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = '\0';
+    json_object_set_new(sh, "plan_pairs", json_integer((json_int_t)sum->plan_pairs));
+    json_object_set_new(sh, "n_pairs", json_integer((json_int_t)sum->n));
+    json_object_set_new(sh, "host", json_string(host));
+    extra = json_object();
+    json_object_set_new(extra, "shard", sh);
+    return extra;
 }
 
 static void devices_provenance(const qf_runner_summary *sum, qf_provenance *prov)
@@ -336,6 +359,7 @@ int qf_cli_run(int argc, char **argv)
                                              {"seed", required_argument, NULL, OPT_SEED},
                                              {"fail-on", required_argument, NULL, OPT_FAIL_ON},
                                              {"list", no_argument, NULL, OPT_LIST},
+                                             {"shard", required_argument, NULL, OPT_SHARD},
                                              {"no-refute", no_argument, NULL, OPT_NO_REFUTE},
                                              {"devices", required_argument, NULL, OPT_DEVICES},
                                              {"kernel-memory", required_argument, NULL, OPT_KMEM},
@@ -352,6 +376,8 @@ int qf_cli_run(int argc, char **argv)
     char repro[8192];
     size_t nplugins = 0, nadapters = 0, nworkers = 0, nclaims = 0, i;
     int jobs = 0, resume = 0, timing = 0, list = 0, quiet = 0, have_seed = 0, c, rc = QF_EXIT_OK;
+    unsigned shard_index = 0, shard_count = 0; /* --shard I/N; 0: unsharded */
+    int max_mem_given = 0;
     int isolate = -1; /* 1 server, 0 pair, -1 not given: server, or pair with --time */
     long reps = 0;
     double timeout = 60;
@@ -370,9 +396,7 @@ int qf_cli_run(int argc, char **argv)
 
     memset(&sum, 0, sizeof sum);
     /* argv as typed, before getopt_long permutes it. */
-    av = json_array();
-    for (i = 0; av && i < (size_t)argc; i++)
-        json_array_append_new(av, json_string(argv[i]));
+    av = qf_cli_argv_json(argc, argv);
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":o:j:qh", longopts, NULL)) != -1) {
@@ -452,6 +476,7 @@ int qf_cli_run(int argc, char **argv)
             }
             break;
         case OPT_MAX_CASE_MEMORY:
+            max_mem_given = 1;
             if (qf_runner_parse_bytes(optarg, &o.max_case_bytes)) {
                 json_decref(av);
                 free(plugins);
@@ -474,7 +499,7 @@ int qf_cli_run(int argc, char **argv)
             have_seed = 1;
             break;
         case OPT_FAIL_ON:
-            if (parse_fail_on(optarg, &fail_mask)) {
+            if (qf_cli_parse_fail_on(optarg, &fail_mask)) {
                 json_decref(av);
                 free(plugins);
                 return qf_cli_usage_error("run",
@@ -484,6 +509,16 @@ int qf_cli_run(int argc, char **argv)
             }
             break;
         case OPT_LIST: list = 1; break;
+        case OPT_SHARD:
+            if (qf_runner_parse_shard(optarg, &shard_index, &shard_count)) {
+                json_decref(av);
+                free(plugins);
+                return qf_cli_usage_error("run",
+                                          "--shard '%s': I/N expected with 0 <= I < N <= %d (0-based: "
+                                          "0/3, 1/3 and 2/3 are the shards of a 3-way split)",
+                                          optarg, QF_RUNNER_MAX_SHARDS);
+            }
+            break;
         case OPT_NO_REFUTE: o.no_refute = 1; break;
         case OPT_DEVICES: {
             int idx[QF_RUNNER_DEVICES_MAX], all;
@@ -572,7 +607,7 @@ int qf_cli_run(int argc, char **argv)
             suite->groups[i].seeds = &one;
         }
     }
-    if (list) {
+    if (list && !shard_count) {
         qf_suite_cases cs;
         st = qf_suite_expand(suite, &cs, err, sizeof err);
         if (st != QF_OK) {
@@ -608,13 +643,17 @@ int qf_cli_run(int argc, char **argv)
          * memory limit when it may serve a GPU kernel (docs/security.md):
          * it is told whether this sweep plans one, so that a CPU-only sweep
          * of a GPU-enabled build keeps the limit. */
-        if (isolate < 0 ? !timing : isolate) {
+        if (!list && (isolate < 0 ? !timing : isolate)) {
             setenv("QUALIFY_SERVER_DEVICE", plans_device_kernel(suite, reg, kernel) ? "1" : "0", 1);
             if ((rc = qf_cli_route_servers("run", &src, reg)) != QF_EXIT_OK)
                 goto out;
         }
     }
-    if (mkdir_p(outdir)) {
+    if (list) { /* with --shard: the slice needs the registry's kernels */
+        rc = list_shard(suite, reg, &o, shard_index, shard_count, kernel, case_id);
+        goto out;
+    }
+    if (qf_cli_mkdir_p(outdir)) {
         fprintf(stderr, "qualify run: cannot create the output directory %s: %s\n", outdir, strerror(errno));
         rc = QF_EXIT_USAGE;
         goto out;
@@ -625,6 +664,32 @@ int qf_cli_run(int argc, char **argv)
     json_object_set_new(header, "suite", json_string(suite_path));
     json_object_set_new(header, "argv", av);
     av = NULL;
+    if (shard_count) {
+        /* What makes two shards parts of one sweep: a merge checks it,
+         * --resume too.  The options are those that change results. */
+        json_t *opts = json_pack("{s:o, s:o, s:o, s:b, s:f, s:o, s:o}", "seed",
+                                 have_seed ? json_sprintf("%llu", (unsigned long long)seed) : json_null(),
+                                 "kernel", kernel ? json_string(kernel) : json_null(), "case",
+                                 case_id ? json_string(case_id) : json_null(), "no_refute", o.no_refute,
+                                 "timeout_s", timeout, "max_case_memory",
+                                 max_mem_given ? json_integer((json_int_t)o.max_case_bytes) : json_null(),
+                                 "claims", json_array());
+        json_t *id;
+        for (i = 0; opts && i < suite->nclaims + nclaims; i++) {
+            const char *cf = i < suite->nclaims ? suite->claims[i] : claims[i - suite->nclaims];
+            char hex[QF_SHA256_HEX];
+            json_array_append_new(json_object_get(opts, "claims"),
+                                  json_string(qf_sha256_file(cf, hex) == QF_OK ? hex : cf));
+        }
+        id = opts ? qf_cli_shard_identity(shard_index, shard_count, suite_path, suite->name, reg, opts) : NULL;
+        if (!id || json_object_set_new(header, "shard", id)) {
+            fprintf(stderr, "qualify run: %s: cannot hash the suite for the shard identity\n", suite_path);
+            rc = QF_EXIT_USAGE;
+            goto out;
+        }
+        o.shard_index = shard_index;
+        o.shard_count = shard_count;
+    }
 
     memset(&pg, 0, sizeof pg);
     pg.tty = isatty(STDERR_FILENO);
@@ -695,20 +760,15 @@ int qf_cli_run(int argc, char **argv)
     /* Reports from the complete set of results. */
     {
         qf_provenance prov;
-        qf_report_options ropt;
+        json_t *extra = shard_count ? shard_results(header, &sum) : NULL;
         memset(&prov, 0, sizeof prov);
-        memset(&ropt, 0, sizeof ropt);
-        ropt.strict = (fail_mask & ((1u << QF_VERDICT_MARGINAL) | (1u << QF_VERDICT_MISTRUSTED))) != 0;
-        ropt.title = suite->name;
         /* qualify's own revision (NULL: the tree it was built from) */
         qf_provenance_collect(&prov, NULL);
         qf_runner_gpu_provenance(&prov); /* the GPU of GPU kernels, when one ran */
         devices_provenance(&sum, &prov);
         qf_provenance_add_file(&prov, suite_path);
-        if (qf_report_write_all(outdir, sum.results, sum.n, &prov, &ropt, err, sizeof err) != QF_OK) {
-            fprintf(stderr, "qualify run: reports: %s\n", err);
-            rc = QF_EXIT_FAIL;
-        }
+        rc = qf_cli_write_reports("run", outdir, sum.results, sum.n, &prov, suite->name, fail_mask, extra);
+        json_decref(extra);
         qf_provenance_free(&prov);
     }
 
@@ -728,11 +788,6 @@ int qf_cli_run(int argc, char **argv)
         _qf_esc_term(stdout, journal);
         putchar('\n');
     }
-    for (i = 0; i < sum.n; i++)
-        if (fail_mask & (1u << sum.results[i].verdict)) {
-            if (rc == QF_EXIT_OK)
-                rc = QF_EXIT_FAIL;
-        }
 out:
     json_decref(av);
     json_decref(header);

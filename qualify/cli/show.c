@@ -108,7 +108,7 @@ int qf_cli_show(int argc, char **argv)
     const char *path;
     qf_result *r = NULL;
     qf_provenance prov;
-    qf_report_options opt = {0, NULL};
+    qf_report_options opt = {0, NULL, NULL};
     size_t n = 0;
     char err[1024] = "";
     qf_status st;

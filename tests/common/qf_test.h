@@ -180,6 +180,21 @@ static inline void qf_test_copy_prefix(const char *src, const char *dst, long ke
     free(s);
 }
 
+/* Lines (newlines) of a file, 0 when it cannot be opened: how far a
+ * sweep that is about to be killed has written its journal. */
+static inline size_t qf_test_count_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = 0;
+    int c;
+    if (!f)
+        return 0;
+    while ((c = fgetc(f)) != EOF)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
 /* For main(), outside Check: exit 77 (skipped, never passed) unless the
  * environment variable name is set and not empty; returns its value. */
 static inline const char *qf_test_require_env(const char *name)

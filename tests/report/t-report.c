@@ -565,7 +565,7 @@ START_TEST(test_junit)
     ck_assert_msg(strstr(x, "NVIDIA H100 &lt;80GB&gt;"), "%s", x);
     free(x);
     {
-        qf_report_options o = {1, NULL};
+        qf_report_options o = {1, NULL, NULL};
         write_all(&o);
         x = qf_test_slurp(path, NULL);
         xml_check(x);
@@ -579,7 +579,7 @@ START_TEST(test_markdown)
 {
     char path[256];
     char *m;
-    qf_report_options o = {0, "pre-merge"};
+    qf_report_options o = {0, "pre-merge", NULL};
     write_all(&o);
     snprintf(path, sizeof path, "%s/report.md", dir);
     m = qf_test_slurp(path, NULL);

@@ -132,19 +132,6 @@ static void cut_journal(const char *out, int keep)
     ck_assert_int_eq(rename(tmp, path), 0);
 }
 
-static size_t count_lines(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    size_t n = 0;
-    int c;
-    if (!f)
-        return 0;
-    while ((c = fgetc(f)) != EOF)
-        n += c == '\n';
-    fclose(f);
-    return n;
-}
-
 START_TEST(resume_after_cut)
 {
     char full[256], part[256], cmd[1024];
@@ -196,7 +183,7 @@ START_TEST(resume_after_sigkill)
     /* Kill it once a few records are on disk (or when it is done). */
     for (i = 0; i < 20000; i++) {
         struct timespec ts = {0, 200000};
-        if (count_lines(journal) >= 4 || waitpid(pid, &st, WNOHANG) == pid)
+        if (qf_test_count_lines(journal) >= 4 || waitpid(pid, &st, WNOHANG) == pid)
             break;
         nanosleep(&ts, NULL);
     }

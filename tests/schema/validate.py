@@ -212,6 +212,22 @@ def main():
         plugin_run(validators, tmp, "QF_VDEV_PLUGIN", "vdev", "gemm.vdev.naive",
                    "{M: [3, 8], N: [4], K: [5]}\nseeds: [1, 2, 3]", ["--devices", "all"],
                    env=dict(os.environ, QF_VDEV_FAIL="1", QF_VDEV_FAIL_MODE="lost", QF_VDEV_FAIL_AFTER="2"))
+        # A 2-shard sweep and its merge (docs/cluster.md): each shard's
+        # outputs carry "shard", the merged ones "shards" and "merged".
+        suite = os.path.join(tmp, "sharded.yaml")
+        with open(suite, "w") as f:
+            f.write("suite: sharded\nrefute: false\nop: gemm\nkernels: [gemm.cpu.*]\n"
+                    "dtypes: [float32]\nshapes: {M: [3, 8], N: [4], K: [5]}\n")
+        shards = []
+        for i in range(2):
+            out = os.path.join(tmp, f"shard-{i}")
+            if run(["run", suite, "-q", "--shard", f"{i}/2", "--jobs", "2", "-o", out], ok=(0, 1))[0] is not None:
+                validate_run(validators, out)
+                shards.append(out)
+        if len(shards) == 2:
+            out = os.path.join(tmp, "merged")
+            if run(["merge"] + shards + ["-q", "-o", out], ok=(0, 1))[0] is not None:
+                validate_run(validators, out)
         if results:
             out = os.path.join(tmp, "enable")
             if run(["enable"] + results + ["-o", out])[0] is not None:

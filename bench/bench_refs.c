@@ -4,7 +4,7 @@
  *
  * For each op, 64 x 4096 = 262144 float32 values (uniform on [-12, 12] for
  * the activations, N(0, 1) for the rows: softmax, log-softmax, RMSNorm,
- * LayerNorm), one thread:
+ * LayerNorm, L2 normalization), one thread:
  *   qualify  qf_ref_* into float32, every element correctly rounded (the
  *            binary64 fast path where it decides, MPFR for the rest)
  *   libm     the textbook formula in binary64 with the C library (the
@@ -12,12 +12,13 @@
  * Each figure is the fastest of the repeats, in CPU time of the calling
  * thread (both run there: threads = 1), so that other work on a shared
  * machine, which stretches wall-clock time, does not skew the ratio.  The
- * ratios of log_softmax and layernorm come first, then the last lines read
+ * ratios of log_softmax, layernorm and l2norm come first, then the last
+ * lines read
  *   ref gelu float32 262144: qualify/libm = R
  *   ref softmax float32 262144: qualify/libm = R
  *   ref rmsnorm float32 262144: qualify/libm = R
  *   ref slow-path fraction = F
- * with F the fraction of elements that needed MPFR, over gelu and the four
+ * with F the fraction of elements that needed MPFR, over gelu and the five
  * row ops on N(0, 1) inputs (targets, issue 15: R <= 10, F <= 1e-4).
  * First of all, the same ratio for attention, RoPE and the MoE router
  * (bench_attn_ops; N(0, 1) inputs, the libm loop the same formula in
@@ -68,8 +69,18 @@ static double draw(uint64_t *s, int normal)
     return (double)(float)(sqrt(-2 * log(u + 0x1p-60)) * cos(6.283185307179586 * v));
 }
 
-typedef enum { OP_GELU, OP_SILU, OP_SOFTMAX, OP_RMSNORM, OP_LOG_SOFTMAX, OP_LAYERNORM, OP_COUNT } op_id;
-static const char *const op_name[OP_COUNT] = {"gelu", "silu", "softmax", "rmsnorm", "log_softmax", "layernorm"};
+typedef enum {
+    OP_GELU,
+    OP_SILU,
+    OP_SOFTMAX,
+    OP_RMSNORM,
+    OP_LOG_SOFTMAX,
+    OP_LAYERNORM,
+    OP_L2NORM,
+    OP_COUNT
+} op_id;
+static const char *const op_name[OP_COUNT] = {"gelu",        "silu",      "softmax", "rmsnorm",
+                                              "log_softmax", "layernorm", "l2norm"};
 
 static volatile double sink;
 
@@ -123,6 +134,17 @@ static void libm_loop(op_id op, const double *x, size_t rows, double *y)
             inv = 1 / sqrt(v / COLS + 1e-6);
             for (c = 0; c < COLS; c++)
                 yr[c] = (xr[c] - mu) * inv;
+        }
+        break;
+    case OP_L2NORM:
+        for (r = 0; r < rows; r++) {
+            const double *xr = x + r * COLS;
+            double *yr = y + r * COLS, s = 0, d;
+            for (c = 0; c < COLS; c++)
+                s += xr[c] * xr[c];
+            d = fmax(sqrt(s), 1e-12);
+            for (c = 0; c < COLS; c++)
+                yr[c] = xr[c] / d;
         }
         break;
     default:
@@ -305,6 +327,7 @@ static qf_status ref(op_id op, const double *x, size_t rows, qf_ref_out *o)
 {
     qf_ref_opts opts = qf_ref_opts_default();
     qf_ref_norm_params np;
+    qf_ref_l2norm_params lp = {rows, COLS, 1e-12};
     opts.format = qf_format_get(QF_FLOAT32);
     opts.threads = 1;
     switch (op) {
@@ -312,6 +335,7 @@ static qf_status ref(op_id op, const double *x, size_t rows, qf_ref_out *o)
     case OP_SILU: return qf_ref_activation(&opts, QF_REF_ACT_SILU, x, rows * COLS, o);
     case OP_SOFTMAX: return qf_ref_softmax(&opts, x, rows, COLS, 1.0, o);
     case OP_LOG_SOFTMAX: return qf_ref_log_softmax(&opts, x, rows, COLS, 1.0, o);
+    case OP_L2NORM: return qf_ref_l2norm(&opts, &lp, x, o);
     default:
         memset(&np, 0, sizeof np);
         np.rows = rows;
@@ -393,6 +417,7 @@ int main(int argc, char **argv)
         return 1;
     printf("ref log_softmax float32 %zu: qualify/libm = %.2f\n", n, ratio[OP_LOG_SOFTMAX]);
     printf("ref layernorm float32 %zu: qualify/libm = %.2f\n", n, ratio[OP_LAYERNORM]);
+    printf("ref l2norm float32 %zu: qualify/libm = %.2f\n", n, ratio[OP_L2NORM]);
     printf("ref gelu float32 %zu: qualify/libm = %.2f\n", n, ratio[OP_GELU]);
     printf("ref softmax float32 %zu: qualify/libm = %.2f\n", n, ratio[OP_SOFTMAX]);
     printf("ref rmsnorm float32 %zu: qualify/libm = %.2f\n", n, ratio[OP_RMSNORM]);

@@ -44,6 +44,8 @@ typedef struct instance {
     pid_t pid;   /* 0: not running */
     pid_t relay; /* the process prefixing its standard error, or 0 */
     int to, from;
+    int err;   /* the read end of its stderr pipe, or -1: the relay reads it, a pair's process only
+                  asks how much waits there (_qf_wcap) */
     int mem;   /* the slot's memfd, the instance's fd 3 (memfd_create(2)), or -1 */
     int takes_fd; /* its hello said "shm_fd": true: runs travel in mem, no name */
     int fails; /* faults in a row */
@@ -54,15 +56,32 @@ typedef struct instance {
 #define _QF_WORKER_SHM_FD     3
 #define _QF_WORKER_SHM_FD_ENV "QUALIFY_WORKER_SHM_FD"
 
+/* What an instance writes to its standard error while a run is in flight
+ * goes to that pair's record, not to qualify's stderr (docs/workers.md
+ * "Standard error").  One per job slot, in memory shared by the parent,
+ * the pair's processes and the relay: the pair's process sets `on` around
+ * its run, and the relay, which alone reads the pipe, puts what it reads
+ * while `on` into text (the first 4 KiB; total counts all) instead of
+ * prefixing it onto qualify's stderr.  `reading` is set from before the
+ * relay's read until the bytes are placed, so that a pair's process can
+ * tell when everything written before `done` has been placed. */
+typedef struct _qf_wcap {
+    volatile int on;
+    volatile int reading;
+    volatile size_t len, total;
+    char text[QF_RESULT_OUTPUT_MAX];
+} _qf_wcap;
+
 void _qf_wproc_nap_ms(long ms);
 /* Start CMD (/bin/sh -c, a session of its own, the protocol on its stdin
  * and stdout, its stderr through a relay prefixing "[worker NAME] " with
- * NAME read from the shared label at each line, no other descriptor, the
+ * NAME read from the shared label at each line (or into cap while a run is
+ * in flight; cap may be NULL), no other descriptor, the
  * kernel limits; for a kernel server (server 1) the memory limit is the
  * server's to set, since it knows whether it holds a GPU context): 0, or
  * -1 with the reason in err. */
-int _qf_wproc_spawn(const char *cmd, const volatile char *label, int server, instance *in, char *err,
-                    size_t err_size);
+int _qf_wproc_spawn(const char *cmd, const volatile char *label, _qf_wcap *cap, int server, instance *in,
+                    char *err, size_t err_size);
 /* Close the protocol's pipes and the memfd of an instance. */
 void _qf_wproc_close_fds(instance *in);
 /* Wait up to ms for pid, then kill it; then (always) its process group,
@@ -71,6 +90,9 @@ int _qf_wproc_reap(pid_t pid, long ms);
 /* Reap the stderr relay of an instance (it ends when every writer closed
  * the pipe; killed after 500 ms otherwise). */
 void _qf_wproc_relay_reap(instance *in);
+/* Wait until the relay has placed what the instance wrote to its stderr so
+ * far (the pipe is empty, no chunk in the relay's hands), at most 200 ms. */
+void _qf_wproc_settle(const instance *in, const _qf_wcap *cap);
 
 void _qf_worker_before_pair(const qf_kernel *k, int slot);
 /* In the pair's process of slot, first thing: close every other slot's
@@ -92,6 +114,11 @@ const qf_kernel *_qf_worker_routed(const qf_kernel *k);
 void _qf_worker_inline_begin(double deadline);
 int _qf_worker_inline_end(void);
 void _qf_worker_after_pair(const qf_kernel *k, int slot, qf_result *r);
+/* Parent, between pairs: kill and reap the kernel server of slot (every
+ * routing worker's), so that its next pair starts a fresh one (--devices
+ * moved the slot to another device, or its device faulted).  Not counted
+ * as a failure of the server. */
+void _qf_worker_slot_stop(int slot);
 
 /* The pids of every running worker and kernel server instance and of their
  * stderr relays (the children of this process that are not strays): up to

@@ -173,6 +173,7 @@ static const qf_backend cpu_backend = {
     cpu_copy,     cpu_memset,
     cpu_synchronize,
     cpu_timer_start, cpu_timer_stop,
+    NULL,         NULL, /* one device, no UUID */
 };
 /* clang-format on */
 
@@ -183,6 +184,39 @@ static const qf_backend cpu_backend = {
 static const char *const gpu_backends[] = {"cuda", "hip"};
 
 #define N_GPU (sizeof gpu_backends / sizeof gpu_backends[0])
+
+/* Back ends a plugin added (qf_backend_add): looked up like the CPU's,
+ * never loaded from a module.  Written while plugins load, before any
+ * sweep forks, so no lock. */
+#define MAX_ADDED 8
+static const qf_backend *added[MAX_ADDED];
+static size_t nadded;
+
+static const qf_backend *added_get(const char *name)
+{
+    size_t i;
+    for (i = 0; i < nadded; i++)
+        if (!strcmp(added[i]->name, name))
+            return added[i];
+    return NULL;
+}
+
+qf_status qf_backend_add(const qf_backend *be)
+{
+    size_t i;
+    if (!be || be->abi_version != QF_BACKEND_ABI_VERSION || !be->name || !*be->name ||
+        !strcmp(be->name, cpu_backend.name))
+        return QF_EINVAL;
+    for (i = 0; i < N_GPU; i++)
+        if (!strcmp(be->name, gpu_backends[i]))
+            return QF_EINVAL;
+    if (added_get(be->name))
+        return added_get(be->name) == be ? QF_OK : QF_EINVAL;
+    if (nadded == MAX_ADDED)
+        return QF_ENOMEM;
+    added[nadded++] = be;
+    return QF_OK;
+}
 
 const qf_backend *qf_backend_cpu(void)
 {
@@ -196,6 +230,8 @@ const qf_backend *qf_backend_get(const char *name)
         return NULL;
     if (!strcmp(name, cpu_backend.name))
         return &cpu_backend;
+    if (added_get(name))
+        return added_get(name);
     if (!_qf_gpumod_built(name))
         return NULL;
     m = _qf_gpumod_load(name, NULL, 0);

@@ -72,10 +72,39 @@ static qf_enable_arch *find_arch(qf_enable_table *t, const char *arch)
     return NULL;
 }
 
+/* The machine an architecture's results came from. */
+static void arch_fill(qf_enable_arch *a, const char *arch, const qf_provenance *prov, const char *source)
+{
+    memset(a, 0, sizeof *a);
+    snprintf(a->arch, sizeof a->arch, "%s", arch);
+    a->simulated = !strncmp(arch, "sim:", 4);
+    snprintf(a->source, sizeof a->source, "%s", source ? source : "");
+    if (prov && prov->cpu_vendor[0]) {
+        snprintf(a->cpu_vendor, sizeof a->cpu_vendor, "%s", prov->cpu_vendor);
+        snprintf(a->cpu_model, sizeof a->cpu_model, "%s", prov->cpu_model);
+        snprintf(a->cpu_isa, sizeof a->cpu_isa, "%s", prov->cpu_isa);
+    } else {
+        snprintf(a->cpu_vendor, sizeof a->cpu_vendor, "unknown");
+        snprintf(a->cpu_model, sizeof a->cpu_model, "unknown");
+        snprintf(a->cpu_isa, sizeof a->cpu_isa, "unknown");
+    }
+    /* A GPU architecture's table names the device it ran on. */
+    if (prov && prov->gpu_name[0] && !a->simulated && strcmp(arch, "cpu"))
+        snprintf(a->gpu_name, sizeof a->gpu_name, "%s", prov->gpu_name);
+}
+
 static qf_status add_arch(qf_enable_table *t, const char *arch, const qf_provenance *prov, const char *source,
                           char *err, size_t err_size)
 {
     qf_enable_arch *a = find_arch(t, arch), *n;
+    if (a && strcmp(arch, "cpu") && !a->simulated && !a->gpu_name[0] && prov && prov->gpu_name[0]) {
+        /* Results of a machine without the device came first (its GPU
+         * kernels filed under the archs they claim): the device's
+         * machine, whose evidence the section rests on, is the one to
+         * name. */
+        arch_fill(a, arch, prov, source);
+        return QF_OK;
+    }
     if (a) {
         /* One architecture, one kind of machine: the CPU results of an
          * AVX2 laptop and an AVX-512 server (or two GPU models reporting
@@ -106,23 +135,7 @@ static qf_status add_arch(qf_enable_table *t, const char *arch, const qf_provena
     if (!n)
         return QF_ENOMEM;
     t->archs = n;
-    a = &t->archs[t->narchs++];
-    memset(a, 0, sizeof *a);
-    snprintf(a->arch, sizeof a->arch, "%s", arch);
-    a->simulated = !strncmp(arch, "sim:", 4);
-    snprintf(a->source, sizeof a->source, "%s", source ? source : "");
-    if (prov && prov->cpu_vendor[0]) {
-        snprintf(a->cpu_vendor, sizeof a->cpu_vendor, "%s", prov->cpu_vendor);
-        snprintf(a->cpu_model, sizeof a->cpu_model, "%s", prov->cpu_model);
-        snprintf(a->cpu_isa, sizeof a->cpu_isa, "%s", prov->cpu_isa);
-    } else {
-        snprintf(a->cpu_vendor, sizeof a->cpu_vendor, "unknown");
-        snprintf(a->cpu_model, sizeof a->cpu_model, "unknown");
-        snprintf(a->cpu_isa, sizeof a->cpu_isa, "unknown");
-    }
-    /* A GPU architecture's table names the device it ran on. */
-    if (prov && prov->gpu_name[0] && !a->simulated && strcmp(arch, "cpu"))
-        snprintf(a->gpu_name, sizeof a->gpu_name, "%s", prov->gpu_name);
+    arch_fill(&t->archs[t->narchs++], arch, prov, source);
     return QF_OK;
 }
 
@@ -248,17 +261,89 @@ static qf_enable_entry *find_entry(qf_enable_table *t, const qf_result *r, const
     return NULL;
 }
 
+/* Case c into the entry of (arch, its kernel, op, dtype, parameters). */
+static qf_status add_case(qf_enable_table *t, const qf_result *c, const char *arch, const qf_provenance *prov,
+                          const char *source, char *err, size_t err_size)
+{
+    size_t d, p;
+    qf_enable_entry *e;
+    qf_enable_point *pt = NULL;
+    int cls = verdict_class(c->verdict);
+    char params[QF_ENABLE_PARAMS_MAX], defaults[QF_ENABLE_PARAMS_MAX];
+    qf_status st = add_arch(t, arch, prov, source, err, err_size);
+    if (st != QF_OK)
+        return st;
+    qf_enable_param_key(c, params, sizeof params, defaults, sizeof defaults);
+    e = find_entry(t, c, arch, params);
+    if (!e) {
+        qf_enable_entry *ne = realloc(t->entries, (t->nentries + 1) * sizeof *ne);
+        if (!ne)
+            return QF_ENOMEM;
+        t->entries = ne;
+        e = &t->entries[t->nentries++];
+        memset(e, 0, sizeof *e);
+        snprintf(e->arch, sizeof e->arch, "%s", arch);
+        snprintf(e->kernel, sizeof e->kernel, "%s", c->kernel);
+        snprintf(e->kernel_kind, sizeof e->kernel_kind, "%s", c->kernel_kind);
+        snprintf(e->op, sizeof e->op, "%s", c->op);
+        snprintf(e->dtype, sizeof e->dtype, "%s", c->dtype);
+        snprintf(e->params, sizeof e->params, "%s", params);
+        snprintf(e->param_defaults, sizeof e->param_defaults, "%s", defaults);
+        e->ndims = c->ndims;
+        for (d = 0; d < c->ndims; d++)
+            snprintf(e->dims[d], sizeof e->dims[d], "%s", c->dims[d].name);
+    }
+    if (c->ndims != e->ndims) {
+        errf(err, err_size, "%s: case %s: kernel %s has %zu dimensions here and %zu elsewhere",
+             source ? source : "results", c->case_id, c->kernel, c->ndims, e->ndims);
+        return QF_EINVAL;
+    }
+    for (d = 0; d < c->ndims; d++)
+        if (strcmp(c->dims[d].name, e->dims[d])) {
+            errf(err, err_size, "%s: case %s: dimension %zu of kernel %s is %s here and %s elsewhere",
+                 source ? source : "results", c->case_id, d, c->kernel, c->dims[d].name, e->dims[d]);
+            return QF_EINVAL;
+        }
+    e->cases++;
+    for (p = 0; p < e->npoints && !pt; p++) {
+        for (d = 0; d < e->ndims && e->points[p].x[d] == c->dims[d].value; d++)
+            ;
+        if (d == e->ndims)
+            pt = &e->points[p];
+    }
+    if (!pt) {
+        qf_enable_point *np = realloc(e->points, (e->npoints + 1) * sizeof *np);
+        if (!np)
+            return QF_ENOMEM;
+        e->points = np;
+        pt = &e->points[e->npoints++];
+        memset(pt, 0, sizeof *pt);
+        for (d = 0; d < e->ndims; d++)
+            pt->x[d] = c->dims[d].value;
+        pt->worst = c->verdict;
+        pt->cls = cls;
+        snprintf(pt->reason, sizeof pt->reason, "%s", c->reason);
+        return QF_OK;
+    }
+    /* The worst verdict over inputs and seeds; no evidence never
+     * outweighs evidence. */
+    if ((pt->cls == 'U' && cls != 'U') ||
+        (cls != 'U' && qf_verdict_severity(c->verdict) > qf_verdict_severity(pt->worst))) {
+        pt->worst = c->verdict;
+        pt->cls = cls;
+        snprintf(pt->reason, sizeof pt->reason, "%s", c->reason);
+    }
+    return QF_OK;
+}
+
 qf_status qf_enable_add(qf_enable_table *t, const qf_result *r, size_t n, const qf_provenance *prov,
                         const char *source, char *err, size_t err_size)
 {
-    size_t i, d, p;
+    size_t i;
     for (i = 0; i < n; i++) {
         const qf_result *c = &r[i];
         const char *arch = c->arch[0] ? c->arch : "cpu";
-        qf_enable_entry *e;
-        qf_enable_point *pt = NULL;
-        int cls = verdict_class(c->verdict);
-        char params[QF_ENABLE_PARAMS_MAX], defaults[QF_ENABLE_PARAMS_MAX];
+        char one[sizeof c->arch];
         if (!c->kernel[0] || !c->op[0]) {
             /* A case that names no kernel (or op) cannot go into any entry;
              * dropping it silently would hide evidence. */
@@ -266,70 +351,22 @@ qf_status qf_enable_add(qf_enable_table *t, const qf_result *r, size_t n, const 
                  c->case_id[0] ? c->case_id : "no case_id", c->kernel[0] ? "op" : "kernel");
             return QF_EINVAL;
         }
-        {
-            qf_status st = add_arch(t, arch, prov, source, err, err_size);
+        /* A GPU kernel run where there was no device is filed under every
+         * architecture it claims ("gfx90a gfx940": runner.c
+         * file_unrun_device), one entry each (docs/enable.md). */
+        while (*arch) {
+            size_t len;
+            qf_status st;
+            while (*arch == ' ')
+                arch++;
+            len = strcspn(arch, " ");
+            if (!len)
+                break;
+            snprintf(one, sizeof one, "%.*s", (int)len, arch);
+            st = add_case(t, c, one, prov, source, err, err_size);
             if (st != QF_OK)
                 return st;
-        }
-        qf_enable_param_key(c, params, sizeof params, defaults, sizeof defaults);
-        e = find_entry(t, c, arch, params);
-        if (!e) {
-            qf_enable_entry *ne = realloc(t->entries, (t->nentries + 1) * sizeof *ne);
-            if (!ne)
-                return QF_ENOMEM;
-            t->entries = ne;
-            e = &t->entries[t->nentries++];
-            memset(e, 0, sizeof *e);
-            snprintf(e->arch, sizeof e->arch, "%s", arch);
-            snprintf(e->kernel, sizeof e->kernel, "%s", c->kernel);
-            snprintf(e->kernel_kind, sizeof e->kernel_kind, "%s", c->kernel_kind);
-            snprintf(e->op, sizeof e->op, "%s", c->op);
-            snprintf(e->dtype, sizeof e->dtype, "%s", c->dtype);
-            snprintf(e->params, sizeof e->params, "%s", params);
-            snprintf(e->param_defaults, sizeof e->param_defaults, "%s", defaults);
-            e->ndims = c->ndims;
-            for (d = 0; d < c->ndims; d++)
-                snprintf(e->dims[d], sizeof e->dims[d], "%s", c->dims[d].name);
-        }
-        if (c->ndims != e->ndims) {
-            errf(err, err_size, "%s: case %s: kernel %s has %zu dimensions here and %zu elsewhere",
-                 source ? source : "results", c->case_id, c->kernel, c->ndims, e->ndims);
-            return QF_EINVAL;
-        }
-        for (d = 0; d < c->ndims; d++)
-            if (strcmp(c->dims[d].name, e->dims[d])) {
-                errf(err, err_size, "%s: case %s: dimension %zu of kernel %s is %s here and %s elsewhere",
-                     source ? source : "results", c->case_id, d, c->kernel, c->dims[d].name, e->dims[d]);
-                return QF_EINVAL;
-            }
-        e->cases++;
-        for (p = 0; p < e->npoints && !pt; p++) {
-            for (d = 0; d < e->ndims && e->points[p].x[d] == c->dims[d].value; d++)
-                ;
-            if (d == e->ndims)
-                pt = &e->points[p];
-        }
-        if (!pt) {
-            qf_enable_point *np = realloc(e->points, (e->npoints + 1) * sizeof *np);
-            if (!np)
-                return QF_ENOMEM;
-            e->points = np;
-            pt = &e->points[e->npoints++];
-            memset(pt, 0, sizeof *pt);
-            for (d = 0; d < e->ndims; d++)
-                pt->x[d] = c->dims[d].value;
-            pt->worst = c->verdict;
-            pt->cls = cls;
-            snprintf(pt->reason, sizeof pt->reason, "%s", c->reason);
-            continue;
-        }
-        /* The worst verdict over inputs and seeds; no evidence never
-         * outweighs evidence. */
-        if ((pt->cls == 'U' && cls != 'U') ||
-            (cls != 'U' && qf_verdict_severity(c->verdict) > qf_verdict_severity(pt->worst))) {
-            pt->worst = c->verdict;
-            pt->cls = cls;
-            snprintf(pt->reason, sizeof pt->reason, "%s", c->reason);
+            arch += len;
         }
     }
     return QF_OK;

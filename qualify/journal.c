@@ -31,6 +31,7 @@ void qf_result_init(qf_result *r)
     r->bound.claimed_ulp = r->bound.max_bound = r->bound.max_bound_ulp = NAN;
     r->timing.median_s = r->timing.min_s = r->timing.max_s = r->timing.spread = NAN;
     r->wall_s = NAN;
+    r->device_index = -1;
 }
 
 void qf_result_key(const qf_result *r, char *buf, size_t size)
@@ -210,6 +211,9 @@ qf_status qf_result_to_json(const qf_result *r, json_t **out)
         bad |= _qf_json_set_new(o, "seed", json_string(s));
     }
     bad |= _qf_json_set_new(o, "arch", json_string(r->arch));
+    if (r->device_index >= 0)
+        bad |= _qf_json_set_new(o, "device", json_pack("{s:i, s:s, s:s}", "index", r->device_index, "uuid",
+                                                       r->device_uuid, "name", r->device_name));
     bad |= _qf_json_set_new(o, "verdict", json_string(qf_verdict_name(r->verdict)));
     /* One line (docs/reports.md): a kernel's message may carry ESC, CR,
      * LF or bytes that are not UTF-8; they are stored as visible escapes,
@@ -478,6 +482,11 @@ qf_status qf_result_from_json(const json_t *j, qf_result *r, char *err, size_t e
         BAD("verdict");
     if (get_int(j, "signal", &r->signal) || get_int(j, "exit_code", &r->exit_code))
         BAD("signal");
+    x = json_object_get(j, "device");
+    if (x && (!json_is_object(x) || get_int(x, "index", &r->device_index) ||
+              get_str(x, "uuid", r->device_uuid, sizeof r->device_uuid) ||
+              get_str(x, "name", r->device_name, sizeof r->device_name)))
+        BAD("device");
     if (get_size(j, "kernel_output_bytes", &r->kernel_output_bytes))
         BAD("kernel_output_bytes");
     x = json_object_get(j, "metrics");

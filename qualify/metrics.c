@@ -8,6 +8,7 @@
  */
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,11 +22,13 @@ const double qf_metrics_pct[QF_METRICS_NPCT] = {0.50, 0.90, 0.99, 0.999};
  * independent of MPFR's header. */
 enum { REF_UNDECIDED = 2, REF_UNDEFINED = 3 };
 
-qf_elem_err qf_metrics_elem(const qf_format *out, double got, double exact, double bound)
+/* The errors but the ulp one (which costs the most), for qf_metrics_elem
+ * and for the percentiles' passes, which need one kind at a time. */
+static qf_elem_err elem_abs(double got, double exact, double bound)
 {
     qf_elem_err e;
     double d = got - exact;
-    e.ulp = qf_format_ulp_error(out, got, exact);
+    e.ulp = NAN;
     e.abs = fabs(d);
     if (isinf(d) && isfinite(got) && isfinite(exact))
         e.abs = 2 * fabs(0.5 * got - 0.5 * exact); /* overflow of the difference: Inf is right */
@@ -39,6 +42,13 @@ qf_elem_err qf_metrics_elem(const qf_format *out, double got, double exact, doub
         e.util = e.abs == 0 ? 0 : INFINITY;
     else
         e.util = e.abs / bound;
+    return e;
+}
+
+qf_elem_err qf_metrics_elem(const qf_format *out, double got, double exact, double bound)
+{
+    qf_elem_err e = elem_abs(got, exact, bound);
+    e.ulp = qf_format_ulp_error(out, got, exact);
     return e;
 }
 
@@ -70,30 +80,6 @@ static void select_rank(double *v, ptrdiff_t lo, ptrdiff_t hi, ptrdiff_t k)
             hi = j;
         else
             lo = j + 1;
-    }
-}
-
-static void percentiles(double *v, size_t n, double *pct)
-{
-    size_t k;
-    ptrdiff_t done = 0; /* v[0 .. done-1] hold no value above the ranks selected so far */
-    if (n == 0) {
-        for (k = 0; k < QF_METRICS_NPCT; k++)
-            pct[k] = NAN;
-        return;
-    }
-    for (k = 0; k < QF_METRICS_NPCT; k++) {
-        /* nearest rank: the smallest value with at least p n values <= it */
-        double r = ceil(qf_metrics_pct[k] * (double)n - 1e-9); /* 0.999 * 1000 is not 999 in binary */
-        size_t i = r < 1 ? 0 : (size_t)r - 1;
-        if (i >= n)
-            i = n - 1;
-        /* the ranks grow with k: each selection works past the last one */
-        if ((ptrdiff_t)i >= done) {
-            select_rank(v, done, (ptrdiff_t)n - 1, (ptrdiff_t)i);
-            done = (ptrdiff_t)i + 1;
-        }
-        pct[k] = v[i];
     }
 }
 
@@ -139,37 +125,219 @@ static double got_at(const qf_metrics_input *in, size_t i)
     return qf_format_decode(in->out, u64);
 }
 
-/* Which errors element i contributes to the percentiles (bit 0: ulp, abs
- * and rel; bit 1: bound utilization), set by the main loop. */
-enum { PCT_ERR = 1, PCT_UTIL = 2 };
+/* How element i enters the metrics, in the main loop's order: its
+ * reference undecided or undefined, a NaN or an Inf reference judged by
+ * value, a non-finite result against a finite reference, or both finite
+ * (the error metrics).  The percentiles' passes ask again instead of
+ * reading a mark per element (1 byte per checked element less). */
+enum { EC_UNDECIDED, EC_UNDEFINED, EC_NAN, EC_INF, EC_GOT_NONFINITE, EC_FINITE };
+typedef struct elem_vals {
+    double g, x, r, bnd; /* x: as the reference gave it */
+} elem_vals;
 
-/* The percentiles of one error kind (0 ulp, 1 abs, 2 rel, 3 util) over the
- * elements marked for it, recomputed as the main loop computed them: one
- * array of the values at a time instead of four side by side (32 bytes
- * per checked element, the largest part of a big case's metrics; docs/
- * runner.md "Memory"). */
-static void pct_kind(const qf_metrics_input *in, const uint8_t *mark, int kind, double *v, double *pct)
+static int elem_class(const qf_metrics_input *in, size_t i, elem_vals *v)
 {
-    size_t i, j = 0;
-    for (i = 0; i < in->n; i++) {
-        double g = got_at(in, i), x = in->exact[i], bnd = in->bound ? in->bound[i] : NAN;
-        qf_elem_err e;
-        if (!(mark[i] & (kind == 3 ? PCT_UTIL : PCT_ERR)))
-            continue;
-        if (!isfinite(x)) /* as the main loop: an exact Inf rounded to a finite max */
-            x = in->rounded ? in->rounded[i]
-                            : qf_format_decode(in->out, qf_format_encode(in->out, x, QF_ROUND_RNE, 0, 0, 0));
-        e = qf_metrics_elem(in->out, g, x, bnd);
-        v[j++] = kind == 0 ? fabs(e.ulp) : kind == 1 ? e.abs : kind == 2 ? e.rel : e.util;
+    v->g = got_at(in, i);
+    v->x = in->exact[i];
+    v->bnd = in->bound ? in->bound[i] : NAN;
+    v->r = NAN;
+    if (in->status && in->status[i] == REF_UNDECIDED)
+        return EC_UNDECIDED;
+    if (in->status && in->status[i] == REF_UNDEFINED)
+        return EC_UNDEFINED;
+    v->r = in->rounded ? in->rounded[i]
+                       : qf_format_decode(in->out, qf_format_encode(in->out, v->x, QF_ROUND_RNE, 0, 0, 0));
+    /* Special values are judged against the correctly rounded
+     * reference: an exact value past the format's range is Inf or NaN
+     * there (or max when the case saturates). */
+    if (isnan(v->r) || isnan(v->x))
+        return EC_NAN;
+    /* An exact value past the output's range whose correctly rounded
+     * value is Inf, and a finite result: a kernel may round an
+     * accumulator that is within its bound of the exact value, but
+     * below the overflow threshold, to max.  Judged by the bound when
+     * there is one (docs/verdicts.md). */
+    if (isinf(v->r) && !(isfinite(v->x) && isfinite(v->g) && !isnan(v->bnd)))
+        return EC_INF;
+    if (!isfinite(v->g))
+        return EC_GOT_NONFINITE;
+    return EC_FINITE;
+}
+
+/* Element i's error of one kind (0 ulp, 1 abs, 2 rel, 3 util), as the main
+ * loop computed it, or -1 when i has none of that kind. */
+static double err_kind(const qf_metrics_input *in, int kind, size_t i)
+{
+    elem_vals v;
+    qf_elem_err e;
+    double x;
+    if (elem_class(in, i, &v) != EC_FINITE || (kind == 3 && isnan(v.bnd)))
+        return -1;
+    x = isfinite(v.x) ? v.x : v.r;
+    if (kind == 0)
+        return fabs(qf_format_ulp_error(in->out, v.g, x));
+    e = elem_abs(v.g, x, v.bnd);
+    return kind == 1 ? e.abs : kind == 2 ? e.rel : e.util;
+}
+
+/* The percentiles in bounded memory.  The errors are non-negative, so
+ * their order is that of their bit patterns as unsigned integers (IEEE
+ * 754-2019, sec. 5.10: totalOrder on positive numbers), and a value's rank
+ * can be found by most-significant-digit radix selection: a pass counts
+ * the errors of the kind by their next DIGIT bits among those that share the
+ * rank's known leading bits, which narrows the rank to one bucket; once a
+ * rank's bucket holds at most PCT_CAP(n) values, a last pass gathers them
+ * and Hoare's selection finds the rank there.  The errors are recomputed
+ * in each pass instead of kept (8 bytes per checked element before, the
+ * largest array at the metrics' peak, docs/runner.md "Memory"); the cost
+ * is time, about three passes per kind (the exponent, 12 bits of the
+ * significand, the gathering) instead of one.  A bucket whose values are
+ * all equal (an exact kernel's zeros) ends the search at once.  The value
+ * at a rank is the one a sort would put there, so the figures are those of
+ * selecting in one array of every error. */
+#define DIGIT      12
+#define NB         ((size_t)1 << DIGIT)
+#define PCT_CAP(n) ((n) / 64 + 4096)
+
+typedef struct rank_st {
+    size_t k;     /* rank within the values that share the leading bits */
+    size_t count; /* how many share them */
+    uint64_t pre; /* the leading bits known */
+    int known;    /* how many */
+    int done;
+    double v;
+    uint64_t mn, mx; /* the smallest and largest pattern sharing them */
+    double *seg;     /* gathered values */
+} rank_st;
+
+static uint64_t key_of(double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+static int shares(const rank_st *r, uint64_t b)
+{
+    return r->known == 0 || (b >> (64 - r->known)) == r->pre;
+}
+
+/* One counting pass for the ranks still too wide to gather. */
+static void pct_count(const qf_metrics_input *in, int kind, rank_st *rk, int nr, size_t *hist, size_t cap)
+{
+    size_t i;
+    int q;
+    memset(hist, 0, (size_t)nr * NB * sizeof *hist);
+    for (q = 0; q < nr; q++) {
+        rk[q].mn = UINT64_MAX, rk[q].mx = 0;
+        if (!rk[q].done && rk[q].known == 64) { /* the whole pattern: one value */
+            memcpy(&rk[q].v, &rk[q].pre, sizeof rk[q].v);
+            rk[q].done = 1;
+        }
     }
-    percentiles(v, j, pct);
+    for (i = 0; i < in->n; i++) {
+        double v = err_kind(in, kind, i);
+        uint64_t b;
+        if (v < 0)
+            continue;
+        b = key_of(v);
+        for (q = 0; q < nr; q++) {
+            rank_st *r = &rk[q];
+            int w = 64 - r->known < DIGIT ? 64 - r->known : DIGIT;
+            if (r->done || r->count <= cap || !shares(r, b))
+                continue;
+            hist[(size_t)q * NB + ((b << r->known) >> (64 - w))]++;
+            r->mn = b < r->mn ? b : r->mn;
+            r->mx = b > r->mx ? b : r->mx;
+        }
+    }
+    for (q = 0; q < nr; q++) {
+        rank_st *r = &rk[q];
+        int w = 64 - r->known < DIGIT ? 64 - r->known : DIGIT;
+        size_t d = 0;
+        if (r->done || r->count <= cap)
+            continue;
+        if (r->mn == r->mx) { /* every value alike (or the pattern complete) */
+            memcpy(&r->v, &r->mn, sizeof r->v);
+            r->done = 1;
+            continue;
+        }
+        while (r->k >= hist[(size_t)q * NB + d]) /* the bucket holding rank k */
+            r->k -= hist[(size_t)q * NB + d++];
+        r->count = hist[(size_t)q * NB + d];
+        r->pre = (r->pre << w) | d;
+        r->known += w;
+    }
+}
+
+/* The last pass: each open rank's values gathered, then selected. */
+static int pct_gather(const qf_metrics_input *in, int kind, rank_st *rk, int nr)
+{
+    size_t i, *fill = calloc((size_t)nr, sizeof *fill);
+    int q, ok = fill != NULL;
+    for (q = 0; q < nr && ok; q++)
+        if (!rk[q].done && !(rk[q].seg = malloc((rk[q].count ? rk[q].count : 1) * sizeof *rk[q].seg)))
+            ok = 0;
+    for (i = 0; i < in->n && ok; i++) {
+        double v = err_kind(in, kind, i);
+        uint64_t b;
+        if (v < 0)
+            continue;
+        b = key_of(v);
+        for (q = 0; q < nr; q++)
+            if (!rk[q].done && shares(&rk[q], b) && fill[q] < rk[q].count)
+                rk[q].seg[fill[q]++] = v;
+    }
+    for (q = 0; q < nr && ok; q++) {
+        if (rk[q].done)
+            continue;
+        select_rank(rk[q].seg, 0, (ptrdiff_t)rk[q].count - 1, (ptrdiff_t)rk[q].k);
+        rk[q].v = rk[q].seg[rk[q].k];
+    }
+    for (q = 0; q < nr; q++)
+        free(rk[q].seg);
+    free(fill);
+    return ok ? 0 : -1;
+}
+
+/* The percentiles of one error kind over the nk elements that have one. */
+static int pct_kind(const qf_metrics_input *in, int kind, size_t nk, size_t *hist, double *pct)
+{
+    rank_st rk[QF_METRICS_NPCT];
+    size_t cap = PCT_CAP(in->n);
+    int q, open = 1;
+    if (nk == 0) {
+        for (q = 0; q < QF_METRICS_NPCT; q++)
+            pct[q] = NAN;
+        return 0;
+    }
+    memset(rk, 0, sizeof rk);
+    for (q = 0; q < QF_METRICS_NPCT; q++) {
+        /* nearest rank: the smallest value with at least p n values <= it */
+        double r = ceil(qf_metrics_pct[q] * (double)nk - 1e-9); /* 0.999 * 1000 is not 999 in binary */
+        size_t i = r < 1 ? 0 : (size_t)r - 1;
+        rk[q].k = i >= nk ? nk - 1 : i;
+        rk[q].count = nk;
+    }
+    while (open) {
+        open = 0;
+        for (q = 0; q < QF_METRICS_NPCT; q++)
+            open |= !rk[q].done && rk[q].count > cap;
+        if (open)
+            pct_count(in, kind, rk, QF_METRICS_NPCT, hist, cap);
+    }
+    if (pct_gather(in, kind, rk, QF_METRICS_NPCT))
+        return -1;
+    for (q = 0; q < QF_METRICS_NPCT; q++)
+        pct[q] = rk[q].v;
+    return 0;
 }
 
 qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_err *elems)
 {
     size_t i, n, nc = 0, nb = 0;
-    double *v = NULL, best_viol = -1;
-    uint8_t *mark = NULL;
+    double best_viol = -1;
+    size_t *hist = NULL;
     sums *S;
     if (!in || !m || !in->out || (in->n && ((!in->got && !in->got_codes) || !in->exact)))
         return QF_EINVAL;
@@ -182,35 +350,28 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
     m->at_nonfinite_bad = m->at_finite_bad = m->at_violation = n;
     m->viol_err = m->viol_bound = m->viol_err_ulp = m->viol_bound_ulp = NAN;
     S = malloc(sizeof *S);
-    mark = calloc(n ? n : 1, 1);
-    if (!S || !mark) {
-        free(S), free(mark);
+    if (!S)
         return QF_ENOMEM;
-    }
     qf_dot_acc_init(&S->x2), qf_dot_acc_init(&S->y2), qf_dot_acc_init(&S->xy);
     qf_dot_acc_init(&S->err2), qf_dot_acc_init(&S->bias), qf_dot_acc_init(&S->bias_ulp);
 
     for (i = 0; i < n; i++) {
-        double g = got_at(in, i), x = in->exact[i], r, bnd = in->bound ? in->bound[i] : NAN;
+        elem_vals ev;
+        int cls = elem_class(in, i, &ev);
+        double g = ev.g, x = ev.x, r = ev.r, bnd = ev.bnd;
         qf_elem_err e;
         if (elems)
             elems[i].ulp = elems[i].abs = elems[i].rel = elems[i].util = NAN;
-        if (in->status && in->status[i] == REF_UNDECIDED) {
-            m->n_undecided++;
-            continue;
-        }
-        if (in->status && in->status[i] == REF_UNDEFINED) {
-            m->n_undefined++;
+        if (cls == EC_UNDECIDED || cls == EC_UNDEFINED) {
+            if (cls == EC_UNDECIDED)
+                m->n_undecided++;
+            else
+                m->n_undefined++;
             continue;
         }
         if (x == 0)
             m->n_zero_ref++;
-        r = in->rounded ? in->rounded[i]
-                        : qf_format_decode(in->out, qf_format_encode(in->out, x, QF_ROUND_RNE, 0, 0, 0));
-        /* Special values are judged against the correctly rounded
-         * reference: an exact value past the format's range is Inf or NaN
-         * there (or max when the case saturates). */
-        if (isnan(r) || isnan(x)) {
+        if (cls == EC_NAN) {
             if (!isnan(g)) {
                 m->nan_mismatch++;
                 if (m->finite_bad++ == 0)
@@ -218,12 +379,7 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
             }
             continue;
         }
-        /* An exact value past the output's range whose correctly rounded
-         * value is Inf, and a finite result: a kernel may round an
-         * accumulator that is within its bound of the exact value, but
-         * below the overflow threshold, to max.  Judged by the bound when
-         * there is one (docs/verdicts.md). */
-        if (isinf(r) && !(isfinite(x) && isfinite(g) && !isnan(bnd))) {
+        if (cls == EC_INF) {
             if (g == r) {
                 m->n_exact_rounded++;
             } else {
@@ -236,7 +392,7 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
             }
             continue;
         }
-        if (!isfinite(g)) {
+        if (cls == EC_GOT_NONFINITE) {
             if (isnan(g))
                 m->nan_mismatch++;
             else
@@ -255,13 +411,11 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
         e = qf_metrics_elem(in->out, g, x, bnd);
         if (elems)
             elems[i] = e;
-        mark[i] = PCT_ERR;
         nc++;
         set_max(fabs(e.ulp), i, &m->max_ulp, &m->at_ulp);
         set_max(e.abs, i, &m->max_abs, &m->at_abs);
         set_max(e.rel, i, &m->max_rel, &m->at_rel);
         if (!isnan(bnd)) {
-            mark[i] |= PCT_UTIL;
             nb++;
             set_max(e.util, i, &m->max_util, &m->at_util);
             if (e.abs > bnd) {
@@ -291,15 +445,12 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
     m->n_bound = nb;
     m->frac_exact_rounded = nc ? (double)m->n_exact_rounded / (double)nc : NAN;
     m->frac_zero_ref = n ? (double)m->n_zero_ref / (double)n : NAN;
-    v = malloc((nc ? nc : 1) * sizeof *v);
-    if (!v) {
-        free(S), free(mark);
+    hist = malloc(QF_METRICS_NPCT * NB * sizeof *hist);
+    if (!hist || pct_kind(in, 0, nc, hist, m->pct_ulp) || pct_kind(in, 1, nc, hist, m->pct_abs) ||
+        pct_kind(in, 2, nc, hist, m->pct_rel) || pct_kind(in, 3, nb, hist, m->pct_util)) {
+        free(S), free(hist);
         return QF_ENOMEM;
     }
-    pct_kind(in, mark, 0, v, m->pct_ulp);
-    pct_kind(in, mark, 1, v, m->pct_abs);
-    pct_kind(in, mark, 2, v, m->pct_rel);
-    pct_kind(in, mark, 3, v, m->pct_util);
     if (nc) {
         double x2 = qf_dot_acc_get_d(&S->x2, QF_ROUND_RNE), y2 = qf_dot_acc_get_d(&S->y2, QF_ROUND_RNE);
         double xy = qf_dot_acc_get_d(&S->xy, QF_ROUND_RNE), e2 = qf_dot_acc_get_d(&S->err2, QF_ROUND_RNE);
@@ -317,7 +468,7 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
     } else {
         m->bias = m->bias_ulp = m->rms = m->normwise = m->sqnr_db = m->cosine = m->diff_dg = NAN;
     }
-    free(S), free(mark), free(v);
+    free(S), free(hist);
     return QF_OK;
 }
 

@@ -27,6 +27,7 @@
 
 #include "_files.h"
 #include "_registry.h"
+#include "qf_backend.h"
 #include "qf_kernel.h"
 
 /* 1 inside a trial child: a load there runs for real, with no trial of its own. */
@@ -176,6 +177,7 @@ void _qf_plugin_host_fill(qf_plugin_host *h, const char *path)
     h->kernel_check = qf_kernel_check;
     h->kernel_dtype = qf_kernel_dtype;
     h->status_str = qf_status_str;
+    h->backend_add = qf_backend_add;
 }
 
 typedef struct plugin_load {

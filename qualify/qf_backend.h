@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-#define QF_BACKEND_ABI_VERSION 1u
+#define QF_BACKEND_ABI_VERSION 2u /* 2: count and identity appended */
 
 typedef enum qf_copy_kind {
     QF_COPY_HOST_TO_DEVICE = 0,
@@ -57,6 +57,14 @@ typedef struct qf_backend {
     /* Time the work issued between start and stop (stop synchronizes). */
     qf_status (*timer_start)(void *state, qf_timer *t);
     qf_status (*timer_stop)(void *state, qf_timer *t, double *seconds);
+    /* ABI 2.  How many devices there are (NULL: one), and one opened
+     * device's identity: its UUID as the vendor's tools print it
+     * ("GPU-xxxxxxxx-...") and its marketing name; NULL: none known.  What
+     * `qualify run --devices` records per pair (docs/runner.md "Devices").
+     * A function that finds the device gone (lost, ECC error, reset)
+     * returns QF_EDEVICE. */
+    qf_status (*count)(int *n);
+    qf_status (*identity)(void *state, char *uuid, size_t uuid_size, char *name, size_t name_size);
 } qf_backend;
 
 /* An opened device of a back end. */
@@ -66,6 +74,12 @@ struct qf_device {
     void *state;
     int index;
 };
+
+/* Register a back end that is neither the CPU nor a GPU module: a
+ * plugin's stand-in device (qf_plugin_host.backend_add; tests/runner/
+ * plugin_vdev.c).  QF_EINVAL for a taken or reserved name ("cpu", "cuda",
+ * "hip") or a table of another ABI; QF_ENOMEM when the list (8) is full. */
+qf_status qf_backend_add(const qf_backend *be);
 
 /* The CPU back end (always available). */
 const qf_backend *qf_backend_cpu(void);

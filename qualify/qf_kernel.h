@@ -52,6 +52,7 @@ extern "C" {
 #define QF_KERNEL_ABI_VERSION 3u
 
 typedef struct qf_device qf_device; /* qf_backend.h */
+struct qf_backend;                  /* qf_backend.h */
 
 /* The symbol a plugin exports, of type qf_plugin_register_fn (below). */
 #define QF_PLUGIN_ENTRY "qf_plugin_register"
@@ -509,6 +510,9 @@ typedef struct qf_plugin_host {
                               char *why, size_t why_size);
     const qf_dtype_tuple *(*kernel_dtype)(const qf_kernel *k, const char *name);
     const char *(*status_str)(qf_status s);
+    /* A stand-in device back end of the plugin's own, which its kernels
+     * name in qf_kernel.backend (qf_backend_add in qf_backend.h). */
+    qf_status (*backend_add)(const struct qf_backend *be);
 } qf_plugin_host;
 
 /* Does the host's table have this field?  (Plugins built against a newer

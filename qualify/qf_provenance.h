@@ -32,6 +32,19 @@ typedef struct qf_provenance_file {
     char sha256[QF_SHA256_HEX]; /* lowercase hex */
 } qf_provenance_file;
 
+/* A device of a `qualify run --devices` sweep (docs/runner.md
+ * "Devices"): what the pairs ran on and what happened to it. */
+#define QF_PROV_DEVICES 16
+typedef struct qf_provenance_device {
+    int index;     /* the back end's device index */
+    char uuid[64]; /* "" when the back end does not say */
+    char name[128];
+    size_t pairs;  /* records of the sweep that ran on it */
+    size_t faults; /* pairs that faulted on it and were run again on another */
+    int out;       /* 1: taken out of the rotation */
+    char why[256]; /* why (the fault that showed it), or "" */
+} qf_provenance_device;
+
 typedef struct qf_provenance {
     char timestamp[32];             /* UTC, ISO 8601: 2026-11-29T16:10:00Z */
     char cpu_vendor[64];            /* GenuineIntel, AuthenticAMD, ARM implementer 0x41 */
@@ -54,6 +67,11 @@ typedef struct qf_provenance {
     char gpu_driver[64];
     size_t nfiles;
     qf_provenance_file *files; /* suite files and their hashes */
+    /* --devices: the devices listed (0: the option was not given) and how
+     * many pairs were run again after a device fault. */
+    size_t ndevices;
+    qf_provenance_device devices[QF_PROV_DEVICES];
+    size_t device_retries;
 } qf_provenance;
 
 /* Fill p with everything that can be found from this process.  source_dir:

@@ -111,6 +111,12 @@ typedef struct qf_result {
     char input[QF_RESULT_TEXT_MAX]; /* distribution label "outliers:fraction=0.01,scale=100" */
     uint64_t seed;                  /* the case's seed (inputs: qf_inputs streams 0, 1, ...) */
     char arch[64];                  /* architecture it ran on ("cpu") */
+    /* The device a GPU kernel's pair ran on (docs/runner.md "Devices"):
+     * its index in the back end, UUID and name; index -1 (and the strings
+     * "") for a CPU pair or one that never reached a device. */
+    int device_index;
+    char device_uuid[64];
+    char device_name[128];
 
     /* What came out. */
     qf_verdict verdict;

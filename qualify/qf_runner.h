@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qf_provenance.h"
 #include "qf_result.h"
 #include "qf_status.h"
 
@@ -61,7 +62,24 @@ typedef struct qf_runner_opts {
      * 0: qf_runner_default_case_memory().  Per case, not per sweep, so a
      * verdict never depends on --jobs (docs/runner.md "Memory"). */
     size_t max_case_bytes;
+    /* --devices: "all" or a list of device indices ("0,1,3"); NULL: device
+     * 0 only, as before.  One kernel server per listed device at least
+     * (jobs is raised to the count); GPU pairs are spread over the
+     * devices and a failing device leaves the rotation, its pairs retried
+     * on the others (docs/runner.md "Devices"). */
+    const char *devices;
 } qf_runner_opts;
+
+/* A device of a --devices sweep, as the summary and the provenance
+ * record it (qf_provenance.h). */
+#define QF_RUNNER_DEVICES_MAX QF_PROV_DEVICES
+typedef qf_provenance_device qf_runner_device;
+
+/* Parse a --devices value: "all" gives *all = 1 and n 0; else up to max
+ * distinct indices 0..QF_RUNNER_DEVICES_MAX-1 separated by commas.  0, or
+ * -1 with the reason in err. */
+int qf_runner_parse_devices(const char *s, int *idx, size_t max, size_t *n, int *all, char *err,
+                            size_t err_size);
 
 /* The default case budget: a quarter of the physical memory (or of the
  * cgroup's memory.max when lower), 4 GiB when neither can be read. */
@@ -116,6 +134,12 @@ typedef struct qf_runner_summary {
     size_t count[QF_VERDICT_COUNT]; /* per verdict */
     size_t resumed;                 /* taken from the journal */
     int journal_torn;               /* what --resume repaired: QF_JOURNAL_* bits (qf_result.h) */
+    /* --devices: the devices listed, in order (0 without the option, or
+     * when no device of the sweep's GPU back end was found), and how many
+     * pairs were run again after a device fault. */
+    size_t ndevices;
+    qf_runner_device devices[QF_RUNNER_DEVICES_MAX];
+    size_t device_retries;
 } qf_runner_summary;
 
 void qf_runner_summary_free(qf_runner_summary *s);

@@ -18,7 +18,8 @@ typedef enum qf_status {
     QF_EFORMAT,     /* unknown format, or an operation the format lacks */
     QF_EIO,         /* a file could not be read or written */
     QF_EPARSE,      /* malformed input (file, number, option value) */
-    QF_EUNSUPPORTED /* valid request that this build cannot serve */
+    QF_EUNSUPPORTED, /* valid request that this build cannot serve */
+    QF_EDEVICE       /* the device is gone: lost, ECC error, reset (qf_backend.h) */
 } qf_status;
 
 /* A short English name of a status, for messages ("invalid argument"). */

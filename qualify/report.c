@@ -172,6 +172,54 @@ static json_t *words_json(const char *list)
     return a;
 }
 
+/* {"retries": N, "list": [{index, uuid, name, pairs, faults, out, why}]}
+ * (docs/runner.md "Devices"). */
+static json_t *devices_json(const qf_provenance *p)
+{
+    json_t *a = json_array();
+    size_t i;
+    for (i = 0; a && i < p->ndevices && i < QF_PROV_DEVICES; i++) {
+        const qf_provenance_device *d = &p->devices[i];
+        if (json_array_append_new(a, json_pack("{s:i, s:s, s:s, s:I, s:I, s:b, s:s}", "index", d->index, "uuid",
+                                               d->uuid, "name", d->name, "pairs", (json_int_t)d->pairs, "faults",
+                                               (json_int_t)d->faults, "out", d->out, "why", d->why))) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a ? json_pack("{s:I, s:o}", "retries", (json_int_t)p->device_retries, "list", a) : NULL;
+}
+
+static const char *member_str(const json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "";
+}
+
+/* Back from devices_json's object (members of the wrong type are skipped:
+ * the devices are a record of the run, not an input of any verdict). */
+static void devices_from_json(const json_t *v, qf_provenance *p)
+{
+    const json_t *a = json_object_get(v, "list"), *e;
+    size_t i;
+    p->device_retries = (size_t)json_integer_value(json_object_get(v, "retries"));
+    json_array_foreach(a, i, e)
+    {
+        qf_provenance_device *d = &p->devices[p->ndevices];
+        if (p->ndevices == QF_PROV_DEVICES)
+            break;
+        memset(d, 0, sizeof *d);
+        d->index = (int)json_integer_value(json_object_get(e, "index"));
+        snprintf(d->uuid, sizeof d->uuid, "%s", member_str(e, "uuid"));
+        snprintf(d->name, sizeof d->name, "%s", member_str(e, "name"));
+        snprintf(d->why, sizeof d->why, "%s", member_str(e, "why"));
+        d->pairs = (size_t)json_integer_value(json_object_get(e, "pairs"));
+        d->faults = (size_t)json_integer_value(json_object_get(e, "faults"));
+        d->out = json_is_true(json_object_get(e, "out"));
+        p->ndevices++;
+    }
+}
+
 qf_status qf_report_provenance_to_json(const qf_provenance *p, json_t **out)
 {
     json_t *o = json_object(), *x, *files;
@@ -226,6 +274,8 @@ qf_status qf_report_provenance_to_json(const qf_provenance *p, json_t **out)
     } else {
         bad |= _qf_json_set_new(o, "gpu", json_null());
     }
+    if (p->ndevices)
+        bad |= _qf_json_set_new(o, "devices", devices_json(p));
     files = json_array();
     for (i = 0; files && i < p->nfiles; i++)
         bad |= json_array_append_new(
@@ -341,6 +391,8 @@ qf_status qf_report_provenance_from_json(const json_t *j, qf_provenance *p, char
         errf(err, err_size, "provenance.gpu: an object or null expected");
         return QF_EPARSE;
     }
+    if (json_is_object(json_object_get(j, "devices")))
+        devices_from_json(json_object_get(j, "devices"), p);
     f = json_object_get(j, "suite_files");
     if (f && !json_is_array(f)) {
         errf(err, err_size, "provenance.suite_files: an array expected");
@@ -615,6 +667,17 @@ static void md_provenance(FILE *out, const qf_provenance *p)
         ROW("GPU driver", p->gpu_driver);
     }
 #undef ROW
+    /* --devices: one row per device (docs/runner.md "Devices") */
+    for (i = 0; i < p->ndevices && i < QF_PROV_DEVICES; i++) {
+        const qf_provenance_device *d = &p->devices[i];
+        fprintf(out, "| device %d | ", d->index);
+        md_cell(out, d->name);
+        fputs(" ", out);
+        md_cell(out, d->uuid);
+        fprintf(out, ": %zu pair(s), %zu fault(s)%s", d->pairs, d->faults, d->out ? ", out of the rotation: " : "");
+        md_cell(out, d->out ? d->why : "");
+        fputs(" |\n", out);
+    }
     for (i = 0; i < p->nfiles; i++) {
         /* In a table cell '|' splits the row even inside a code span. */
         fputs("| suite file | ", out);

@@ -29,6 +29,7 @@
 #include "_runner.h"
 #include "_status.h"
 #include "_runner_device.h"
+#include "_runner_devices.h"
 #include "_worker.h"
 #include "qf_worker.h"
 #include "ops/_ops.h"
@@ -750,6 +751,32 @@ static int find_baseline(_qf_case *p, const qf_registry *reg, qf_result *r)
     return 0;
 }
 
+/* A GPU kernel that cannot run is filed under the device's architecture
+ * when there is a device (another one than the kernel claims), else under
+ * the architectures the kernel claims, space-separated as in its archs
+ * (cut at a whole word): `qualify enable` files such a record under each
+ * (docs/enable.md "Kernels without a device"), so the AMD and NVIDIA
+ * sections name the kernel, disabled with the reason, even on a machine
+ * with no GPU. */
+static void file_unrun_device(qf_result *r, const qf_kernel *k, const char *devarch)
+{
+    const char *a = devarch[0] ? devarch : k->archs && k->archs[0] ? k->archs : NULL;
+    size_t n;
+    if (!a)
+        return;
+    while (*a == ' ')
+        a++;
+    n = strlen(a);
+    while (n >= sizeof r->arch) { /* the last whole word that fits */
+        const char *sp = memrchr(a, ' ', n);
+        n = sp ? (size_t)(sp - a) : 0;
+    }
+    while (n && a[n - 1] == ' ')
+        n--;
+    if (n)
+        snprintf(r->arch, sizeof r->arch, "%.*s", (int)n, a);
+}
+
 static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const pair *pr,
                      const qf_registry *reg, const qf_runner_opts *o, qf_result *r)
 {
@@ -770,7 +797,9 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
     /* GPU kernels run on the device found (runner_device.c): its absence or
      * another architecture is UNSUPPORTED with the reason. */
     if (_qf_rdev_is_device(pr->k)) {
+        devarch[0] = '\0';
         if (_qf_rdev_probe(pr->k, devarch, sizeof devarch, why, sizeof why)) {
+            file_unrun_device(r, pr->k, devarch);
             _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: %s", why);
             goto out;
         }
@@ -831,7 +860,7 @@ out:
 
 typedef struct slot {
     pid_t pid;
-    size_t item; /* index into the pending list */
+    size_t item; /* the pair it runs (index into pairs) */
     int fd;      /* child_fd of pid, or -1 */
 } slot;
 
@@ -877,6 +906,8 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
     shared_slot **shm = NULL; /* one mapping per job slot: a pair's process unmaps the others */
     qf_status st = QF_OK;
     int jobs, torn = 0;
+    _qf_rdevs devs; /* --devices (runner_devices.c) */
+    memset(&devs, 0, sizeof devs);
     if (!suite || !reg || !sum)
         return QF_EINVAL;
     memset(sum, 0, sizeof *sum);
@@ -977,15 +1008,20 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
         }
     }
     (void)key_cmp;
+    /* GPU back ends: probed once here, before the workers fork (every
+     * device named with --devices); then the slots are bound to them;
+     * a bad --devices is refused before the journal is touched. */
+    _qf_rdev_enumerate(o.devices != NULL);
+    for (i = 0; i < npending; i++)
+        _qf_rdev_prepare(pairs[pending[i]].k);
+    if ((st = _qf_rdevs_init(&devs, o.devices, &jobs, npairs, err, err_size)) != QF_OK)
+        goto out;
     if (o.journal_path) {
         st = qf_journal_open(o.journal_path, o.resume, o.header, &jr, &torn, err, err_size);
         if (st != QF_OK)
             goto out;
         sum->journal_torn = torn;
     }
-    /* GPU back ends: probed once here, before the workers fork. */
-    for (i = 0; i < npending; i++)
-        _qf_rdev_prepare(pairs[pending[i]].k);
     slots = calloc((size_t)jobs, sizeof *slots);
     slot_fds = malloc((size_t)jobs * sizeof *slot_fds);
     shm = calloc((size_t)jobs, sizeof *shm);
@@ -1014,15 +1050,17 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
             slots[i].pid = 0;
             slots[i].fd = slot_fds[i] = -1;
         }
-        while (next < npending || running) {
+        while (next < npending || running || _qf_rdevs_waiting(&devs)) {
             int progressed = 0;
-            for (i = 0; i < (size_t)jobs && next < npending; i++) {
+            for (i = 0; i < (size_t)jobs && (next < npending || _qf_rdevs_waiting(&devs)); i++) {
                 pid_t pid;
-                if (slots[i].pid)
+                size_t it;
+                if (slots[i].pid || (it = _qf_rdevs_pick(&devs, i, pending, &next, npending)) == (size_t)-1)
                     continue;
                 shm[i]->done = 0;
+                _qf_rdevs_bind(&devs, i);
                 /* Worker kernels: the slot's worker instance (worker.c). */
-                _qf_worker_before_pair(pairs[pending[next]].k, (int)i);
+                _qf_worker_before_pair(pairs[it].k, (int)i);
                 fflush(NULL);
                 pid = fork();
                 if (pid < 0) {
@@ -1043,14 +1081,14 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
                     }
                     _qf_worker_pair_child((int)i); /* other slots' worker pipes, memfds */
                     _qf_iso_subreaper();
-                    run_pair(suite, &cases, &pairs[pending[next]], reg, &o, &shm[i]->r);
+                    run_pair(suite, &cases, &pairs[it], reg, &o, &shm[i]->r);
                     _qf_iso_reap_strays(NULL, 0); /* before the record is read */
                     shm[i]->done = 1;
                     _exit(0);
                 }
                 slots[i].pid = pid;
                 slots[i].fd = slot_fds[i] = _qf_rp_child_fd(pid);
-                slots[i].item = next++;
+                slots[i].item = it;
                 running++;
             }
             if (st != QF_OK && running == 0)
@@ -1065,7 +1103,7 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
                 w = waitpid(slots[i].pid, &ws, WNOHANG);
                 if (w == 0 || (w < 0 && errno == EINTR))
                     continue;
-                it = pending[slots[i].item];
+                it = slots[i].item;
                 r = &sum->results[it];
                 if (w > 0 && shm[i]->done && WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
                     *r = shm[i]->r;
@@ -1090,6 +1128,9 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
                 reap_strays(slots, (size_t)jobs);
                 running--;
                 progressed = 1;
+                /* A device's fault: the pair runs again on another one. */
+                if (_qf_rdevs_after(&devs, i, it, _qf_rdev_is_device(pairs[it].k) ? pairs[it].k->backend : NULL, r))
+                    continue;
                 done_count++;
                 if (jr && qf_journal_append(jr, r) != QF_OK && st == QF_OK) {
                     errf(err, err_size, "%s: cannot append to the journal: %s", o.journal_path,
@@ -1111,12 +1152,16 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
             }
             if (st != QF_OK && next < npending)
                 npending = next; /* stop starting new work after an error */
+            if (st != QF_OK)
+                devs.nqueue = 0;
         }
     }
     for (i = 0; i < npairs; i++)
         if ((unsigned)sum->results[i].verdict < QF_VERDICT_COUNT)
             sum->count[sum->results[i].verdict]++;
+    _qf_rdevs_summary(&devs, sum);
 out:
+    _qf_rdevs_free(&devs);
     if (jr && qf_journal_close(jr) != QF_OK && st == QF_OK) {
         errf(err, err_size, "%s: cannot close the journal", o.journal_path);
         st = QF_EIO;

@@ -58,10 +58,59 @@ typedef struct probe {
     char arch[64];
     char describe[512];
     char why[1024];
+    int ndev; /* devices found (1 unless every device was asked for) */
+    _qf_rdev_info dev[_QF_RDEV_MAX];
 } probe;
 
 #define MAX_PROBES 4
 static probe probes[MAX_PROBES];
+/* _qf_rdev_enumerate: the probe names every device, not device 0 only. */
+static int enumerate;
+/* The device a kernel child or server opens (_qf_rdev_use). */
+static int current;
+
+void _qf_rdev_enumerate(int all)
+{
+    enumerate = all;
+}
+
+void _qf_rdev_use(int index)
+{
+    current = index < 0 ? 0 : index;
+}
+
+int _qf_rdev_current(void)
+{
+    return current;
+}
+
+/* In the probe's child: device i's architecture and identity. */
+static int probe_one(const qf_backend *be, int i, _qf_rdev_info *d)
+{
+    qf_device dev;
+    int ok;
+    if (qf_device_open(be, i, &dev) != QF_OK)
+        return 0;
+    ok = be->arch(dev.state, d->arch, sizeof d->arch) == QF_OK;
+    if (ok && be->identity)
+        (void)be->identity(dev.state, d->uuid, sizeof d->uuid, d->name, sizeof d->name);
+    qf_device_close(&dev);
+    return ok;
+}
+
+/* In the probe's child, device 0 open: count and name the others. */
+static void probe_devices(const qf_backend *be, probe *sh)
+{
+    int n = 1, i;
+    if (enumerate && be->count && be->count(&n) != QF_OK)
+        n = 1;
+    if (n > _QF_RDEV_MAX)
+        n = _QF_RDEV_MAX;
+    sh->ndev = n;
+    for (i = 1; i < n; i++)
+        if (!probe_one(be, i, &sh->dev[i]))
+            snprintf(sh->dev[i].arch, sizeof sh->dev[i].arch, "?");
+}
 
 /* Load the back end and open its device 0 in a child process; report arch
  * and describe. */
@@ -74,7 +123,9 @@ static void run_probe(probe *pr, const char *name)
     snprintf(pr->backend, sizeof pr->backend, "%s", name);
     pr->done = 1;
     pr->ok = 0;
-    if (!_qf_gpumod_built(name)) {
+    /* qf_backend_get loads nothing for a name that is no GPU module: a
+     * plugin's stand-in back end (qf_backend_add) is probed as a GPU's. */
+    if (!_qf_gpumod_built(name) && !qf_backend_get(name)) {
         snprintf(pr->why, sizeof pr->why, "the %s back end is not built into this qualify", name);
         return;
     }
@@ -103,8 +154,14 @@ static void run_probe(probe *pr, const char *name)
             snprintf(sh->why, sizeof sh->why, "no %s device (%s)", vendor(name), *e ? e : qf_status_str(s));
         } else {
             if (be->arch(dev.state, sh->arch, sizeof sh->arch) == QF_OK &&
-                be->describe(dev.state, sh->describe, sizeof sh->describe) == QF_OK)
+                be->describe(dev.state, sh->describe, sizeof sh->describe) == QF_OK) {
                 sh->ok = 1;
+                snprintf(sh->dev[0].arch, sizeof sh->dev[0].arch, "%s", sh->arch);
+                if (be->identity)
+                    (void)be->identity(dev.state, sh->dev[0].uuid, sizeof sh->dev[0].uuid, sh->dev[0].name,
+                                       sizeof sh->dev[0].name);
+                probe_devices(be, sh);
+            }
             else
                 snprintf(sh->why, sizeof sh->why, "the %s device did not say its architecture (%s)",
                          vendor(name), qf_backend_error(name));
@@ -141,6 +198,8 @@ static void run_probe(probe *pr, const char *name)
         snprintf(pr->arch, sizeof pr->arch, "%s", sh->arch);
         snprintf(pr->describe, sizeof pr->describe, "%s", sh->describe);
         snprintf(pr->why, sizeof pr->why, "%s", sh->why);
+        pr->ndev = sh->ndev;
+        memcpy(pr->dev, sh->dev, sizeof pr->dev);
     }
     munmap(sh, sizeof *sh);
     /* A missing or broken module is the installation's fault, not the
@@ -201,6 +260,33 @@ int _qf_rdev_probe(const qf_kernel *k, char *arch, size_t arch_size, char *why, 
     return 0;
 }
 
+const char *_qf_rdev_backend(void)
+{
+    int i;
+    for (i = 0; i < MAX_PROBES; i++)
+        if (probes[i].done && probes[i].ok)
+            return probes[i].backend;
+    return NULL;
+}
+
+int _qf_rdev_count(const char *backend)
+{
+    int i;
+    for (i = 0; backend && i < MAX_PROBES; i++)
+        if (probes[i].done && probes[i].ok && !strcmp(probes[i].backend, backend))
+            return probes[i].ndev;
+    return 0;
+}
+
+const _qf_rdev_info *_qf_rdev_info_of(const char *backend, int index)
+{
+    int i;
+    for (i = 0; backend && i < MAX_PROBES; i++)
+        if (probes[i].done && probes[i].ok && !strcmp(probes[i].backend, backend))
+            return index >= 0 && index < probes[i].ndev ? &probes[i].dev[index] : NULL;
+    return NULL;
+}
+
 /* "cuda: NAME; sm_90; ...; driver CUDA 13.0; runtime 13.0": the field
  * starting with key (key "" gives the name after "backend: "). */
 static void describe_field(const char *d, const char *key, char *out, size_t size)
@@ -256,7 +342,7 @@ qf_status _qf_rdev_open(const qf_kernel *k, qf_device *dev, char *msg, size_t ms
         }
         return QF_EUNSUPPORTED;
     }
-    s = qf_device_open(be, 0, dev);
+    s = qf_device_open(be, current, dev);
     if (s != QF_OK) {
         const char *e = qf_backend_error(k->backend);
         if (msg && msg_size)
@@ -291,12 +377,12 @@ typedef struct staged {
 
 #define MAX_STAGED (2 * (QF_KERNEL_MAX_IN + QF_KERNEL_MAX_OUT))
 
-static void fail_msg(qf_kernel_call *call, const qf_device *dev, const char *what, size_t bytes)
+static void fail_msg(qf_kernel_call *call, const qf_device *dev, const char *what, size_t bytes, qf_status st)
 {
     if (call->msg && call->msg_size) {
         const char *e = qf_backend_error(dev->backend->name);
-        snprintf(call->msg, call->msg_size, "%s back end: %s (%zu bytes)%s%s", dev->backend->name, what,
-                 bytes, *e ? ": " : "", e);
+        snprintf(call->msg, call->msg_size, "%s%s back end: %s (%zu bytes)%s%s", st == QF_EDEVICE ? "device lost: " : "",
+                 dev->backend->name, what, bytes, *e ? ": " : "", e);
     }
 }
 
@@ -310,17 +396,17 @@ static qf_status stage(qf_device *dev, qf_kernel_call *call, staged *s, void *ho
     st = be->alloc(dev->state, bytes + (output ? 2 * GUARD : 0), (void **)&s->alloc);
     if (st != QF_OK) {
         s->alloc = NULL;
-        fail_msg(call, dev, "allocation", bytes);
+        fail_msg(call, dev, "allocation", bytes, st);
         return st;
     }
     s->data = s->alloc + (output ? GUARD : 0);
     if (output && (st = be->memset(dev->state, s->alloc, GUARD_BYTE, bytes + 2 * GUARD)) != QF_OK) {
-        fail_msg(call, dev, "memset of the guards", bytes);
+        fail_msg(call, dev, "memset of the guards", bytes, st);
         return st;
     }
     /* inputs: the codes; outputs: the host buffer's poison */
     if ((st = be->copy(dev->state, s->data, host, bytes, QF_COPY_HOST_TO_DEVICE)) != QF_OK)
-        fail_msg(call, dev, "copy to the device", bytes);
+        fail_msg(call, dev, "copy to the device", bytes, st);
     return st;
 }
 
@@ -334,12 +420,12 @@ static qf_status unstage(qf_device *dev, qf_kernel_call *call, staged *s)
     size_t i;
     qf_status st = be->copy(dev->state, s->host, s->data, s->bytes, QF_COPY_DEVICE_TO_HOST);
     if (st != QF_OK) {
-        fail_msg(call, dev, "copy back to the host", s->bytes);
+        fail_msg(call, dev, "copy back to the host", s->bytes, st);
         return st;
     }
     if ((st = be->copy(dev->state, guard[0], s->alloc, GUARD, QF_COPY_DEVICE_TO_HOST)) != QF_OK ||
         (st = be->copy(dev->state, guard[1], s->data + s->bytes, GUARD, QF_COPY_DEVICE_TO_HOST)) != QF_OK) {
-        fail_msg(call, dev, "copy of the guards", GUARD);
+        fail_msg(call, dev, "copy of the guards", GUARD, st);
         return st;
     }
     for (i = 0; i < GUARD; i++) {
@@ -390,13 +476,13 @@ qf_status _qf_rdev_run(qf_device *dev, void *ctx, qf_kernel_call *call, double *
         dc.out = dout;
         dc.device = dev;
         if ((st = be->timer_start(dev->state, &tm)) != QF_OK)
-            fail_msg(call, dev, "timer start", 0);
+            fail_msg(call, dev, "timer start", 0, st);
         else {
             st = call->kernel->run(ctx, &dc);
             /* the run's own status first; then the device must be clean */
             st2 = be->timer_stop(dev->state, &tm, kernel_s ? kernel_s : &(double){0});
             if (st == QF_OK && st2 != QF_OK) {
-                fail_msg(call, dev, "synchronize after the kernel", 0);
+                fail_msg(call, dev, "synchronize after the kernel", 0, st2);
                 st = st2;
             }
         }

@@ -19,15 +19,15 @@
 
 /* Bytes of reference and verdict working memory per checked element: the
  * checked arrays (_qf_checked: index 8, exact, rounded, bound and |a||b|
- * 8 each, status 1 = 41; the kernel's values are decoded from its codes as
- * they are read), the reference's own output and row copies (rowref.c: x,
- * error, approximation, value 8 each, status 1 = 33) and the metrics' mark
- * and percentile values (metrics.c: 9): 83; plus a GEMM reference's
- * binary64 product, its magnitude (written into the checked arrays when
- * they are dense rows, refs/gemm_fast.c, else arrays of their own) and a
- * status byte (17): 100, rounded up.  A sum of what may be alive, not of
- * what is at once: the estimate stays above the measured peak. */
-#define PER_CHECKED 104u
+ * 8 each, status 1 = 41 at most; a row op's are 25, 33 when its rows are
+ * sampled, ops/rowref.c, whose per-block arrays are a fixed ~96 KiB; the
+ * kernel's values are decoded from its codes as they are read), a GEMM
+ * reference's binary64 product, its magnitude and a status byte
+ * (refs/gemm_fast.c: 17) and the metrics' percentile selection (about
+ * half a byte, metrics.c): 59 at most, rounded up with room.  A sum of
+ * what may be alive, not of what is at once: the estimate stays above the
+ * measured peak (docs/runner.md "Memory"). */
+#define PER_CHECKED 72u
 
 /* Guard pages around one output buffer (runner_proc.c: a page before,
  * the rest of the last page and one more after). */

@@ -490,6 +490,10 @@ int qf_kernel_serve(const qf_registry *reg, const char *name, int in_fd, int out
             for (i = 0; i < n; i++)
                 device |= _qf_rdev_is_device(qf_registry_get(reg, i));
         unsetenv("QUALIFY_SERVER_DEVICE");
+        /* The device of its job slot (qualify run --devices). */
+        if ((dv = getenv("QUALIFY_DEVICE")) && dv[0] >= '0' && dv[0] <= '9')
+            _qf_rdev_use(atoi(dv));
+        unsetenv("QUALIFY_DEVICE");
         qf_runner_set_kernel_limits(&l);
         _qf_iso_apply_limits(device);
     }

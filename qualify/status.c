@@ -15,6 +15,7 @@ const char *qf_status_str(qf_status s)
     case QF_EIO: return "input/output error";
     case QF_EPARSE: return "malformed input";
     case QF_EUNSUPPORTED: return "not supported by this build";
+    case QF_EDEVICE: return "device lost";
     }
     return "unknown status";
 }

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "_claim.h"
+#include "_escape.h"
 #include "_isolate.h"
 #include "_registry.h"
 #include "_runner.h"
@@ -56,6 +57,7 @@ typedef struct slot_state {
     volatile uint64_t next_id;
     char why[256];
     char shm_name[64]; /* the object of the run in flight (the parent unlinks a leftover) */
+    _qf_wcap cap;      /* the instance's stderr during a run (_worker.h) */
 } slot_state;
 
 typedef struct worker worker;
@@ -222,7 +224,8 @@ static int inst_start(worker *w, instance *in, json_t **hello, char *err, size_t
     json_t *root, *v;
     json_error_t je;
     int rc;
-    if (_qf_wproc_spawn(w->cmd, w->label, w->serves, in, err, err_size))
+    if (_qf_wproc_spawn(w->cmd, w->label, w->shared ? &w->shared[in - w->inst].cap : NULL, w->serves, in, err,
+                        err_size))
         return -1;
     rc = read_line(&rd, in->from, HELLO_MS, &line);
     if (rc != 1) {
@@ -582,7 +585,7 @@ static qf_status worker_new(const char *cmd, int serves, worker **out, json_t **
         return say(err, err_size, "out of memory"), QF_ENOMEM;
     }
     for (i = 0; i < SLOTS_MAX; i++)
-        w->inst[i].to = w->inst[i].from = w->inst[i].mem = -1;
+        w->inst[i].to = w->inst[i].from = w->inst[i].mem = w->inst[i].err = -1;
     w->cmd = strdup(cmd);
     w->shared =
         mmap(NULL, SLOTS_MAX * sizeof *w->shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -778,6 +781,23 @@ void _qf_worker_pair_child(int slot)
                 _qf_wproc_close_fds(&all[i]->inst[s]);
 }
 
+/* A pair's process that died inside a run left its capture on: what was
+ * captured has no record to go to, so it goes where output outside a run
+ * goes, prefixed and escaped. */
+static void cap_orphan(const worker *w, _qf_wcap *cap)
+{
+    __atomic_store_n(&cap->on, 0, __ATOMIC_SEQ_CST);
+    if (!cap->len)
+        return;
+    _qf_iso_text_clean(cap->text, cap->len);
+    fputs("[worker ", stderr);
+    _qf_esc_term(stderr, w->name ? w->name : w->cmd);
+    fputs("] ", stderr);
+    _qf_esc_term(stderr, cap->text);
+    fputc('\n', stderr);
+    cap->len = cap->total = 0;
+}
+
 void _qf_worker_after_pair(const qf_kernel *k, int slot, qf_result *r)
 {
     worker *w;
@@ -794,6 +814,8 @@ void _qf_worker_after_pair(const qf_kernel *k, int slot, qf_result *r)
     }
     if (in->mem >= 0) /* ... or its memfd's pages */
         (void)!ftruncate(in->mem, 0);
+    if (st->cap.on)
+        cap_orphan(w, &st->cap);
     if (st->down == 1)
         st->down = 0; /* try again on the next pair */
     if (!in->pid)
@@ -853,6 +875,23 @@ void _qf_worker_after_pair(const qf_kernel *k, int slot, qf_result *r)
         }
     }
     st->busy = st->broken = st->gone = 0;
+}
+
+void _qf_worker_slot_stop(int slot)
+{
+    size_t i;
+    if (slot < 0 || slot >= SLOTS_MAX)
+        return;
+    for (i = 0; i < nall; i++) {
+        instance *in = &all[i]->inst[slot];
+        if (!all[i]->serves || !in->pid)
+            continue;
+        _qf_wproc_close_fds(in);
+        _qf_wproc_reap(in->pid, 0);
+        in->pid = 0;
+        _qf_wproc_relay_reap(in);
+        all[i]->shared[slot].busy = all[i]->shared[slot].broken = all[i]->shared[slot].gone = 0;
+    }
 }
 
 /* ---- The run function (kernel child) ------------------------------------------------ */
@@ -967,7 +1006,7 @@ static size_t scale_bytes(const qf_tensor_scale *s)
     return f ? qf_format_array_bytes(f, s->count) : 0;
 }
 
-static qf_status worker_run(void *ctx, const qf_kernel_call *call)
+static qf_status worker_exchange(void *ctx, const qf_kernel_call *call)
 {
     static reader rd;       /* the child's, kept across the runs of one child */
     static unsigned serial; /* objects made by this child */
@@ -1191,4 +1230,34 @@ static qf_status worker_run(void *ctx, const qf_kernel_call *call)
             (void)!ftruncate(in->mem, 0);
         return ret;
     }
+}
+
+/* What the instance writes to its standard error during the run is the
+ * pair's (docs/workers.md "Standard error"): what it wrote before is
+ * relayed first (settle), and what it wrote before its done is in the pipe
+ * before the done, so settling after the exchange collects it. */
+static qf_status worker_run(void *ctx, const qf_kernel_call *call)
+{
+    wkernel *wk = ctx;
+    instance *in;
+    _qf_wcap *cap;
+    qf_status ret;
+    if (cur_slot < 0 || cur_slot >= SLOTS_MAX)
+        return QF_EINVAL;
+    in = &wk->w->inst[cur_slot];
+    cap = &wk->w->shared[cur_slot].cap;
+    _qf_wproc_settle(in, cap);
+    cap->len = cap->total = 0;
+    cap->text[0] = '\0';
+    __atomic_store_n(&cap->on, 1, __ATOMIC_SEQ_CST);
+    ret = worker_exchange(ctx, call);
+    _qf_wproc_settle(in, cap);
+    __atomic_store_n(&cap->on, 0, __ATOMIC_SEQ_CST);
+    if (cap->total) {
+        /* As a kernel child's capture: NULs and bytes that are not UTF-8
+         * as '?', control characters kept (JSON escapes them). */
+        _qf_iso_text_clean(cap->text, cap->len);
+        wout_add(cap->text, cap->total);
+    }
+    return ret;
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -23,6 +24,7 @@
 #include "_isolate.h"
 #include "_runner.h"
 #include "_status.h"
+#include "_runner_device.h"
 #include "_worker.h"
 
 /* A message into err[size] (when there is room). */
@@ -137,7 +139,9 @@ void _qf_wproc_close_fds(instance *in)
         close(in->from);
     if (in->mem >= 0)
         close(in->mem);
-    in->to = in->from = in->mem = -1;
+    if (in->err >= 0)
+        close(in->err);
+    in->to = in->from = in->mem = in->err = -1;
 }
 
 
@@ -167,9 +171,11 @@ int _qf_wproc_reap(pid_t pid, long ms)
  * worker's messages (a Python traceback) are told apart from qualify's and
  * from other workers'.  NAME is the hello's name, read from shared memory
  * at each line (the parent learns it after the relay started); until the
- * hello, the command.  It runs until every writer has closed the pipe, so
- * the last words of a worker that died are not lost. */
-static void relay_run(const volatile char *label, const char *cmd) __attribute__((noreturn));
+ * hello, the command.  While a run is in flight (cap->on) what it reads
+ * goes into cap, for the pair's record, instead.  It runs until every
+ * writer has closed the pipe, so the last words of a worker that died are
+ * not lost. */
+static void relay_run(const volatile char *label, const char *cmd, _qf_wcap *cap) __attribute__((noreturn));
 
 static void relay_flush(const volatile char *label, const char *cmd, char *line, size_t len)
 {
@@ -202,18 +208,50 @@ static void relay_flush(const volatile char *label, const char *cmd, char *line,
         _exit(0);
 }
 
-static void relay_run(const volatile char *label, const char *cmd)
+/* A chunk read while a run is in flight: the pair's record's (the first
+ * 4 KiB; the total counts all). */
+static void cap_put(_qf_wcap *cap, const char *buf, size_t n)
+{
+    size_t room = sizeof cap->text - 1 - cap->len;
+    memcpy(cap->text + cap->len, buf, n < room ? n : room);
+    cap->len += n < room ? n : room;
+    cap->text[cap->len] = '\0';
+    cap->total += n;
+}
+
+static void relay_run(const volatile char *label, const char *cmd, _qf_wcap *cap)
 {
     char buf[4096], line[4096];
     size_t len = 0;
     ssize_t n;
     signal(SIGPIPE, SIG_IGN);
-    while ((n = read(0, buf, sizeof buf)) != 0) {
+    for (;;) {
+        struct pollfd pf = {0, POLLIN, 0};
         ssize_t i;
-        if (n < 0) {
+        if (poll(&pf, 1, -1) < 0) {
             if (errno == EINTR)
                 continue;
             break;
+        }
+        /* Set before the bytes leave the pipe (_qf_wproc_settle). */
+        if (cap)
+            __atomic_store_n(&cap->reading, 1, __ATOMIC_SEQ_CST);
+        n = read(0, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) {
+            if (cap)
+                __atomic_store_n(&cap->reading, 0, __ATOMIC_SEQ_CST);
+            continue;
+        }
+        if (n <= 0)
+            break;
+        if (cap && __atomic_load_n(&cap->on, __ATOMIC_SEQ_CST)) {
+            if (len) { /* a line begun outside the run ends there */
+                line[len++] = '\n';
+                relay_flush(label, cmd, line, len);
+                len = 0;
+            }
+            cap_put(cap, buf, (size_t)n);
+            n = 0;
         }
         for (i = 0; i < n; i++) {
             line[len++] = buf[i];
@@ -224,7 +262,11 @@ static void relay_run(const volatile char *label, const char *cmd)
                 len = 0;
             }
         }
+        if (cap)
+            __atomic_store_n(&cap->reading, 0, __ATOMIC_SEQ_CST);
     }
+    if (cap)
+        __atomic_store_n(&cap->reading, 0, __ATOMIC_SEQ_CST);
     if (len) {
         line[len++] = '\n';
         relay_flush(label, cmd, line, len);
@@ -232,13 +274,33 @@ static void relay_run(const volatile char *label, const char *cmd)
     _exit(0);
 }
 
-/* Start the relay of a worker; its pid and its pipe's write end in *wr,
- * or -1 (the worker then writes to our standard error directly). */
-static pid_t relay_start(const volatile char *label, const char *cmd, int *wr)
+void _qf_wproc_settle(const instance *in, const _qf_wcap *cap)
+{
+    double t0 = _qf_rp_now_s();
+    if (!cap || in->err < 0 || !in->relay)
+        return;
+    for (;;) {
+        int waiting = 0;
+        /* The pipe first, then the flag: the relay sets it before it
+         * reads, so bytes are always seen in one place or the other. */
+        if (ioctl(in->err, FIONREAD, &waiting))
+            waiting = 0;
+        if (!waiting && !__atomic_load_n(&cap->reading, __ATOMIC_SEQ_CST))
+            return;
+        if (_qf_rp_now_s() - t0 > 0.2)
+            return;
+        _qf_wproc_nap_ms(1);
+    }
+}
+
+/* Start the relay of a worker; its pid, its pipe's write end in *wr and
+ * read end in *rd, or -1 (the worker then writes to our standard error
+ * directly). */
+static pid_t relay_start(const volatile char *label, const char *cmd, _qf_wcap *cap, int *wr, int *rd)
 {
     int ep[2];
     pid_t pid;
-    *wr = -1;
+    *wr = *rd = -1;
     if (pipe2(ep, O_CLOEXEC))
         return -1;
     pid = fork();
@@ -252,14 +314,15 @@ static pid_t relay_start(const volatile char *label, const char *cmd, int *wr)
             for (fd = 3; fd < (max > 0 ? max : 1024); fd++)
                 close((int)fd);
         }
-        relay_run(label, cmd);
+        relay_run(label, cmd, cap);
     }
-    close(ep[0]);
     if (pid < 0) {
+        close(ep[0]);
         close(ep[1]);
         return -1;
     }
     *wr = ep[1];
+    *rd = ep[0]; /* close-on-exec; for _qf_wproc_settle */
     return pid;
 }
 
@@ -285,10 +348,10 @@ static int mem_create(void)
     return hi;
 }
 
-int _qf_wproc_spawn(const char *cmd, const volatile char *label, int server, instance *in, char *err,
-                    size_t err_size)
+int _qf_wproc_spawn(const char *cmd, const volatile char *label, _qf_wcap *cap, int server, instance *in,
+                    char *err, size_t err_size)
 {
-    int tw[2], fr[2], ew, mem;
+    int tw[2], fr[2], ew, er, mem;
     pid_t pid;
     mem = mem_create();
     if (pipe2(tw, O_CLOEXEC)) {
@@ -304,7 +367,7 @@ int _qf_wproc_spawn(const char *cmd, const volatile char *label, int server, ins
         return say(err, err_size, "cannot create a pipe: %s", strerror(errno)), -1;
     }
     fflush(NULL);
-    in->relay = relay_start(label, cmd, &ew);
+    in->relay = relay_start(label, cmd, cap, &ew, &er);
     if (in->relay < 0)
         in->relay = 0;
     pid = fork();
@@ -312,6 +375,8 @@ int _qf_wproc_spawn(const char *cmd, const volatile char *label, int server, ins
         say(err, err_size, "cannot fork: %s", strerror(errno));
         if (ew >= 0)
             close(ew);
+        if (er >= 0)
+            close(er);
         _qf_wproc_relay_reap(in);
         if (mem >= 0)
             close(mem);
@@ -345,6 +410,9 @@ int _qf_wproc_spawn(const char *cmd, const volatile char *label, int server, ins
             setenv("QUALIFY_KERNEL_CPU", v, 1);
             l.memory = 0;
             qf_runner_set_kernel_limits(&l);
+            /* the device its slot is bound to (--devices; 0 otherwise) */
+            snprintf(v, sizeof v, "%d", _qf_rdev_current());
+            setenv("QUALIFY_DEVICE", v, 1);
         }
         _qf_iso_apply_limits(0);
         signal(SIGPIPE, SIG_DFL);
@@ -362,6 +430,7 @@ int _qf_wproc_spawn(const char *cmd, const volatile char *label, int server, ins
     in->to = tw[1];
     in->from = fr[0];
     in->mem = mem;
+    in->err = er;
     in->takes_fd = 0; /* until its hello says so */
     return 0;
 }

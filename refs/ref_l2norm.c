@@ -8,11 +8,14 @@
  * w >= 53).  Dividing (not multiplying by a rounded reciprocal) keeps the
  * exact cases exact: a row with one nonzero entry gives +-1 and zeros, a
  * zero row with eps > 0 gives zeros.
+ * A binary64 evaluation with a proven bound comes first (_l2_fast_row,
+ * docs/refs.md "Fast path"); MPFR takes only the elements it leaves.
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "_fast.h"
 #include "_ziv.h"
 
 typedef struct _l2_ctx {
@@ -35,6 +38,63 @@ static void _l2_clamp(_qf_iv *d, double eps)
         mpfr_set_d(d->lo, eps, MPFR_RNDD);
     if (mpfr_cmp_d(d->hi, eps) < 0)
         mpfr_set_d(d->hi, eps, MPFR_RNDU);
+}
+
+/* The row in binary64 (_fast.h), deciding what it can; 1 when every
+ * element of the row was decided.  u = 2^-53; first-order bounds enlarged
+ * by 1 % and 2 u, as everywhere in the fast path (docs/refs.md "Fast
+ * path", "L2 normalization").  q = sum x_j^2, d = max(sqrt q, eps):
+ *   squares  s_j = RN(x_j^2): |s_j - x_j^2| <= u x_j^2, or 2^-1075 when
+ *            s_j is subnormal, so |sum s_j - q| <= u q + n 2^-1075;
+ *   sum      Q^ = Sum2 of the s_j (Ogita, Rump and Oishi, SIAM J. Sci.
+ *            Comput. 26(6), 2005, Prop. 4.5; _qf_fast_sum2), |Q^ - sum
+ *            s_j| <= b_Q: rho_Q = u + (b_Q + n 2^-1074) / Q^;
+ *   root     r = RN(sqrt Q^) (IEEE 754's correctly rounded sqrt): sqrt
+ *            halves a relative error (|sqrt(1 + t) - 1| <= |t| / 2 for
+ *            t >= -1), and its rounding is u: rho_r = rho_Q / 2 + u;
+ *   clamp    d^ = max(r, eps), eps exact: max is 1-Lipschitz in its
+ *            first argument and d >= sqrt q, so |d^ - d| <= |r - sqrt q|
+ *            <= rho_r d (no case split on which side eps falls);
+ *   quotient y_j = RN(x_j / d^), x_j exact: rho_r (the divisor, to first
+ *            order) + u, or 2^-1075 absolute when y_j is subnormal.
+ * R = 1.01 (rho_Q / 2 + 2u) + 2u, e_j = (|y_j| R (1 + 2R) + 2^-1074)
+ * (1 + 8u) for the roundings of e_j itself.  The exact result can be a
+ * target value (one nonzero entry gives +-1, four equal ones 1/2), so such
+ * enclosures go to MPFR (may_be_exact).  A zero entry gives 0 exactly
+ * (EXACT, as MPFR's point enclosure, with its approximation and error).
+ * Rows whose Q^ is outside [2^-900, 2^900] (zero rows among them) go to
+ * MPFR whole.  Memory: none per element beyond the output. */
+static int _l2_fast_row(const _l2_ctx *k, const double *x, size_t base)
+{
+    const double u = 0x1p-53;
+    size_t n = k->p->cols, j, done = 0;
+    _qf_fast_dst dst;
+    double Q, bQ, rhoQ, d, R;
+    if (k->c->slow_only || n == 0 || (double)n > 0x1p40)
+        return 0;
+    Q = _qf_fast_sum2(x, n, 1, &bQ);
+    if (!(Q >= 0x1p-900 && Q <= 0x1p900))
+        return 0;
+    rhoQ = u + (bQ + (double)n * 0x1p-1074) / Q;
+    d = sqrt(Q);
+    if (d < k->p->eps)
+        d = k->p->eps;
+    R = 1.01 * (rhoQ / 2 + 2 * u) + 2 * u;
+    _qf_fast_begin(&dst, k->s);
+    for (j = 0; j < n; j++) {
+        double y = x[j] / d;
+        if (x[j] == 0) {
+            /* as MPFR's point [0, 0]: EXACT, approximation 0 within 2^-1074 */
+            _qf_sink_put_d(k->s, base + j, 0.0);
+            _qf_sink_approx(k->s, base + j, x[j], 0x1p-1074);
+            done++;
+            continue;
+        }
+        done += (size_t)_qf_fast_decide(&dst, base + j, y,
+                                        (fabs(y) * R * (1 + 2 * R) + 0x1p-1074) * (1 + 8 * u), 1);
+    }
+    _qf_fast_end(&dst);
+    return done == n;
 }
 
 static int _l2_row(void *vctx, size_t r)
@@ -62,6 +122,9 @@ static int _l2_row(void *vctx, size_t r)
         _l2_undefined(k->s, base, n);
         return 0;
     }
+    /* Binary64 first; MPFR for the row only if something is left. */
+    if (_l2_fast_row(k, x, base))
+        return 0;
     sq = malloc(n * sizeof *sq);
     sp = malloc(n * sizeof *sp);
     if (!sq || !sp) {

@@ -9,11 +9,14 @@
 #      = XY, "90a" on Hopper; QF_HIP_ARCHS = gfx90a or gfx940 with hipcc;
 #      gfx942 with clang-19, QF_HIP_GFX942), in build-gpu/;
 #   3. runs the model-vs-hardware check (tests/cuda|hip/t-model-vs-hw), the
-#      GPU suite shapes/gpu.yaml (qualify run -j jobs), and `qualify probe`
-#      on every GEMM kernel of the back end (probe/KERNEL.txt and .yaml);
+#      GPU suite shapes/gpu.yaml (qualify run -j jobs), its GPU kernels
+#      again on every device (--devices all: same verdicts expected;
+#      QF_DEVICES=0 skips it), and `qualify probe` on every GEMM kernel of
+#      the back end (probe/KERNEL.txt and .yaml);
 #   4. writes into OUTDIR: gpu-info.md (hardware identity and software
-#      revisions), model-vs-hw.md, results.json and report.md (qualify's
-#      reports of the suite), and log.txt (build and run output).
+#      revisions, the devices of --devices all), model-vs-hw.md,
+#      results.json and report.md (qualify's reports of the suite),
+#      results-devices.json (the --devices all run), and log.txt.
 #
 # Machines without the build dependencies (MPFR, GMP, Jansson, libyaml,
 # Check; the lent GPU machines of docs/gpu.md have CMake and nvcc but can
@@ -184,6 +187,40 @@ for (k, v), n in sorted(c.items()):
     print(f"| {k} | {v} | {n} |")
 print("\nGPU in provenance:", r.get("provenance", {}).get("gpu"))
 EOF
+fi
+# Every device of the node (docs/runner.md "Devices"): the suite's GPU
+# kernels again with --devices all, whose verdicts must be those of the
+# device-0 run above; the devices, the pairs each ran and any taken out of
+# the rotation go into gpu-info.md.  Skipped without a usable device, with
+# QF_DEVICES=0, or when the device-0 run wrote no results.
+if [ $rc -ne 2 ] && [ "${QF_DEVICES:-1}" != 0 ] && [ -f "$OUT/results.json" ] && command -v python3 >/dev/null; then
+    # the back end's kernels: gemm.cuda.*, gemm.cublas*.* (no CPU kernel or
+    # model has ".cu" or ".hip" in its name)
+    dev_glob=$([ "$vendor" = cuda ] && echo '*.cu*' || echo '*.hip*')
+    say "running shapes/gpu.yaml --devices all (kernels $dev_glob)"
+    timeout "${QF_DEVICES_LIMIT:-900}" "$BUILD/qualify" run "$SRC/shapes/gpu.yaml" -o "$BUILD/run-devices" -q \
+        -j "${QF_JOBS:-8}" --timeout 120 --devices all --kernel "$dev_glob" >>"$LOG" 2>&1
+    dev_rc=$?
+    say "--devices all: exit $dev_rc"
+    if [ -f "$BUILD/run-devices/results.json" ]; then
+        cp "$BUILD/run-devices/results.json" "$OUT/results-devices.json"
+        python3 - "$OUT/results.json" "$OUT/results-devices.json" <<'EOF' | tee -a "$LOG" >>"$OUT/gpu-info.md"
+import json, sys
+one, many = (json.load(open(p)) for p in sys.argv[1:3])
+v1 = {(c["kernel"], c["case_id"]): c["verdict"] for c in one["cases"]}
+devs = (many.get("provenance") or {}).get("devices") or {"list": [], "retries": 0}
+print("\n## All devices (--devices all)\n\n| index | UUID | name | pairs | faults | out |\n| --- | --- | --- | --- | --- | --- |")
+for d in devs["list"]:
+    print(f"| {d['index']} | {d['uuid']} | {d['name']} | {d['pairs']} | {d['faults']} | {d['why'] if d['out'] else 'no'} |")
+diff = [(k, v1.get(k), c["verdict"]) for c in many["cases"] for k in [(c["kernel"], c["case_id"])] if v1.get(k) != c["verdict"]]
+print(f"\n{len(many['cases'])} pairs, {devs['retries']} run again after a device fault; "
+      f"{len(diff)} verdict(s) differ from the device-0 run")
+for k, a, b in diff[:20]:
+    print(f"- {k[0]} {k[1]}: device 0 {a}, --devices all {b}")
+sys.exit(1 if diff else 0)
+EOF
+        [ "${PIPESTATUS[0]}" -ne 0 ] && rc=1
+    fi
 fi
 # The probe of the matrix units (docs/probe.md): every GEMM kernel of this
 # back end, its revealed arithmetic and claim next to the models'.

@@ -32,6 +32,10 @@ extern "C" qf_status qf_cu_fail(cudaError_t e, const char *what, const char *fil
              cudaGetErrorString(e), base ? base + 1 : file, line);
     if (msg && msg_size)
         snprintf(msg, msg_size, "%s", last_err);
+    /* The device itself failed (CUDA Runtime API, "Data types":
+     * cudaError): the runner takes it out of a --devices rotation. */
+    if (e == cudaErrorECCUncorrectable || e == cudaErrorNvlinkUncorrectable || e == cudaErrorDevicesUnavailable)
+        return QF_EDEVICE;
     return e == cudaErrorMemoryAllocation ? QF_ENOMEM : QF_EIO;
 }
 
@@ -201,6 +205,32 @@ static qf_status cu_timer_stop(void *state, qf_timer *t, double *seconds)
     return QF_OK;
 }
 
+static qf_status cu_count(int *n)
+{
+    *n = 0;
+    if (cudaGetDeviceCount(n) != cudaSuccess) {
+        (void)cudaGetLastError(); /* reset the last error for later calls */
+        *n = 0;
+        return QF_EUNSUPPORTED;
+    }
+    return QF_OK;
+}
+
+/* The UUID as nvidia-smi -L prints it: GPU-8-4-4-4-12 hex digits. */
+static qf_status cu_identity(void *state, char *uuid, size_t uuid_size, char *name, size_t name_size)
+{
+    cu_state *s = (cu_state *)state;
+    const unsigned char *b;
+    if (!s || !uuid || !name)
+        return QF_EINVAL;
+    b = (const unsigned char *)s->prop.uuid.bytes;
+    snprintf(uuid, uuid_size,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
+             b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+    snprintf(name, name_size, "%s", s->prop.name);
+    return QF_OK;
+}
+
 extern "C" const qf_backend qf_backend_cuda_table = {
     QF_BACKEND_ABI_VERSION,
     "cuda",
@@ -215,4 +245,6 @@ extern "C" const qf_backend qf_backend_cuda_table = {
     cu_synchronize,
     cu_timer_start,
     cu_timer_stop,
+    cu_count,
+    cu_identity,
 };

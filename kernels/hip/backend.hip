@@ -32,6 +32,10 @@ extern "C" qf_status qf_hip_fail(hipError_t e, const char *what, const char *fil
              hipGetErrorString(e), base ? base + 1 : file, line);
     if (msg && msg_size)
         snprintf(msg, msg_size, "%s", last_err);
+    /* The device itself failed (HIP Runtime API, hipError_t): the runner
+     * takes it out of a --devices rotation. */
+    if (e == hipErrorECCNotCorrectable)
+        return QF_EDEVICE;
     return e == hipErrorOutOfMemory ? QF_ENOMEM : QF_EIO;
 }
 
@@ -203,6 +207,41 @@ static qf_status hb_timer_stop(void *state, qf_timer *t, double *seconds)
 /* Host code only: the device pass of hipcc must not see a table of host
  * function addresses. */
 #if !defined(__HIP_DEVICE_COMPILE__)
+static qf_status hb_count(int *n)
+{
+    *n = 0;
+    if (hipGetDeviceCount(n) != hipSuccess) {
+        (void)hipGetLastError(); /* reset the last error for later calls */
+        *n = 0;
+        return QF_EUNSUPPORTED;
+    }
+    return QF_OK;
+}
+
+/* ROCm's UUID bytes are ASCII (rocm-smi prints "GPU-" and them); hex
+ * where they are not.  hipDeviceProp_t has uuid from ROCm 6 on. */
+static qf_status hb_identity(void *state, char *uuid, size_t uuid_size, char *name, size_t name_size)
+{
+    hip_state *s = (hip_state *)state;
+    if (!s || !uuid || !name)
+        return QF_EINVAL;
+    uuid[0] = '\0';
+#if defined(HIP_VERSION_MAJOR) && HIP_VERSION_MAJOR >= 6
+    {
+        const unsigned char *b = (const unsigned char *)s->prop.uuid.bytes;
+        int i, text = 1;
+        size_t len;
+        for (i = 0; i < 16; i++)
+            text &= b[i] >= 0x21 && b[i] < 0x7f;
+        len = (size_t)snprintf(uuid, uuid_size, "GPU-");
+        for (i = 0; i < 16 && len + 3 < uuid_size; i++)
+            len += (size_t)snprintf(uuid + len, uuid_size - len, text ? "%c" : "%02x", b[i]);
+    }
+#endif
+    snprintf(name, name_size, "%s", s->prop.name);
+    return QF_OK;
+}
+
 extern "C" const qf_backend qf_backend_hip_table = {
     QF_BACKEND_ABI_VERSION,
     "hip",
@@ -217,5 +256,7 @@ extern "C" const qf_backend qf_backend_hip_table = {
     hb_synchronize,
     hb_timer_start,
     hb_timer_stop,
+    hb_count,
+    hb_identity,
 };
 #endif

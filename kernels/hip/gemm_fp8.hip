@@ -1,13 +1,15 @@
 /* gemm_fp8.hip: FP8 (fnuz) MFMA GEMM with per-tensor scales, for CDNA3.
  *
- * d = (a b) * (s_a s_b), a [M][K] and b [K][N] of float8_e4m3fnuz or
- * float8_e5m2fnuz codes (the FP8 formats of gfx940/gfx942 matrix
- * instructions, AMD CDNA3 ISA guide, "Matrix fused multiply-add"), one
+ * d = (a b) * (s_a s_b), a [M][K] and b [K][N] each of float8_e4m3fnuz
+ * (fp8) or float8_e5m2fnuz (bf8) codes, in any of the four pairings (the
+ * FP8 formats of gfx940/gfx942 matrix instructions, AMD CDNA3 ISA guide,
+ * "Matrix fused multiply-add", which has an instruction per pairing), one
  * float32 scale per tensor (the CUDA FP8 kernels' convention,
  * kernels/cuda/kernels.cu), d float32 or bfloat16.
  *
  * One wave (64 lanes) per 16x16 tile of d, k0 = 0, 32, ...: one
- * v_mfma_f32_16x16x32_{fp8_fp8,bf8_bf8} per step, in K order, float32
+ * v_mfma_f32_16x16x32_{fp8_fp8,fp8_bf8,bf8_fp8,bf8_bf8} per step (the
+ * first name A's format, the second B's), in K order, float32
  * accumulator, C chained from the previous step.  Operand layout of the
  * 16x16x32 8-bit instructions (AMD matrix instruction calculator, 8 values
  * per lane in one 64-bit register): lane l holds A[l % 16][8 (l / 16) + i]
@@ -42,8 +44,8 @@ __device__ static inline uint16_t g8_bf16_rne(float v)
     return (uint16_t)(u >> 16);
 }
 
-/* BF8 = 1: both operands e5m2fnuz (bf8), else both e4m3fnuz (fp8). */
-template <int BF8>
+/* A_BF8, B_BF8 = 1: that operand is e5m2fnuz (bf8), else e4m3fnuz (fp8). */
+template <int A_BF8, int B_BF8>
 static __global__ void hk_gemm_fp8(const uint8_t *A, const uint8_t *B, const float *sa, const float *sb, void *D,
                                    int M, int N, int K, int out_bf16, int *bad)
 {
@@ -64,8 +66,12 @@ static __global__ void hk_gemm_fp8(const uint8_t *A, const uint8_t *B, const flo
                 a |= (uint64_t)ar[kb + i] << (8 * i);
                 b |= (uint64_t)bc[(size_t)(kb + i) * N] << (8 * i);
             }
-            if (BF8)
+            if (A_BF8 && B_BF8)
                 c = __builtin_amdgcn_mfma_f32_16x16x32_bf8_bf8((long)a, (long)b, c, 0, 0, 0);
+            else if (A_BF8)
+                c = __builtin_amdgcn_mfma_f32_16x16x32_bf8_fp8((long)a, (long)b, c, 0, 0, 0);
+            else if (B_BF8)
+                c = __builtin_amdgcn_mfma_f32_16x16x32_fp8_bf8((long)a, (long)b, c, 0, 0, 0);
             else
                 c = __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8((long)a, (long)b, c, 0, 0, 0);
         }
@@ -92,15 +98,20 @@ extern "C" qf_status QF_HIP_ENTRY(qf_hip_gemm_fp8_run)(void *ctx, const qf_kerne
     char *msg = call->msg;
     size_t msg_size = call->msg_size;
     qf_status st = QF_OK;
-    int *bad = NULL, hbad = 0, i, bf8;
+    int *bad = NULL, hbad = 0, i;
     unsigned waves;
+    /* [a is bf8][b is bf8] */
+    static void (*const kern[2][2])(const uint8_t *, const uint8_t *, const float *, const float *, void *, int,
+                                    int, int, int, int *) = {{hk_gemm_fp8<0, 0>, hk_gemm_fp8<0, 1>},
+                                                             {hk_gemm_fp8<1, 0>, hk_gemm_fp8<1, 1>}};
     (void)ctx;
     if (call->op->op != QF_OP_GEMM)
         return _qf_gpu_fail(call, QF_EINVAL, "not a gemm call");
     if (g->trans_a || g->trans_b || g->batch > 1 || g->groups || g->alpha != 1.0 || g->beta != 0.0)
         return _qf_gpu_fail(call, QF_EUNSUPPORTED, "only d = a b");
-    if (t->in[0] != t->in[1] || (t->in[0] != QF_FLOAT8_E4M3FNUZ && t->in[0] != QF_FLOAT8_E5M2FNUZ))
-        return _qf_gpu_fail(call, QF_EUNSUPPORTED, "inputs must both be float8_e4m3fnuz or both float8_e5m2fnuz");
+    for (i = 0; i < 2; i++)
+        if (t->in[i] != QF_FLOAT8_E4M3FNUZ && t->in[i] != QF_FLOAT8_E5M2FNUZ)
+            return _qf_gpu_fail(call, QF_EUNSUPPORTED, "inputs must be float8_e4m3fnuz or float8_e5m2fnuz");
     if (t->out[0] != QF_FLOAT32 && t->out[0] != QF_BFLOAT16)
         return _qf_gpu_fail(call, QF_EUNSUPPORTED, "output must be float32 or bfloat16");
     for (i = 0; i < 2; i++) {
@@ -119,20 +130,13 @@ extern "C" qf_status QF_HIP_ENTRY(qf_hip_gemm_fp8_run)(void *ctx, const qf_kerne
         return QF_OK;
     if (g->k == 0)
         return _qf_gpu_fail(call, QF_EUNSUPPORTED, "k = 0");
-    bf8 = t->in[0] == QF_FLOAT8_E5M2FNUZ;
     QF_HIP(hipMalloc((void **)&bad, sizeof(int)));
     QF_HIP(hipMemset(bad, 0, sizeof(int)));
     waves = (unsigned)(g->m / 16 * (g->n / 16));
-    if (bf8)
-        hipLaunchKernelGGL(hk_gemm_fp8<1>, dim3((waves + 3) / 4), dim3(256), 0, 0,
-                           (const uint8_t *)call->in[0].data, (const uint8_t *)call->in[1].data,
-                           (const float *)call->in[0].scale.data, (const float *)call->in[1].scale.data,
-                           call->out[0].data, (int)g->m, (int)g->n, (int)g->k, t->out[0] == QF_BFLOAT16, bad);
-    else
-        hipLaunchKernelGGL(hk_gemm_fp8<0>, dim3((waves + 3) / 4), dim3(256), 0, 0,
-                           (const uint8_t *)call->in[0].data, (const uint8_t *)call->in[1].data,
-                           (const float *)call->in[0].scale.data, (const float *)call->in[1].scale.data,
-                           call->out[0].data, (int)g->m, (int)g->n, (int)g->k, t->out[0] == QF_BFLOAT16, bad);
+    hipLaunchKernelGGL(kern[t->in[0] == QF_FLOAT8_E5M2FNUZ][t->in[1] == QF_FLOAT8_E5M2FNUZ], dim3((waves + 3) / 4),
+                       dim3(256), 0, 0, (const uint8_t *)call->in[0].data, (const uint8_t *)call->in[1].data,
+                       (const float *)call->in[0].scale.data, (const float *)call->in[1].scale.data,
+                       call->out[0].data, (int)g->m, (int)g->n, (int)g->k, t->out[0] == QF_BFLOAT16, bad);
     QF_HIP_LAUNCH();
     QF_HIP(hipMemcpy(&hbad, bad, sizeof(int), hipMemcpyDeviceToHost));
     if (hbad)

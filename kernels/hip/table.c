@@ -9,7 +9,8 @@
  * records exist when the build has gfx942 code objects (clang-19,
  * QF_HAVE_HIP_GFX942): the same MFMA GEMM, row kernels, attention and FP8
  * conversion compiled for gfx942, and the FP8 (fnuz) MFMA GEMM with
- * per-tensor scales claiming mi300.e4m3fnuz / mi300.e5m2fnuz.  gfx950 is
+ * per-tensor scales claiming mi300.e4m3fnuz / mi300.e5m2fnuz, mixed
+ * e4m3fnuz x e5m2fnuz in both orders too.  gfx950 is
  * never listed (it needs LLVM 20).  Row reductions and attention claim what
  * the CUDA ones claim (kernels/cuda/table.c).
  *
@@ -28,7 +29,7 @@
 #include "qf_ref.h"
 
 typedef struct built {
-    qf_dtype_tuple t[6];
+    qf_dtype_tuple t[8];
     size_t n;
 } built;
 
@@ -61,6 +62,14 @@ static void add_fp8_tuple(built *b, const char *name, qf_format_id in, qf_format
     t->in_scale_format[0] = t->in_scale_format[1] = t->in_scale_format[2] = QF_FLOAT32;
 }
 
+/* A mixed FP8 tuple: a of format fa, b of fb, claimed as the MI300 FP8
+ * matrix unit (mi300.e4m3fnuz; mi300.e5m2fnuz claims the same). */
+static void add_fp8_mixed(built *b, const char *name, qf_format_id fa, qf_format_id fb, qf_format_id out)
+{
+    add_fp8_tuple(b, name, fa, out, "mi300.e4m3fnuz");
+    b->t[b->n - 1].in[1] = fb;
+}
+
 static qf_arith_claim f32_claim(void)
 {
     qf_arith_claim c = qf_arith_claim_default();
@@ -82,6 +91,14 @@ static void build_tables(void)
     add_fp8_tuple(&g942_fp8, "e4m3fnuz_e4m3fnuz_bf16", QF_FLOAT8_E4M3FNUZ, QF_BFLOAT16, "mi300.e4m3fnuz");
     add_fp8_tuple(&g942_fp8, "e5m2fnuz_e5m2fnuz_f32", QF_FLOAT8_E5M2FNUZ, QF_FLOAT32, "mi300.e5m2fnuz");
     add_fp8_tuple(&g942_fp8, "e5m2fnuz_e5m2fnuz_bf16", QF_FLOAT8_E5M2FNUZ, QF_BFLOAT16, "mi300.e5m2fnuz");
+    /* Mixed (fp8_bf8, bf8_fp8 MFMA): the MI300 FP8 model's accumulation,
+     * which does not depend on the input formats (the product of an
+     * e4m3fnuz and an e5m2fnuz value is exact in it as well); each order a
+     * tuple of its own, since a suite names a's and b's formats apart. */
+    add_fp8_mixed(&g942_fp8, "e4m3fnuz_e5m2fnuz_f32", QF_FLOAT8_E4M3FNUZ, QF_FLOAT8_E5M2FNUZ, QF_FLOAT32);
+    add_fp8_mixed(&g942_fp8, "e4m3fnuz_e5m2fnuz_bf16", QF_FLOAT8_E4M3FNUZ, QF_FLOAT8_E5M2FNUZ, QF_BFLOAT16);
+    add_fp8_mixed(&g942_fp8, "e5m2fnuz_e4m3fnuz_f32", QF_FLOAT8_E5M2FNUZ, QF_FLOAT8_E4M3FNUZ, QF_FLOAT32);
+    add_fp8_mixed(&g942_fp8, "e5m2fnuz_e4m3fnuz_bf16", QF_FLOAT8_E5M2FNUZ, QF_FLOAT8_E4M3FNUZ, QF_BFLOAT16);
     t = &norm_f32.t[norm_f32.n++];
     memset(t, 0, sizeof *t);
     t->name = "f32";
@@ -224,8 +241,8 @@ qf_status qf_hip_register_kernels(qf_registry *r)
                  "float16 MFMA 16x16x16, float32 accumulator in K order, MI300 arithmetic (clang-19)", "gfx942",
                  &g940_f16, fwd_qf_hip_gemm_run_gfx942, _qf_gpu_gemm_supports, 1);
     ks[n] = mk("gemm.hip.mfma_fp8_gfx942", QF_OP_GEMM,
-               "FP8 fnuz MFMA 16x16x32 (fp8_fp8 / bf8_bf8), per-tensor float32 scales, float32 accumulator in "
-               "K order, MI300 fp8 arithmetic (clang-19)",
+               "FP8 fnuz MFMA 16x16x32 (fp8_fp8, bf8_bf8, fp8_bf8, bf8_fp8), per-tensor float32 scales, float32 "
+               "accumulator in K order, MI300 fp8 arithmetic (clang-19)",
                "gfx942", &g942_fp8, fwd_qf_hip_gemm_fp8_run_gfx942, _qf_gpu_gemm_supports, 1);
     ks[n++].limits.multiple_of[2] = 32;
     ks[n++] = mk("rmsnorm.hip.gfx942.f32", QF_OP_RMSNORM,

@@ -75,6 +75,12 @@ def test_hostile_workers(tmp_path: Path) -> None:
     assert "signal 11" in reasons["gemm.py.segv"]
     assert "status 3" in reasons["gemm.py.exit"]
     assert "canary" in reasons["gemm.py.overrun"]
+    # What a kernel prints during its run is its pair's record, not the
+    # host's output (docs/workers.md "Standard error").
+    assert got["gemm.py.chatty"] == {"QUALIFIED"}
+    for p in res:
+        if p.kernel == "gemm.py.chatty":
+            assert "chatty: \x1b[2Jcleared\nchatty: no newline" in p.raw.get("kernel_output", ""), p.raw
 
 
 def test_quantize_worker(tmp_path: Path) -> None:

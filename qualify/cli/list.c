@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "_escape.h"
+#include "_runner_device.h"
 #include "cli.h"
 #include "qf_claim.h"
 #include "qf_suite.h"
@@ -15,7 +16,7 @@
 
 static const char *help_text =
     "usage: qualify list kernels [--json] [--plugin PATH]... [--adapter SPEC]... [--worker CMD]... [--claim FILE]...\n"
-    "                            [--kind KIND] [--op OP] [GLOB]\n"
+    "                            [--kind KIND] [--op OP] [--status] [GLOB]\n"
     "       qualify list ops [--json]\n"
     "       qualify list formats [--json]\n"
     "\n"
@@ -34,6 +35,10 @@ static const char *help_text =
     "  --kind KIND     only kernels of this kind: reference, optimized, model,\n"
     "                  known-bad\n"
     "  --op OP         only kernels of this op (see 'qualify list ops')\n"
+    "  --status        whether each kernel can run on this machine: GPU\n"
+    "                  kernels probe their back end (loading its module, in a\n"
+    "                  child process) and show the device's architecture or\n"
+    "                  UNSUPPORTED with the reason a sweep would give\n"
     "  GLOB            only kernels whose name matches (gemm.cpu.*)\n"
     "  -h, --help      this text\n"
     "\n"
@@ -168,6 +173,25 @@ static json_t *kernel_json(const qf_kernel *k, const char *origin, const char *c
     return o;
 }
 
+/* Whether k can run here, as `qualify run` would decide before running
+ * it: CPU kernels always; a GPU kernel when its back end finds a device
+ * of an architecture it claims (qualify/runner_device.c).  0 with the
+ * architecture in what, -1 with the reason. */
+static int kernel_status(const qf_kernel *k, char *what, size_t size)
+{
+    char arch[64], why[512];
+    if (!_qf_rdev_is_device(k)) {
+        snprintf(what, size, "cpu");
+        return 0;
+    }
+    if (_qf_rdev_probe(k, arch, sizeof arch, why, sizeof why)) {
+        snprintf(what, size, "%s", why);
+        return -1;
+    }
+    snprintf(what, size, "%s", arch);
+    return 0;
+}
+
 static int dump_json(json_t *arr)
 {
     char *s = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -179,20 +203,28 @@ static int dump_json(json_t *arr)
     return QF_EXIT_OK;
 }
 
-static int list_kernels(qf_registry *r, int json, int have_kind, qf_kernel_kind kind, int have_op, qf_op op,
-                        const char *glob)
+static int list_kernels(qf_registry *r, int json, int status, int have_kind, qf_kernel_kind kind, int have_op,
+                        qf_op op, const char *glob)
 {
     size_t i, n = qf_registry_count(r);
     json_t *arr = json ? json_array() : NULL;
+    char st[512];
     if (!json)
-        printf("%-28s %-10s %-10s %-14s %-8s %s\n", "name", "kind", "op", "dtypes", "archs", "origin");
+        printf("%-28s %-10s %-10s %-14s %-8s %s%s\n", "name", "kind", "op", "dtypes", "archs", "origin",
+               status ? " | status" : "");
     for (i = 0; i < n; i++) {
         const qf_kernel *k = qf_registry_get(r, i);
         if ((have_kind && k->kind != kind) || (have_op && k->op != op) ||
             (glob && !qf_kernel_glob(glob, k->name)))
             continue;
         if (json) {
-            json_array_append_new(arr, kernel_json(k, qf_registry_origin(r, i), qf_registry_claim_origin(r, i)));
+            json_t *o = kernel_json(k, qf_registry_origin(r, i), qf_registry_claim_origin(r, i));
+            if (status) {
+                int ok = kernel_status(k, st, sizeof st) == 0;
+                json_object_set_new(o, "status", json_string(ok ? "ready" : "UNSUPPORTED"));
+                json_object_set_new(o, ok ? "status_arch" : "status_reason", json_string(st));
+            }
+            json_array_append_new(arr, o);
         } else {
             char dts[256] = "";
             size_t j, len = 0;
@@ -213,6 +245,11 @@ static int list_kernels(qf_registry *r, int json, int have_kind, qf_kernel_kind 
                 if (qf_registry_claim_origin(r, i)) {
                     fputs("; claim from ", stdout);
                     _qf_esc_term(stdout, qf_registry_claim_origin(r, i));
+                }
+                if (status) {
+                    int ok = kernel_status(k, st, sizeof st) == 0;
+                    fputs(ok ? " | ready on " : " | UNSUPPORTED: ", stdout);
+                    _qf_esc_term(stdout, st);
                 }
                 putchar('\n');
             }
@@ -357,11 +394,12 @@ int qf_cli_list(int argc, char **argv)
         {"worker", required_argument, NULL, 'w'},
         {"claim", required_argument, NULL, 'c'},
         {"adapter", required_argument, NULL, 'a'},
+        {"status", no_argument, NULL, 's'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char **plugins = NULL, **workers, **adapters;
-    int json = 0, have_kind = 0, have_op = 0, c, rc;
+    int json = 0, status = 0, have_kind = 0, have_op = 0, c, rc;
     qf_cli_sources src;
     qf_kernel_kind kind = QF_KERNEL_REFERENCE;
     qf_op op = QF_OP_GEMM;
@@ -386,6 +424,7 @@ int qf_cli_list(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
+        case 's': status = 1; break;
         case 'p': plugins[src.nplugins++] = optarg; break;
         case 'w': workers[src.nworkers++] = optarg; break;
         case 'a': adapters[src.nadapters++] = optarg; break;
@@ -444,10 +483,11 @@ int qf_cli_list(int argc, char **argv)
         }
         glob = argv[optind];
     }
-    if (strcmp(what, "kernels") && (src.nplugins || src.nworkers || src.nadapters || src.nclaims || have_kind || have_op)) {
+    if (strcmp(what, "kernels") &&
+        (src.nplugins || src.nworkers || src.nadapters || src.nclaims || have_kind || have_op || status)) {
         free(plugins);
         return qf_cli_usage_error(
-            "list", "--plugin, --adapter, --worker, --kind and --op apply to 'list kernels' only");
+            "list", "--plugin, --adapter, --worker, --kind, --op and --status apply to 'list kernels' only");
     }
     if (!strcmp(what, "ops")) {
         free(plugins);
@@ -462,7 +502,7 @@ int qf_cli_list(int argc, char **argv)
         free(plugins);
         return rc;
     }
-    rc = list_kernels(reg, json, have_kind, kind, have_op, op, glob);
+    rc = list_kernels(reg, json, status, have_kind, kind, have_op, op, glob);
     qf_registry_free(reg);
     free(plugins);
     return rc;

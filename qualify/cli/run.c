@@ -50,6 +50,10 @@ static const char *help_text =
     "                       kernel server per job slot (init and device context\n"
     "                       once per server); pair: a kernel child per pair\n"
     "                       (default with --time; docs/runner.md)\n"
+    "  --devices all|I,J,...  run GPU kernels on these devices of their back end\n"
+    "                       (one kernel server per device at least; a failing\n"
+    "                       device leaves the rotation, its pairs run again on\n"
+    "                       the others; default: device 0; docs/runner.md)\n"
     "  --resume             continue a killed sweep from DIR/journal.jsonl\n"
     "  --time               time the QUALIFIED and MARGINAL cases (warm-up,\n"
     "                       repetitions, median, min, max, spread)\n"
@@ -99,6 +103,7 @@ enum {
     OPT_LIST,
     OPT_REPS,
     OPT_NO_REFUTE,
+    OPT_DEVICES,
     OPT_ISOLATE,
     OPT_KMEM,
     OPT_KCPU,
@@ -283,6 +288,35 @@ static int parse_fail_on(const char *s, unsigned *mask)
     return 0;
 }
 
+static void devices_provenance(const qf_runner_summary *sum, qf_provenance *prov)
+{
+    size_t i;
+    prov->ndevices = sum->ndevices;
+    for (i = 0; i < sum->ndevices; i++)
+        prov->devices[i] = sum->devices[i];
+    prov->device_retries = sum->device_retries;
+}
+
+/* "devices: 0 (NAME) 12 pairs; 1 (NAME) OUT: why" after the counts. */
+static void print_devices(const qf_runner_summary *sum)
+{
+    size_t i;
+    if (!sum->ndevices)
+        return;
+    fputs("devices:", stdout);
+    for (i = 0; i < sum->ndevices; i++) {
+        const qf_runner_device *d = &sum->devices[i];
+        printf("%s %d (", i ? ";" : "", d->index);
+        _qf_esc_term(stdout, d->name);
+        printf(") %zu pair(s)", d->pairs);
+        if (d->out) {
+            fputs(", out of the rotation: ", stdout);
+            _qf_esc_term(stdout, d->why);
+        }
+    }
+    printf("; %zu pair(s) run again\n", sum->device_retries);
+}
+
 int qf_cli_run(int argc, char **argv)
 {
     static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
@@ -303,6 +337,7 @@ int qf_cli_run(int argc, char **argv)
                                              {"fail-on", required_argument, NULL, OPT_FAIL_ON},
                                              {"list", no_argument, NULL, OPT_LIST},
                                              {"no-refute", no_argument, NULL, OPT_NO_REFUTE},
+                                             {"devices", required_argument, NULL, OPT_DEVICES},
                                              {"kernel-memory", required_argument, NULL, OPT_KMEM},
                                              {"kernel-cpu", required_argument, NULL, OPT_KCPU},
                                              {"kernel-procs", required_argument, NULL, OPT_KPROCS},
@@ -450,6 +485,19 @@ int qf_cli_run(int argc, char **argv)
             break;
         case OPT_LIST: list = 1; break;
         case OPT_NO_REFUTE: o.no_refute = 1; break;
+        case OPT_DEVICES: {
+            int idx[QF_RUNNER_DEVICES_MAX], all;
+            size_t n;
+            /* the syntax now; the indices against the devices found, by
+             * the runner once it probed them */
+            if (qf_runner_parse_devices(optarg, idx, QF_RUNNER_DEVICES_MAX, &n, &all, err, sizeof err)) {
+                json_decref(av);
+                free(plugins);
+                return qf_cli_usage_error("run", "%s", err);
+            }
+            o.devices = optarg;
+            break;
+        }
         case OPT_KMEM:
         case OPT_KFSIZE:
         case OPT_KPROCS:
@@ -655,6 +703,7 @@ int qf_cli_run(int argc, char **argv)
         /* qualify's own revision (NULL: the tree it was built from) */
         qf_provenance_collect(&prov, NULL);
         qf_runner_gpu_provenance(&prov); /* the GPU of GPU kernels, when one ran */
+        devices_provenance(&sum, &prov);
         qf_provenance_add_file(&prov, suite_path);
         if (qf_report_write_all(outdir, sum.results, sum.n, &prov, &ropt, err, sizeof err) != QF_OK) {
             fprintf(stderr, "qualify run: reports: %s\n", err);
@@ -673,7 +722,9 @@ int qf_cli_run(int argc, char **argv)
         for (v = 0; v < QF_VERDICT_COUNT; v++)
             if (sum.count[v])
                 printf(" %zu %s", sum.count[v], qf_verdict_name((qf_verdict)v));
-        fputs("\njournal: ", stdout);
+        putchar('\n');
+        print_devices(&sum);
+        fputs("journal: ", stdout);
         _qf_esc_term(stdout, journal);
         putchar('\n');
     }

@@ -290,6 +290,10 @@ uint64_t _qf_load_code(const unsigned char *base, int bytes, size_t i);
  * a failed case's explanation may read them (the class explains and the
  * case refutes): nothing after the reference reads them otherwise. */
 void _qf_inval_release(_qf_case *p);
+/* Element i of input slot's values: its binary64 copy, or its code
+ * decoded when the copy was freed (a row reference frees input 0's,
+ * rowref.c; codes of whole bytes). */
+double _qf_in_at(const _qf_case *p, int slot, size_t i);
 /* The kernel's value at checked element i of output 0 (run 1's codes). */
 double _qf_ck_got(const _qf_case *p, const _qf_checked *ck, size_t i);
 

@@ -2,6 +2,7 @@
  * roles and parameters of a case, drawing an input slot, the checked
  * elements of an output, and the table of op classes. */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -441,6 +442,19 @@ void _qf_inval_release(_qf_case *p)
         free(p->inval[i]);
         p->inval[i] = NULL;
     }
+}
+
+double _qf_in_at(const _qf_case *p, int slot, size_t i)
+{
+    const qf_format *f = qf_format_get(p->t->in[slot]);
+    size_t eb = (size_t)f->storage_bits / 8;
+    double v = NAN;
+    if (p->inval[slot])
+        return p->inval[slot][i];
+    /* the function that made the values (qf_format_decode_array): the same bits */
+    if (qf_format_decode_array(f, (const unsigned char *)p->incode[slot] + i * eb, 1, &v) != QF_OK)
+        return NAN;
+    return v;
 }
 
 double _qf_ck_got(const _qf_case *p, const _qf_checked *ck, size_t i)

@@ -371,13 +371,14 @@ static qf_status ref_act(const _qf_case *p, _qf_rowref *rr, const _qf_checked *c
 {
     const qf_op_activation *a = &p->op.u.activation;
     size_t i, n = rr->nr * rr->cols;
+    (void)ck;
     if (!a->glu)
         return qf_ref_activation(o, a->act, rr->x, n, out);
     if (!rr->up) {
         if (!(rr->up = malloc((n + 1) * sizeof *rr->up)))
             return QF_ENOMEM;
-        for (i = 0; i < n; i++)
-            rr->up[i] = p->inval[1][_qf_ck_at(ck, i)];
+        for (i = 0; i < n; i++) /* the block's rows (rowref.c): ck's index is not theirs */
+            rr->up[i] = p->inval[1][rr->rows[i / rr->cols] * rr->cols + i % rr->cols];
     }
     return qf_ref_glu(o, a->act, rr->x, rr->up, n, out);
 }
@@ -406,7 +407,7 @@ static size_t exact_zeros_act(const _qf_case *p, const _qf_checked *ck)
         size_t at = _qf_ck_at(ck, i);
         if (ck->exact[i] != 0 || ck->status[i] == QF_REF_UNDECIDED || ck->status[i] == QF_REF_UNDEFINED)
             continue;
-        if (p->inval[0][at] < 0 && (!a->glu || p->inval[1][at] != 0))
+        if (_qf_in_at(p, 0, at) < 0 && (!a->glu || p->inval[1][at] != 0))
             n++;
     }
     return n;

@@ -128,6 +128,42 @@ START_TEST(test_plugin)
 }
 END_TEST
 
+/* --status: a CPU kernel is ready on cpu; a GPU kernel without its back
+ * end or device is UNSUPPORTED with the reason a sweep gives (the GPU
+ * stand-in plugin of tests/enable: HIP gfx942 and CUDA sm_90 kernels). */
+START_TEST(test_status)
+{
+    const char *plugin = getenv("QF_GPU_STANDIN_PLUGIN");
+    char args[4096];
+    json_t *arr;
+    size_t i;
+    run_result r = run("kernels --status 'gemm.cpu.naive.f32'");
+    ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
+    ck_assert_msg(strstr(r.out, "| status") && strstr(r.out, "| ready on cpu"), "%s", r.out);
+    done(&r);
+    ck_assert_msg(plugin && *plugin, "QF_GPU_STANDIN_PLUGIN not set");
+    snprintf(args, sizeof args, "kernels --status --json --plugin '%s' 'gemm.standin.*'", plugin);
+    arr = qf_cli_json_array(bin, "list", args, 2);
+    for (i = 0; i < 2; i++) {
+        json_t *o = json_array_get(arr, i);
+        const char *why = json_string_value(json_object_get(o, "status_reason"));
+        /* No CI machine has a GPU; a machine with one answers for its own
+         * architecture, which the stand-ins may or may not claim. */
+        if (json_object_get(o, "status_arch"))
+            continue;
+        ck_assert_str_eq(json_string_value(json_object_get(o, "status")), "UNSUPPORTED");
+        ck_assert_msg(why && (strstr(why, "device") || strstr(why, "not built") || strstr(why, "architecture")),
+                      "reason: %s", why ? why : "(none)");
+    }
+    json_decref(arr);
+    snprintf(args, sizeof args, "kernels --status --plugin '%s' 'gemm.standin.hip'", plugin);
+    r = run(args);
+    ck_assert_msg(r.rc == 0 && strstr(r.out, "gfx942") && (strstr(r.out, "| UNSUPPORTED: ") || strstr(r.out, "| ready on ")),
+                  "%s", r.out);
+    done(&r);
+}
+END_TEST
+
 START_TEST(test_ops_formats)
 {
     run_result r;
@@ -172,6 +208,7 @@ START_TEST(test_usage_errors)
         {"kernels --op gemv", "gemv"},
         {"kernels --frobnicate", "--frobnicate"},
         {"ops --plugin x.so", "--plugin"},
+        {"formats --status", "--status"},
         {"kernels a b", "'b'"},
         {"kernels --plugin", "needs a value"},
     };
@@ -193,5 +230,5 @@ int main(void)
     bin = qf_test_require_env("QF_QUALIFY_BIN");
     return qf_test_main(
         "cli/list", "list", 0, NULL, NULL,
-        QF_TESTS(test_kernels_text, test_kernels_json, test_plugin, test_ops_formats, test_usage_errors));
+        QF_TESTS(test_kernels_text, test_kernels_json, test_plugin, test_status, test_ops_formats, test_usage_errors));
 }

@@ -6,9 +6,10 @@
  * same for the gfx940 code object hipcc (clang 15) built from gemm_fp8.hip.
  * This test reads those files:
  *
- *   - isa: the MFMA FP8 / bf8 and bf16 / f16 instructions and the FP8
- *     conversions are in the gfx942 code (no silent fallback to the plain
- *     path), and the FP8 GEMM's K loop holds its MFMA.
+ *   - isa: the MFMA FP8 / bf8 (fp8_fp8, bf8_bf8 and the mixed fp8_bf8,
+ *     bf8_fp8) and bf16 / f16 instructions and the FP8 conversions are in
+ *     the gfx942 code (no silent fallback to the plain path), and each of
+ *     the FP8 GEMM's four kernels holds its own MFMA in its K loop.
  *   - shim: kernels.hip (expf, logf, sqrt, division of ROCm 5.2's ocml)
  *     built for gfx942 with the device-library shim
  *     (kernels/hip/oclc_isa_version_942.ll, ISA version 9402) and with
@@ -245,6 +246,16 @@ static int gfx942_built(void)
     return on;
 }
 
+/* The FP8 GEMM's kernels (template <A_BF8, B_BF8> of gemm_fp8.hip) and
+ * the MFMA each must run in its K loop. */
+#define N_FP8 4
+static const char *const fp8_kernels[N_FP8] = {"_ZL11hk_gemm_fp8ILi0ELi0EEvPKhS1_PKfS3_PviiiiPi",
+                                               "_ZL11hk_gemm_fp8ILi1ELi1EEvPKhS1_PKfS3_PviiiiPi",
+                                               "_ZL11hk_gemm_fp8ILi0ELi1EEvPKhS1_PKfS3_PviiiiPi",
+                                               "_ZL11hk_gemm_fp8ILi1ELi0EEvPKhS1_PKfS3_PviiiiPi"};
+static const char *const fp8_insn[N_FP8] = {"v_mfma_f32_16x16x32_fp8_fp8", "v_mfma_f32_16x16x32_bf8_bf8",
+                                            "v_mfma_f32_16x16x32_fp8_bf8", "v_mfma_f32_16x16x32_bf8_fp8"};
+
 static void want(const char *file, const char *text, const char *insn_name)
 {
     char pat[96];
@@ -256,11 +267,10 @@ START_TEST(isa_present)
 {
     char *g = must_read("gemm_fp8.gfx942.s"), *k = must_read("kernels.gfx942.s");
     char *q = must_read("quantize.gfx942.s"), *m = must_read("mfma_probe.gfx942.s");
-    static const char *const fp8_kernels[] = {"_ZL11hk_gemm_fp8ILi0EEvPKhS1_PKfS3_PviiiiPi",
-                                              "_ZL11hk_gemm_fp8ILi1EEvPKhS1_PKfS3_PviiiiPi"};
-    static const char *const fp8_insn[] = {"v_mfma_f32_16x16x32_fp8_fp8", "v_mfma_f32_16x16x32_bf8_bf8"};
     want("gemm_fp8", g, "v_mfma_f32_16x16x32_fp8_fp8");
     want("gemm_fp8", g, "v_mfma_f32_16x16x32_bf8_bf8");
+    want("gemm_fp8", g, "v_mfma_f32_16x16x32_fp8_bf8"); /* the mixed tuples, a e4m3fnuz x b e5m2fnuz */
+    want("gemm_fp8", g, "v_mfma_f32_16x16x32_bf8_fp8"); /* ... and a e5m2fnuz x b e4m3fnuz */
     want("kernels", k, "v_mfma_f32_16x16x16_bf16");
     want("kernels", k, "v_mfma_f32_16x16x16_f16");
     want("quantize", q, "v_cvt_pk_fp8_f32");
@@ -270,7 +280,7 @@ START_TEST(isa_present)
     want("mfma_probe", m, "v_mfma_f32_16x16x32_fp8_fp8");
     want("mfma_probe", m, "v_mfma_f32_16x16x32_bf8_bf8");
     /* each FP8 kernel's K loop runs its own instruction */
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < N_FP8; i++) {
         kern kk;
         int lo, hi, found = 0;
         ck_assert_msg(parse_kernel(g, fp8_kernels[i], &kk) == 0, "gemm_fp8.gfx942.s: no kernel %s", fp8_kernels[i]);
@@ -306,14 +316,13 @@ END_TEST
 
 START_TEST(fp8_inner_loop_same)
 {
-    static const char *const names[] = {"_ZL11hk_gemm_fp8ILi0EEvPKhS1_PKfS3_PviiiiPi",
-                                        "_ZL11hk_gemm_fp8ILi1EEvPKhS1_PKfS3_PviiiiPi"};
+    const char *const *names = fp8_kernels;
     char *t940 = slurp("gemm_fp8.gfx940.s"), *t942 = must_read("gemm_fp8.gfx942.s");
     if (!t940) {
         free(t942);
         ck_abort_msg("gemm_fp8.gfx940.s is missing: gfx940 must be in QF_HIP_ARCHS for this comparison");
     }
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < N_FP8; i++) {
         kern a, b;
         int alo, ahi, blo, bhi, am = -1, bm = -1;
         static char sa[65536], sb[65536];

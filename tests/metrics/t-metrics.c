@@ -1,8 +1,10 @@
 /* t-metrics.c: hand-computed metrics, percentiles, special-value
- * mismatches, growth exponents of synthetic power laws, bitwise checks. */
+ * mismatches, growth exponents of synthetic power laws, bitwise checks;
+ * the percentiles of large cases against a sort of every error. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "qf_metrics.h"
@@ -185,9 +187,81 @@ START_TEST(test_bitwise)
 }
 END_TEST
 
+/* The percentiles of a large case (selected in bounded memory, by radix
+ * passes over the recomputed errors: qualify/metrics.c) are the values a
+ * sort of every error puts at the nearest ranks, bit for bit: random
+ * errors over many binades, a case where most errors are 0 (an exact
+ * kernel), one where most are the same nonzero value (the search ends on
+ * a bucket of equal values), errors equal but in their last bit, and a
+ * bound on every other element (util's own count). */
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double at_rank(double *v, size_t n, double p)
+{
+    double r = ceil(p * (double)n - 1e-9);
+    size_t i = r < 1 ? 0 : (size_t)r - 1;
+    return v[i >= n ? n - 1 : i];
+}
+
+START_TEST(test_percentiles_large)
+{
+    enum { N = 300000 };
+    const qf_format *f32 = qf_format_get(QF_FLOAT32);
+    double *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *b = malloc(N * sizeof *b), *v[4];
+    qf_elem_err *e = malloc(N * sizeof *e);
+    uint64_t st = qf_test_seed() ^ 0x9c7;
+    int c, k, q;
+    ck_assert(x && y && b && e);
+    for (k = 0; k < 4; k++)
+        ck_assert_ptr_nonnull(v[k] = malloc(N * sizeof *v[k]));
+    for (c = 0; c < 4; c++) {
+        qf_metrics_input in = {0};
+        qf_metrics m;
+        size_t i, n[4] = {0, 0, 0, 0};
+        const double *pct[4];
+        for (i = 0; i < N; i++) {
+            double u = qf_test_unif01(&st), t = (double)(float)ldexp(1 + u, (int)(i % 40) - 20);
+            x[i] = t;
+            switch (c) {
+            case 0: y[i] = (double)(float)(t * (1 + ldexp(u - 0.5, -(int)(i % 30)))); break;
+            case 1: y[i] = i % 97 ? t : (double)(float)(t * 1.001); break;
+            case 2: x[i] = 1.5, y[i] = i % 101 ? 1.5 + 0x1p-20 : 1.5 + 0x1p-10; break;
+            default: x[i] = 1 + 0x1p-40 * (double)(i % 7), y[i] = 1 + 0x1p-22; break;
+            }
+            b[i] = i % 2 ? 0x1p-20 * fabs(x[i]) : NAN;
+        }
+        in.out = f32, in.n = N, in.got = y, in.exact = x, in.bound = b;
+        ck_assert_int_eq(qf_metrics_compute(&in, &m, e), QF_OK);
+        for (i = 0; i < N; i++) {
+            if (isnan(e[i].abs))
+                continue;
+            v[0][n[0]++] = fabs(e[i].ulp), v[1][n[1]++] = e[i].abs, v[2][n[2]++] = e[i].rel;
+            if (!isnan(e[i].util))
+                v[3][n[3]++] = e[i].util;
+        }
+        pct[0] = m.pct_ulp, pct[1] = m.pct_abs, pct[2] = m.pct_rel, pct[3] = m.pct_util;
+        for (k = 0; k < 4; k++) {
+            qsort(v[k], n[k], sizeof *v[k], cmp_d);
+            for (q = 0; q < QF_METRICS_NPCT; q++) {
+                double want = at_rank(v[k], n[k], qf_metrics_pct[q]);
+                ck_assert_msg(memcmp(&want, &pct[k][q], sizeof want) == 0,
+                              "case %d kind %d pct %d: %a, sorted %a", c, k, q, pct[k][q], want);
+            }
+        }
+    }
+    for (k = 0; k < 4; k++)
+        free(v[k]);
+    free(x), free(y), free(b), free(e);
+}
+END_TEST
+
 int main(void)
 {
-    return qf_test_main(
-        "metrics/metrics", "metrics", 0, NULL, NULL,
-        QF_TESTS(test_elem, test_case_hand, test_percentiles, test_specials, test_growth, test_bitwise));
+    return qf_test_main("metrics/metrics", "metrics", 120, NULL, NULL,
+                        QF_TESTS(test_elem, test_case_hand, test_percentiles, test_percentiles_large,
+                                 test_specials, test_growth, test_bitwise));
 }

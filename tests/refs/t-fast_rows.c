@@ -1,5 +1,6 @@
 /* t-fast_rows.c: the binary64 fast path of the row references (softmax,
- * log-softmax, RMSNorm, LayerNorm; refs/_fast.h, docs/refs.md "Fast path").
+ * log-softmax, RMSNorm, LayerNorm, L2 normalization; refs/_fast.h,
+ * docs/refs.md "Fast path").
  *
  *   - helpers: the exp table, _qf_fast_exp_dd, _qf_fast_log1p, Sum2 and
  *     _qf_fast_expsum hold their stated bounds against MPFR at 256 bits;
@@ -12,6 +13,9 @@
  *     exactly; softmax: 1/n), subnormal results, masked entries (-inf:
  *     weight 0) and undefined rows (NaN, +inf), a scale, weights and
  *     biases, float32 (the inline decision) and other formats and modes;
+ *   - l2norm_hard: L2 normalization's own hard rows (exact results, huge,
+ *     tiny and subnormal entries, the clamp at eps, results next to a
+ *     float32 midpoint), fast = MPFR-only;
  *   - fraction: on N(0, 1)-like rows into float32 the fast path decides
  *     all but a few elements (the bench's slow-path fraction, issue 15:
  *     at most 1e-4), and the counts add up.
@@ -21,6 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <mpfr.h>
 
@@ -229,8 +234,8 @@ START_TEST(expsum)
 }
 END_TEST
 
-enum { OP_SOFTMAX, OP_LOG_SOFTMAX, OP_RMSNORM, OP_LAYERNORM, OP_N };
-static const char *const op_names[OP_N] = {"softmax", "log_softmax", "rmsnorm", "layernorm"};
+enum { OP_SOFTMAX, OP_LOG_SOFTMAX, OP_RMSNORM, OP_LAYERNORM, OP_L2NORM, OP_N };
+static const char *const op_names[OP_N] = {"softmax", "log_softmax", "rmsnorm", "layernorm", "l2norm"};
 
 static qf_status run_op(int op, const qf_ref_opts *o, const double *x, size_t rows, size_t cols, double scale,
                         const qf_ref_norm_params *np, qf_ref_out *y)
@@ -239,7 +244,11 @@ static qf_status run_op(int op, const qf_ref_opts *o, const double *x, size_t ro
     case OP_SOFTMAX: return qf_ref_softmax(o, x, rows, cols, scale, y);
     case OP_LOG_SOFTMAX: return qf_ref_log_softmax(o, x, rows, cols, scale, y);
     case OP_RMSNORM: return qf_ref_rmsnorm(o, np, x, y);
-    default: return qf_ref_layernorm(o, np, x, y);
+    case OP_LAYERNORM: return qf_ref_layernorm(o, np, x, y);
+    default: {
+        qf_ref_l2norm_params lp = {rows, cols, np ? np->eps : 1e-12};
+        return qf_ref_l2norm(o, &lp, x, y);
+    }
     }
 }
 
@@ -279,6 +288,17 @@ static int same(const qf_ref_out *a, const qf_ref_out *b, size_t i)
            (a->value[i] == b->value[i] || (isnan(a->value[i]) && isnan(b->value[i])));
 }
 
+/* The options of a fast run (o) and of its MPFR-only twin (os). */
+static void two_opts(qf_format_id fmt, qf_round rnd, qf_ref_opts *o, qf_ref_opts *os)
+{
+    *o = qf_ref_opts_default();
+    o->format = qf_format_get(fmt);
+    o->round = rnd;
+    o->threads = 1;
+    *os = *o;
+    os->slow_only = 1;
+}
+
 /* Fast and MPFR-only references agree element by element. */
 START_TEST(rows)
 {
@@ -302,14 +322,10 @@ START_TEST(rows)
                 for (v = 0; v < 3; v++) {
                     /* v: 0 plain, 1 scale / weights and bias, 2 rows of one element */
                     size_t cols = v == 2 ? 1 : COLS, rows = v == 2 ? 6 : ROWS, m = rows * cols;
-                    qf_ref_opts o = qf_ref_opts_default(), os;
+                    qf_ref_opts o, os;
                     qf_ref_norm_params np = {rows, cols, v == 0 ? 0 : v == 1 ? 1e-6 : 1e-5, v == 1 ? w : NULL, v == 1 ? b : NULL, v == 1};
                     qf_ref_out a, bb;
-                    o.format = qf_format_get(fmts[f]);
-                    o.round = rnds[r];
-                    o.threads = 1;
-                    os = o;
-                    os.slow_only = 1;
+                    two_opts(fmts[f], rnds[r], &o, &os);
                     ck_assert_int_eq(qf_ref_out_alloc(&a, m), QF_OK);
                     ck_assert_int_eq(qf_ref_out_alloc(&bb, m), QF_OK);
                     ck_assert_int_eq(run_op(op, &o, x, rows, cols, scales[v == 1], &np, &a), QF_OK);
@@ -419,8 +435,141 @@ START_TEST(near_exact)
 }
 END_TEST
 
+/* L2 normalization's own hard rows (refs/ref_l2norm.c): one nonzero entry
+ * (+-1 and zeros, exact), equal entries (1/2, 1/4: exact), a Pythagorean
+ * row (0.6, 0.8), huge and tiny magnitudes (squares that overflow or
+ * underflow: MPFR), subnormal entries beside normal ones (subnormal
+ * results: MPFR), a zero row (eps > 0: zeros), rows whose norm sits at the
+ * clamp eps, rows of 4^m entries 1 but one 1 + k 2^-23, whose first
+ * result lies within about 2^-50 of a float32 midpoint (0.5 - 2^-26, to
+ * first order), and random rows at four scales: fast = MPFR-only in
+ * codes, values and statuses (and the approximation of the zeros the fast
+ * path writes), in float32, bfloat16 and float16 under RNE, RTZ and UP;
+ * and each approximation within its bound of MPFR's (both hold the exact
+ * value). */
+#define L2C 64
+#define L2R 20
+static void l2_hard_row(uint64_t *st, int r, double *x, size_t *cols, double *eps)
+{
+    size_t j, n = L2C;
+    *eps = 1e-12;
+    for (j = 0; j < L2C; j++)
+        x[j] = 0;
+    switch (r) {
+    case 0: x[5] = -3.5, x[7] = -0.0; break; /* a negative zero too */
+    case 1:
+        n = 16;
+        for (j = 0; j < n; j++)
+            x[j] = j % 2 ? 0.75 : -0.75;
+        break;
+    case 2:
+        n = 2;
+        x[0] = 3 * 0x1p-30;
+        x[1] = -4 * 0x1p-30;
+        break;
+    case 3:
+        for (j = 0; j < n; j++)
+            x[j] = ldexp(unif(st, 1), 600);
+        break;
+    case 4:
+        for (j = 0; j < n; j++)
+            x[j] = ldexp(unif(st, 1), -600);
+        break;
+    case 5:
+        for (j = 0; j < n; j++)
+            x[j] = j % 4 ? normalish(st) : 0x1p-1070 * (double)(j + 1);
+        break;
+    case 6: break; /* zeros */
+    case 7:
+        n = 2;
+        x[0] = 0.006;
+        x[1] = 0.008;
+        *eps = 0.01;
+        break; /* sqrt q next to eps */
+    case 8:
+        n = 3;
+        x[0] = 0.006;
+        x[1] = 0.008;
+        x[2] = 1e-9;
+        *eps = 0.01;
+        break;
+    case 9:
+        for (j = 0; j < n; j++)
+            x[j] = ldexp(normalish(st), -20);
+        *eps = 0.5;
+        break; /* clamped */
+    case 16:
+    case 17:
+    case 18:
+    case 19: /* random, at four scales */
+        for (j = 0; j < n; j++)
+            x[j] = ldexp(normalish(st), 40 * (r - 17));
+        break;
+    default: {
+        /* 4^m entries 1, the first 1 + k 2^-23 (k = 1..6, m = 1..3) */
+        int k = r - 9, m = 1 + r % 3;
+        n = (size_t)1 << (2 * m);
+        for (j = 0; j < n; j++)
+            x[j] = 1;
+        x[0] = 1 + k * 0x1p-23;
+        break;
+    }
+    }
+    for (j = 0; j < n; j++)
+        x[j] = (double)(float)x[j];
+    *cols = n;
+}
+
+START_TEST(l2norm_hard)
+{
+    static const qf_format_id fmts[] = {QF_FLOAT32, QF_BFLOAT16, QF_FLOAT16};
+    static const qf_round rnds[] = {QF_ROUND_RNE, QF_ROUND_RTZ, QF_ROUND_UP};
+    uint64_t st = qf_test_seed() ^ 0x12a0;
+    size_t checked = 0, bad = 0, fast = 0, i;
+    double x[L2C];
+    int r, f, m;
+    for (r = 0; r < L2R; r++)
+        for (f = 0; f < 3; f++)
+            for (m = 0; m < 3; m++) {
+                size_t n;
+                qf_ref_l2norm_params lp;
+                qf_ref_opts o, os;
+                qf_ref_out a, b;
+                double ax[L2C], ae[L2C], bx[L2C], be[L2C];
+                l2_hard_row(&st, r, x, &n, &lp.eps);
+                lp.rows = 1;
+                lp.cols = n;
+                two_opts(fmts[f], rnds[m], &o, &os);
+                ck_assert_int_eq(qf_ref_out_alloc(&a, n), QF_OK);
+                ck_assert_int_eq(qf_ref_out_alloc(&b, n), QF_OK);
+                a.approx = ax, a.approx_err = ae, b.approx = bx, b.approx_err = be;
+                ck_assert_int_eq(qf_ref_l2norm(&o, &lp, x, &a), QF_OK);
+                ck_assert_int_eq(qf_ref_l2norm(&os, &lp, x, &b), QF_OK);
+                for (i = 0; i < n; i++, checked++) {
+                    int ok = same(&a, &b, i);
+                    if (x[i] == 0) /* the zeros the fast path writes, as MPFR's */
+                        ok = ok && memcmp(&ax[i], &bx[i], sizeof ax[i]) == 0 && ae[i] == be[i];
+                    /* the fast approximation's bound holds: both enclose the exact value */
+                    if (a.status[i] != QF_REF_UNDEFINED)
+                        ok = ok && fabs(ax[i] - bx[i]) <= (ae[i] + be[i]) * (1 + 0x1p-50);
+                    if (!ok && bad++ < 10)
+                        printf("l2norm row %d %s round %d [%zu] x = %a: fast %a status %d approx %a, MPFR %a "
+                               "status %d approx %a\n",
+                               r, o.format->name, (int)rnds[m], i, x[i], a.value[i], a.status[i], ax[i],
+                               b.value[i], b.status[i], bx[i]);
+                }
+                fast += a.n_fast;
+                a.approx = a.approx_err = b.approx = b.approx_err = NULL;
+                qf_ref_out_free(&a);
+                qf_ref_out_free(&b);
+            }
+    printf("l2norm_hard: %zu of %zu elements decided by the fast path\n", fast, checked);
+    qf_test_tally("l2norm fast = MPFR (hard rows)", (long)checked, (long)bad);
+}
+END_TEST
+
 int main(void)
 {
-    const TTest *const tests[] = {helpers, expsum, rows, fraction, near_exact, NULL};
+    const TTest *const tests[] = {helpers, expsum, rows, fraction, near_exact, l2norm_hard, NULL};
     return qf_test_main("refs/fast_rows", "fast_rows", 600, NULL, NULL, tests);
 }

@@ -5,7 +5,10 @@
  * pair gets its verdict and reason, the good kernel's pairs after every
  * fault are QUALIFIED (the worker was restarted), results.json is valid;
  * a hello of another protocol version stops the run with exit status 2
- * and a message naming the worker; a worker that keeps dying is given up. */
+ * and a message naming the worker; a worker that keeps dying is given up.
+ * What a worker writes to its stderr during a run is in that pair's record
+ * (kernel_output), never on qualify's output; what it writes outside runs
+ * is relayed with its name in front, control characters escaped. */
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
 #include <stdio.h>
@@ -84,6 +87,27 @@ static void expect(json_t *root, const char *kernel, const char *verdict, const 
     ck_assert_msg(seen > 0, "no case for %s", kernel);
 }
 
+/* Every case of kernel holds text in its kernel_output and counts bytes
+ * in kernel_output_bytes. */
+static void expect_output(json_t *root, const char *kernel, const char *text, size_t bytes)
+{
+    json_t *cases = json_object_get(root, "cases"), *c;
+    size_t i, seen = 0;
+    json_array_foreach(cases, i, c)
+    {
+        const char *k = json_string_value(json_object_get(c, "kernel"));
+        const char *o = json_string_value(json_object_get(c, "kernel_output"));
+        json_t *n = json_object_get(c, "kernel_output_bytes");
+        if (!k || strcmp(k, kernel))
+            continue;
+        seen++;
+        ck_assert_msg(o && strstr(o, text), "%s: kernel_output '%s' lacks '%s'", kernel, o ? o : "(none)", text);
+        ck_assert_msg(json_integer_value(n) == (json_int_t)bytes, "%s: kernel_output_bytes %lld, expected %zu",
+                      kernel, (long long)json_integer_value(n), bytes);
+    }
+    ck_assert_msg(seen > 0, "no case for %s", kernel);
+}
+
 static void log_read(char *buf, size_t size)
 {
     char path[512];
@@ -126,6 +150,12 @@ static void check_hostile(json_t *root)
     expect(root, "gemm.w.exit", "CRASHED", "worker testw exited with status 3");
     expect(root, "gemm.w.garbage", "CRASHED", "worker testw broke the protocol: expected {\"done\"");
     expect(root, "gemm.w.overrun", "FAILED", "canary");
+    /* The noisy kernel's line, written during each of its two runs, is
+     * its record's (the NUL and the byte that is not UTF-8 as '?', ESC and
+     * CR kept for JSON to escape), whatever the job slot. */
+    expect(root, "gemm.w.noisy", "QUALIFIED", NULL);
+    expect_output(root, "gemm.w.noisy", "noisy: \x1b[31mred\x1b[0m\r?? end\nnoisy: ", 2 * 27);
+    log_lacks("noisy");
 }
 
 /* Every fault gives its verdict, and the good kernel on the next case is
@@ -138,7 +168,7 @@ static void run_hostile(int jobs)
     snprintf(args, sizeof args, "run \"%s\" --worker \"%s\" --timeout 2 --jobs %d -q -o \"%s\"", suite,
              getenv("QF_TEST_WORKER"), jobs, dir);
     ck_assert_int_eq(qualify(args), 1);
-    root = results(12);
+    root = results(14);
     check_hostile(root);
     json_decref(root);
     cleanup();
@@ -237,10 +267,41 @@ START_TEST(given_up)
     }
     ck_assert_uint_eq(crashed_exit, 6);
     ck_assert_uint_eq(given, 2);
-    /* The worker's standard error reaches ours line by line with its
-     * name in front, even a last line without a newline, its control
-     * characters as visible escapes. */
-    log_has("[worker testw] testw: giving up, \\x1b[2Jstatus 3\\r\n");
+    /* The last words of a worker that dies in a run, without a newline,
+     * are that pair's record's, not qualify's output. */
+    for (i = 0; i < 6; i++) {
+        const char *o = json_string_value(json_object_get(json_array_get(cases, i), "kernel_output"));
+        ck_assert_msg(o && !strcmp(o, "testw: giving up, \x1b[2Jstatus 3\r"), "case %zu: kernel_output '%s'", i,
+                      o ? o : "(none)");
+    }
+    log_lacks("giving up");
+    log_lacks("\x1b");
+    json_decref(root);
+    cleanup();
+}
+END_TEST
+
+/* What a worker writes to its stderr outside any run (before its hello,
+ * after bye) reaches qualify's line by line with its name in front (the
+ * command or the hello's name: the relay may read the line after the
+ * hello), its control characters as visible escapes. */
+START_TEST(relayed_outside_runs)
+{
+    char args[2048];
+    json_t *root;
+    write_suite("suite: workers\n"
+                "refute: false\n"
+                "op: gemm\n"
+                "kernels: [gemm.w.good]\n"
+                "dtypes: [float32]\n"
+                "shapes: {M: [3], N: [2], K: [4]}\n");
+    snprintf(args, sizeof args, "run \"%s\" --worker \"%s chatty\" --jobs 1 -q -o \"%s\"", suite,
+             getenv("QF_TEST_WORKER"), dir);
+    ck_assert_int_eq(qualify(args), 0);
+    root = results(1);
+    expect(root, "gemm.w.good", "QUALIFIED", NULL);
+    log_has("] testw: starting \\x1b[1mup\\r\n");
+    log_has("[worker testw] testw: bye \\x1b[0m\n");
     log_lacks("\x1b");
     json_decref(root);
     cleanup();
@@ -258,6 +319,7 @@ int main(void)
     tcase_add_test(tc, list_kernels);
     tcase_add_test(tc, bad_version);
     tcase_add_test(tc, given_up);
+    tcase_add_test(tc, relayed_outside_runs);
     suite_add_tcase(s, tc);
     return qf_test_run(s);
 }

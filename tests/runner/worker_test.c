@@ -9,10 +9,14 @@
  *   gemm.w.exit      exits with status 3 (Python's os._exit(3))
  *   gemm.w.garbage   writes a line that is not JSON
  *   gemm.w.overrun   computes d and writes one element past its end
+ *   gemm.w.noisy     computes d as good does, after writing a line to its
+ *                    stderr with ESC sequences, a CR, a NUL and a byte
+ *                    that is not UTF-8 (the pair's record must hold it)
  *
- * usage: worker_test [badversion|named]  (badversion: a hello of version
- * 99; named: a worker of before the memfd, whose hello does not declare
- * "shm_fd", so its runs name a /dev/shm object).  Otherwise, when the host
+ * usage: worker_test [badversion|named|chatty]  (badversion: a hello of
+ * version 99; named: a worker of before the memfd, whose hello does not
+ * declare "shm_fd", so its runs name a /dev/shm object; chatty: writes a
+ * line to stderr before its hello and one after bye, outside any run).  Otherwise, when the host
  * says QUALIFY_WORKER_SHM_FD, the hello declares "shm_fd": true and runs
  * come in that descriptor (docs/workers.md).
  */
@@ -27,7 +31,11 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-static const char *const kernels[] = {"good", "segv", "hang", "exit", "garbage", "overrun"};
+static const char *const kernels[] = {"good", "segv", "hang", "exit", "garbage", "overrun", "noisy"};
+
+/* What gemm.w.noisy writes to stderr during each run (t-worker checks it
+ * in the record, with the NUL and the 0xff byte as '?'). */
+static const char noisy_text[] = "noisy: \x1b[31mred\x1b[0m\r\0\xff end\n";
 
 static void hello(int version, int takes_fd)
 {
@@ -109,6 +117,11 @@ int main(int argc, char **argv)
     ssize_t len;
     const char *fdv = getenv("QUALIFY_WORKER_SHM_FD");
     int named = argc > 1 && !strcmp(argv[1], "named"), mem = fdv && !named ? atoi(fdv) : -1;
+    int chatty = argc > 1 && !strcmp(argv[1], "chatty");
+    if (chatty) { /* outside any run: relayed with the command as name */
+        fputs("testw: starting \x1b[1mup\r\n", stderr);
+        fflush(stderr);
+    }
     if (mem >= 0) /* another process of the user cannot open it as /proc/PID/fd/3 (prctl(2)) */
         prctl(PR_SET_DUMPABLE, 0);
     hello(argc > 1 && !strcmp(argv[1], "badversion") ? 99 : 1, mem >= 0);
@@ -122,6 +135,10 @@ int main(int argc, char **argv)
         int fd;
         json_t *sfd = json_object_get(msg, "shm_fd");
         if (!msg || json_object_get(msg, "bye") || !kern || (!name && !sfd)) {
+            if (chatty) {
+                fputs("testw: bye \x1b[0m\n", stderr);
+                fflush(stderr);
+            }
             json_decref(msg);
             break;
         }
@@ -141,6 +158,12 @@ int main(int argc, char **argv)
             fputs("testw: giving up, \x1b[2Jstatus 3\r", stderr);
             fflush(stderr);
             _exit(3);
+        }
+        if (!strcmp(kern, "noisy")) {
+            /* Flushed before done: the bytes are in the pipe before the
+             * answer (docs/workers.md "Standard error"). */
+            fwrite(noisy_text, 1, sizeof noisy_text - 1, stderr);
+            fflush(stderr);
         }
         if (!strcmp(kern, "garbage")) {
             printf("this is not JSON at all\n");

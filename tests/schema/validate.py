@@ -88,10 +88,10 @@ def validate(validators, kind, doc, where):
 NO_PAIR = b"no (case, kernel) pair selected"
 
 
-def run(args, ok=(0,), stdout=None):
+def run(args, ok=(0,), stdout=None, env=None):
     t0 = time.monotonic()
     try:
-        p = subprocess.run([BIN] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p = subprocess.run([BIN] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     except OSError as e:
         failures.append(f"qualify {' '.join(args)}: cannot run: {e}")
         return None, 0.0
@@ -109,6 +109,24 @@ def run(args, ok=(0,), stdout=None):
         failures.append(f"qualify {' '.join(args)}: exit {p.returncode}: {p.stderr.decode(errors='replace')[-500:]}")
         return None, dt
     return p.stdout, dt
+
+
+def plugin_run(validators, tmp, var, name, kernel, shapes, args, ok=(0,), env=None):
+    """Run a float32 GEMM suite of one kernel of the test plugin $var and
+    validate its outputs; the output directory, or None."""
+    plugin = os.environ.get(var)
+    if not plugin:
+        return None
+    suite = os.path.join(tmp, name + ".yaml")
+    with open(suite, "w") as f:
+        f.write(f"suite: {name}\nrefute: false\nop: gemm\nkernels: [{kernel}]\n"
+                f"dtypes: [float32]\nshapes: {shapes}\n")
+    out = os.path.join(tmp, "run-" + name)
+    text, _ = run(["run", suite, "-q", "--plugin", plugin, "-o", out] + args, ok=ok, env=env)
+    if text is None:
+        return None
+    validate_run(validators, out)
+    return out
 
 
 def validate_file(validators, kind, path):
@@ -185,17 +203,15 @@ def main():
                     results.append(os.path.join(out, "results.json"))
             print(f"run {name}: {len(ids)} cases, {'all' if cases == [None] else len(cases)} run, "
                   f"{time.monotonic() - t0:.1f} s")
-        plugin = os.environ.get("QF_HOSTILE_MSG_PLUGIN")
-        if plugin:
-            suite = os.path.join(tmp, "hostile.yaml")
-            with open(suite, "w") as f:
-                f.write("suite: hostile\nrefute: false\nop: gemm\nkernels: [gemm.hostile.msg]\n"
-                        "dtypes: [float32]\nshapes: {M: [4], N: [4], K: [4]}\n")
-            out = os.path.join(tmp, "run-hostile")
-            text, _ = run(["run", suite, "-q", "--plugin", plugin, "-o", out], ok=(1,))
-            if text is not None:
-                validate_run(validators, out)
-                results.append(os.path.join(out, "results.json"))
+        out = plugin_run(validators, tmp, "QF_HOSTILE_MSG_PLUGIN", "hostile", "gemm.hostile.msg",
+                         "{M: [4], N: [4], K: [4]}", [], ok=(1,))
+        if out:
+            results.append(os.path.join(out, "results.json"))
+        # --devices on plugin_vdev's virtual devices, device 1 failing: the
+        # records' device and provenance.devices (docs/runner.md "Devices").
+        plugin_run(validators, tmp, "QF_VDEV_PLUGIN", "vdev", "gemm.vdev.naive",
+                   "{M: [3, 8], N: [4], K: [5]}\nseeds: [1, 2, 3]", ["--devices", "all"],
+                   env=dict(os.environ, QF_VDEV_FAIL="1", QF_VDEV_FAIL_MODE="lost", QF_VDEV_FAIL_AFTER="2"))
         if results:
             out = os.path.join(tmp, "enable")
             if run(["enable"] + results + ["-o", out])[0] is not None:
@@ -220,6 +236,10 @@ def main():
         text, _ = run(["list", "kernels", "--json"])
         if text is not None:
             validate(validators, "kernels", json.loads(text), "list kernels --json")
+        # --status probes the GPU back ends (UNSUPPORTED without a device).
+        text, _ = run(["list", "kernels", "--json", "--status"])
+        if text is not None:
+            validate(validators, "kernels", json.loads(text), "list kernels --json --status")
         text, _ = run(["formats", "--json"])
         if text is not None:
             validate(validators, "formats", json.loads(text), "formats --json")

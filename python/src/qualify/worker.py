@@ -35,6 +35,7 @@ Nothing here imports torch, jax or ml_dtypes unless used.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import math
 import mmap
@@ -728,6 +729,32 @@ def _read_line(stream: IO[bytes]) -> bytes | None:
     return line
 
 
+def _flush_stderr() -> None:
+    """Push what the kernel printed into the stderr pipe before ``done``.
+
+    The host files what a worker writes to stderr during a run in that
+    pair's record; bytes still in a buffer when ``done`` is written arrive
+    after it and are relayed as output between runs instead
+    (docs/workers.md "Standard error").  Python's streams and the C
+    library's (printf from native code) are both flushed.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    global _LIBC
+    try:
+        if _LIBC is None:
+            _LIBC = ctypes.CDLL(None)
+        _LIBC.fflush(None)
+    except (OSError, AttributeError):
+        pass
+
+
+_LIBC: Any = None
+
+
 def _write(stream: IO[bytes], msg: dict[str, Any]) -> None:
     stream.write(json.dumps(msg, separators=(",", ":"), allow_nan=False).encode() + b"\n")
     stream.flush()
@@ -793,4 +820,6 @@ def _loop(name: str | None, inp: IO[bytes], out: IO[bytes]) -> int:
         except ProtocolError as e:
             print(f"qualify.worker: protocol error: {e}", file=sys.stderr)
             return 2
-        _write(out, handle_run(msg))
+        done = handle_run(msg)
+        _flush_stderr()
+        _write(out, done)

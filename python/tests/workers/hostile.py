@@ -4,6 +4,7 @@ kernel is a float32 GEMM that is correct except for what its name says."""
 import ctypes
 import os
 import signal
+import sys
 import time
 
 import numpy as np
@@ -44,6 +45,16 @@ def overrun(a, b, d, **p):
     # One float past the end of d, through its address: the host's canary
     # bytes sit there.
     ctypes.memset(d.ctypes.data + d.nbytes, 0x7F, 4)
+
+
+@qw.kernel("gemm.py.chatty", op="gemm", dtypes=["f32.f32.f32.f32"], claim=CLAIM)
+def chatty(a, b, d, **p):
+    # A print (the package points stdout at stderr) and a write without a
+    # newline that sits in stderr's buffer: the package flushes both
+    # before done, so the pair's record holds them.
+    print("chatty: \x1b[2Jcleared")
+    sys.stderr.write("chatty: no newline")
+    _gemm(a, b, d)
 
 
 if __name__ == "__main__":

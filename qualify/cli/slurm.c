@@ -45,7 +45,8 @@ static const char *help_text =
     "                       MM, HH:MM:SS, D-HH)\n"
     "  --cpus-per-task C    #SBATCH --cpus-per-task; the shard runs --jobs C\n"
     "  --mem SIZE           #SBATCH --mem per task (Slurm's form: 8G)\n"
-    "  --gpus-per-task G    #SBATCH --gpus-per-task\n"
+    "  --gpus-per-task G    #SBATCH --gpus-per-task; with G > 1 the shard runs\n"
+    "                       --devices all (unless RUN-OPTIONS give --devices)\n"
     "  --max-parallel K     at most K shard tasks at once (array %K)\n"
     "  --sbatch-option OPT  one more #SBATCH line for both jobs, as written\n"
     "                       (repeatable: --sbatch-option=--qos=long)\n"
@@ -131,6 +132,15 @@ static void common_body(FILE *f, const slurm_opts *o, const char *cwd)
     fputc('\n', f);
 }
 
+static int has_devices_option(const slurm_opts *o)
+{
+    int i;
+    for (i = 0; i < o->nrun_args; i++)
+        if (!strcmp(o->run_args[i], "--devices") || !strncmp(o->run_args[i], "--devices=", 10))
+            return 1;
+    return 0;
+}
+
 static int write_shards(const char *path, const slurm_opts *o, const char *cwd)
 {
     int i;
@@ -165,6 +175,10 @@ static int write_shards(const char *path, const slurm_opts *o, const char *cwd)
     fprintf(f, " --shard \"$I/%ld\" -o \"$S\" -q $R", o->shards);
     if (o->cpus > 0)
         fprintf(f, " --jobs %ld", o->cpus);
+    /* Slurm shows a task its G GPUs as devices 0..G-1 (CUDA_VISIBLE_DEVICES
+     * or ROCR_VISIBLE_DEVICES): use them all unless the options choose. */
+    if (o->gpus > 1 && !has_devices_option(o))
+        fputs(" --devices all", f);
     for (i = 0; i < o->nrun_args; i++) {
         fputc(' ', f);
         _qf_esc_sh(f, o->run_args[i]);

@@ -165,6 +165,7 @@ START_TEST(scripts_written)
     ck_assert_ptr_nonnull(strstr(s, "#SBATCH --gpus-per-task=2\n"));
     ck_assert_ptr_nonnull(strstr(s, "#SBATCH --time=1:00:00\n"));
     ck_assert_ptr_nonnull(strstr(s, "--shard \"$I/5\""));
+    ck_assert_ptr_nonnull(strstr(s, " --devices all --seed 7"));
     ck_assert_ptr_nonnull(strstr(s, "--seed 7 --plugin '/x/a b'\\''c.so'"));
     free(s);
     snprintf(path, sizeof path, "%s/scripts/slurm/merge.sbatch", dir);

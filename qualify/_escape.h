@@ -57,4 +57,11 @@ void _qf_esc_term(FILE *out, const char *s);
  * (docs/reports.md) and for lines built with printf. */
 char *_qf_esc_line(char *dst, size_t size, const char *s);
 
+/* A POSIX shell word (POSIX.1-2017 XCU 2.2.3): s as it is when it holds
+ * only characters no shell treats specially, otherwise single-quoted with
+ * each ' written '\''.  Inside single quotes every byte is literal, so
+ * the word is s exactly, whatever it holds; for generated scripts (qualify
+ * slurm) that run what the user named. */
+void _qf_esc_sh(FILE *out, const char *s);
+
 #endif

@@ -249,3 +249,24 @@ void _qf_esc_c_comment(FILE *out, const char *s)
             fputc(*p, out);
     }
 }
+
+void _qf_esc_sh(FILE *out, const char *s)
+{
+    const char *q;
+    int plain = s && *s;
+    for (q = s ? s : ""; *q && plain; q++)
+        plain = (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') ||
+                strchr("/._-=,:+@%", *q) != NULL;
+    if (plain) {
+        fputs(s, out);
+        return;
+    }
+    fputc('\'', out);
+    for (q = s ? s : ""; *q; q++) {
+        if (*q == '\'')
+            fputs("'\\''", out);
+        else
+            fputc(*q, out);
+    }
+    fputc('\'', out);
+}

@@ -22,6 +22,7 @@ int qf_cli_workload(int argc, char **argv);
 int qf_cli_report(int argc, char **argv);
 int qf_cli_probe(int argc, char **argv);
 int qf_cli_replay(int argc, char **argv);
+int qf_cli_slurm(int argc, char **argv);
 int qf_cli_kernel_server(int argc, char **argv);
 
 /* Where a subcommand's kernels come from besides the built-in ones. */

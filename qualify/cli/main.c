@@ -28,6 +28,7 @@ static const subcommand commands[] = {
     { "report",  qf_cli_report,  "one self-contained HTML page with plots from results/audit JSON" },
     { "probe",   qf_cli_probe,   "reveal a GEMM kernel's summation order and arithmetic by designed inputs" },
     { "replay",  qf_cli_replay,  "replay a GEMM kernel's claim bit for bit and compare it with the kernel" },
+    { "slurm",   qf_cli_slurm,   "a sharded sweep as a Slurm job array plus a merge job" },
     /* Hidden (no summary): started by `qualify run --isolate server`. */
     { "kernel-server", qf_cli_kernel_server, NULL },
 };

@@ -1,6 +1,6 @@
 /* t-shard.c: 'qualify run --shard I/N' and 'qualify merge' as separate
  * processes (QF_QUALIFY_BIN; docs/cluster.md), on a small suite
- * (t-shard-kernels.c merges shapes/kernels.yaml).  Each merge error (a
+ * (tests/cluster/t-slurm.c merges shapes/kernels.yaml).  Each merge error (a
  * missing, duplicated or incomplete shard; a shard of another suite,
  * kernel set, qualify version, options or N; not a shard) exits 2 naming
  * it; bad --shard values exit 2; a shard killed with SIGKILL resumes with

@@ -1,89 +1,31 @@
-/* t-slurm.c: a sharded sweep through a real Slurm (issue 16): a
- * single-node cluster started by tests/cluster/slurm-local (munged,
- * slurmctld, slurmd in a temporary folder), `qualify slurm SUITE --shards 3
- * --submit --wait`, and the merged results compared with an unsharded run
- * of the same suite: every record's verdict and figures, and the summary,
- * equal apart from what is measured per run (times, memory, provenance).
- * The suite is shapes/kernels.yaml (a smaller one in sanitizer builds,
- * where kernels.yaml takes many minutes).  Skipped (77) with the reason
- * when Slurm cannot start here (not installed, not root) or without
- * QF_QUALIFY_BIN. */
+/* t-slurm.c: shapes/kernels.yaml split in 3 shards, merged, equals the
+ * unsharded run (issue 16), twice from one unsharded run:
+ *   - local_shards: `qualify run --shard I/3` three times and `qualify
+ *     merge` (prints each shard's summed pair wall time, max / mean);
+ *   - through_slurm: a one-node Slurm started by tests/cluster/slurm-local
+ *     (munged, slurmctld and slurmd in the scratch folder) and `qualify
+ *     slurm kernels.yaml --shards 3 --submit --wait`: three array tasks and
+ *     the dependent merge job;
+ * each compared with the unsharded run record by record (verdict, reason,
+ * metrics, bound: all but times and memory) and in the summary.  And
+ * scripts_written: the scripts `qualify slurm` writes, and its usage
+ * errors.
+ * The sweeps run in normal builds only: under the sanitizers kernels.yaml
+ * takes many minutes, and tests/cli/t-shard covers the merge there (a
+ * killed shard resumed and merged equals the uninterrupted run).  The
+ * Slurm sweep is skipped, with slurm-local's reason, where Slurm cannot
+ * start (not installed, not root).  Without QF_QUALIFY_BIN: skipped (77). */
 #define _GNU_SOURCE
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "qf_test.h"
+#include "qf_shard_test.h"
 
-static const char *bin, *src;
-static char dir[128];
+static const char *src;
 static int slurm_up;
-
-/* What differs between two runs of one sweep by nature: when and how
- * long, the memory measured, where (provenance), and the sharding. */
-static const char *const volatile_keys[] = { "started",        "wall_s", "peak_rss_bytes", "peak_over_tensors",
-                                             "timing",         "provenance", "shard", "shards",
-                                             "device_index",   "device_uuid", "device_name", "devices",
-                                             "generator_argv", NULL };
-
-static void strip(json_t *j)
-{
-    size_t i;
-    const char *k;
-    json_t *v;
-    void *tmp;
-    if (json_is_array(j)) {
-        json_array_foreach(j, i, v) strip(v);
-        return;
-    }
-    if (!json_is_object(j))
-        return;
-    json_object_foreach_safe(j, tmp, k, v)
-    {
-        size_t s;
-        int drop = 0;
-        for (s = 0; volatile_keys[s]; s++)
-            drop |= !strcmp(k, volatile_keys[s]);
-        if (drop)
-            json_object_del(j, k);
-        else
-            strip(v);
-    }
-}
-
-static json_t *load_results(const char *path)
-{
-    json_error_t e;
-    json_t *j = json_load_file(path, 0, &e);
-    ck_assert_msg(j != NULL, "%s: %s (line %d)", path, e.text, e.line);
-    strip(j);
-    return j;
-}
-
-/* The first record (or the summary) that differs, named in the message. */
-static void assert_same(const char *whole_path, const char *merged_path)
-{
-    json_t *a = load_results(whole_path), *b = load_results(merged_path);
-    json_t *ca = json_object_get(a, "cases"), *cb = json_object_get(b, "cases");
-    size_t i;
-    ck_assert_msg(json_is_array(ca) && json_is_array(cb), "no cases array");
-    ck_assert_msg(json_array_size(ca) == json_array_size(cb), "unsharded %zu records, merged %zu",
-                  json_array_size(ca), json_array_size(cb));
-    for (i = 0; i < json_array_size(ca); i++) {
-        json_t *x = json_array_get(ca, i), *y = json_array_get(cb, i);
-        if (!json_equal(x, y)) {
-            char *sx = json_dumps(x, JSON_COMPACT), *sy = json_dumps(y, JSON_COMPACT);
-            ck_abort_msg("record %zu differs:\nunsharded %.1500s\nmerged    %.1500s", i, sx, sy);
-        }
-    }
-    ck_assert_msg(json_equal(json_object_get(a, "summary"), json_object_get(b, "summary")), "summaries differ");
-    fprintf(stderr, "t-slurm: %zu records equal\n", json_array_size(ca));
-    json_decref(a);
-    json_decref(b);
-}
 
 static int sh(const char *cmd)
 {
@@ -91,99 +33,120 @@ static int sh(const char *cmd)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static const char *suite_path(char *buf, size_t size)
+/* The unsharded run both comparisons use, run by the first that needs it
+ * (each test is its own process; the folder is shared). */
+static void unsharded(const char *suite)
 {
-    const char *san = getenv("QF_SANITIZED");
-    if (san && *san && strcmp(san, "OFF") && strcmp(san, "0")) {
-        /* Two ops, both dtype kinds, seeds: enough pairs (hundreds) for
-         * three shards, minutes less than kernels.yaml under ASan. */
-        FILE *f;
-        snprintf(buf, size, "%s/small.yaml", dir);
-        f = fopen(buf, "w");
-        ck_assert_ptr_nonnull(f);
-        fputs("suite: small\ninputs: [normal, uniform]\nseeds: 3\ngroups:\n"
-              "  - op: gemm\n    kernels: [gemm.cpu.*]\n"
-              "    dtypes: [float32, {in: bfloat16, acc: float32}]\n"
-              "    shapes: {M: [1, 17], N: [5, 33], K: [16, 40]}\n"
-              "  - op: softmax\n    kernels: [softmax.cpu.*]\n    dtypes: [float32]\n"
-              "    shapes: {rows: [4], cols: [9, 100]}\n",
-              f);
-        fclose(f);
-    } else
-        snprintf(buf, size, "%s/shapes/kernels.yaml", src);
-    return buf;
+    if (access(qf_test_path(dir, "whole/results.json"), F_OK))
+        run(suite, "whole", "-j 2");
 }
 
-START_TEST(three_shards_through_slurm)
+/* Sum of a journal's wall_s: a shard's measured cost. */
+static double journal_wall(const char *name)
 {
-    char cmd[4096], suite[512], a[512], b[512];
-    suite_path(suite, sizeof suite);
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' run '%s' -q --jobs 2 -o whole >whole.log 2>&1", dir, bin, suite);
-    ck_assert_int_le(sh(cmd), 1);
-    /* Each task takes one CPU: the node's two run two shards at once. */
+    char *text = qf_cli_slurp(qf_test_path(dir, name)), *line, *save = NULL;
+    double sum = 0;
+    for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        json_t *o = json_loads(line, 0, NULL);
+        sum += json_real_value(json_object_get(o, "wall_s"));
+        json_decref(o);
+    }
+    free(text);
+    return sum;
+}
+
+START_TEST(local_shards)
+{
+    char suite[4200], shard[64], name[32];
+    double w[3], mx = 0, mean = 0;
+    int i;
+    snprintf(suite, sizeof suite, "%s/shapes/kernels.yaml", src);
+    unsharded(suite);
+    for (i = 0; i < 3; i++) {
+        snprintf(shard, sizeof shard, "--shard %d/3 -j 2", i);
+        snprintf(name, sizeof name, "k%d", i);
+        run(suite, name, shard);
+    }
+    {
+        qf_cli_result r = qf_cli_expectf(
+            bin, "merge", 0, NULL, "'%s/k2' '%s/k0/results.json' '%s/k1' -o '%s/k-m'", dir, dir, dir, dir);
+        ck_assert_msg(strstr(r.out, "merged 3 shards"), "%s", r.out);
+        qf_cli_result_free(&r);
+    }
+    same_results("whole/results.json", "k-m/results.json");
+    for (i = 0; i < 3; i++) {
+        snprintf(name, sizeof name, "k%d/journal.jsonl", i);
+        w[i] = journal_wall(name);
+        mx = w[i] > mx ? w[i] : mx;
+        mean += w[i] / 3;
+    }
+    printf("local shards: wall_s sums %.2f %.2f %.2f: max/mean %.3f\n", w[0], w[1], w[2], mx / mean);
+}
+END_TEST
+
+START_TEST(through_slurm)
+{
+    char cmd[8192], suite[4200];
+    int rc, i;
+    snprintf(suite, sizeof suite, "%s/shapes/kernels.yaml", src);
+    unsharded(suite);
+    /* Each task takes one CPU and runs --jobs 1: the node's CPUs run that
+     * many shards at once. */
     snprintf(cmd, sizeof cmd,
-             "cd '%s' && SLURM_CONF='%s/slurm/slurm.conf' timeout 900 '%s' slurm '%s' --shards 3 -o sharded "
+             "cd '%s' && SLURM_CONF='%s/slurm/slurm.conf' timeout 1200 '%s' slurm '%s' --shards 3 -o sharded "
              "--cpus-per-task 1 --submit --wait >slurm.log 2>&1",
              dir, dir, bin, suite);
-    {
-        int rc = sh(cmd);
-        if (rc > 1) {
-            snprintf(cmd, sizeof cmd, "cat '%s/slurm.log' '%s'/sharded/slurm/*.log >&2", dir, dir);
-            sh(cmd);
-        }
-        ck_assert_msg(rc <= 1, "qualify slurm --submit --wait exited %d (logs above)", rc);
+    rc = sh(cmd);
+    if (rc > 1) {
+        snprintf(cmd, sizeof cmd, "cat '%s/slurm.log' '%s'/sharded/slurm/*.log >&2", dir, dir);
+        sh(cmd);
     }
-    snprintf(a, sizeof a, "%s/whole/results.json", dir);
-    snprintf(b, sizeof b, "%s/sharded/merged/results.json", dir);
-    assert_same(a, b);
-    /* The shards really ran as three array tasks, each its own slice. */
-    {
-        int i;
-        for (i = 0; i < 3; i++) {
-            snprintf(cmd, sizeof cmd, "test -s '%s/sharded/shard-%d/journal.jsonl'", dir, i);
-            ck_assert_msg(sh(cmd) == 0, "shard %d wrote no journal", i);
-        }
+    ck_assert_msg(rc <= 1, "qualify slurm --submit --wait exited %d (logs above)", rc);
+    /* Three array tasks, each its own slice, each a journal. */
+    for (i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, "test -s '%s/sharded/shard-%d/journal.jsonl'", dir, i);
+        ck_assert_msg(sh(cmd) == 0, "shard %d wrote no journal", i);
     }
+    same_results("whole/results.json", "sharded/merged/results.json");
+    printf("through Slurm: 3 array tasks merged equal the unsharded run\n");
 }
 END_TEST
 
 /* The scripts `qualify slurm` writes without --submit: one array task per
- * shard, the run options quoted for the shell, a merge of every shard. */
+ * shard, the run options quoted for the shell, --devices all for several
+ * GPUs a task, a merge of every shard; and its usage errors (exit 2). */
 START_TEST(scripts_written)
 {
-    char cmd[4096], path[512], *s;
+    char cmd[8192], *s;
+    static const char *const bad[] = {"--shards 0", "", "--shards 2 --partition 'a b'", "--shards 2 --wait",
+                                      "--shards 2 --sbatch-option \"$(printf 'a\\nb')\""};
+    size_t i;
     snprintf(cmd, sizeof cmd,
              "cd '%s' && '%s' slurm '%s/shapes/quick.yaml' --shards 5 -o scripts --partition gpu "
              "--gpus-per-task 2 --time 1:00:00 -- --seed 7 --plugin \"/x/a b'c.so\" >/dev/null",
              dir, bin, src);
     ck_assert_int_eq(sh(cmd), 0);
-    snprintf(path, sizeof path, "%s/scripts/slurm/shards.sbatch", dir);
-    s = qf_test_slurp(path, NULL);
+    s = qf_cli_slurp(qf_test_path(dir, "scripts/slurm/shards.sbatch"));
     ck_assert_ptr_nonnull(s);
     ck_assert_ptr_nonnull(strstr(s, "#SBATCH --array=0-4\n"));
     ck_assert_ptr_nonnull(strstr(s, "#SBATCH --partition=gpu\n"));
     ck_assert_ptr_nonnull(strstr(s, "#SBATCH --gpus-per-task=2\n"));
     ck_assert_ptr_nonnull(strstr(s, "#SBATCH --time=1:00:00\n"));
     ck_assert_ptr_nonnull(strstr(s, "--shard \"$I/5\""));
-    ck_assert_ptr_nonnull(strstr(s, " --devices all --seed 7"));
-    ck_assert_ptr_nonnull(strstr(s, "--seed 7 --plugin '/x/a b'\\''c.so'"));
+    ck_assert_ptr_nonnull(strstr(s, " --devices all --seed 7 --plugin '/x/a b'\\''c.so'"));
     free(s);
-    snprintf(path, sizeof path, "%s/scripts/slurm/merge.sbatch", dir);
-    s = qf_test_slurp(path, NULL);
+    s = qf_cli_slurp(qf_test_path(dir, "scripts/slurm/merge.sbatch"));
     ck_assert_ptr_nonnull(s);
     ck_assert_ptr_nonnull(strstr(s, "\"$D/shard-0\" \"$D/shard-1\" \"$D/shard-2\" \"$D/shard-3\" \"$D/shard-4\" -o"));
     free(s);
     snprintf(cmd, sizeof cmd, "sh -n '%s/scripts/slurm/shards.sbatch' && sh -n '%s/scripts/slurm/merge.sbatch'", dir,
              dir);
     ck_assert_int_eq(sh(cmd), 0);
-    /* Usage errors: exit 2. */
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' slurm '%s/shapes/quick.yaml' --shards 0 2>/dev/null", dir, bin, src);
-    ck_assert_int_eq(sh(cmd), 2);
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' slurm '%s/shapes/quick.yaml' 2>/dev/null", dir, bin, src);
-    ck_assert_int_eq(sh(cmd), 2);
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' slurm '%s/shapes/quick.yaml' --shards 2 --partition 'a b' 2>/dev/null",
-             dir, bin, src);
-    ck_assert_int_eq(sh(cmd), 2);
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(cmd, sizeof cmd, "cd '%s' && '%s' slurm '%s/shapes/quick.yaml' %s 2>/dev/null", dir, bin, src,
+                 bad[i]);
+        ck_assert_msg(sh(cmd) == 2, "qualify slurm SUITE %s: not exit 2", bad[i]);
+    }
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' slurm nonexistent.yaml --shards 2 2>/dev/null", dir, bin);
     ck_assert_int_eq(sh(cmd), 2);
 }
@@ -191,43 +154,42 @@ END_TEST
 
 int main(void)
 {
-    char cmd[1024];
+    char cmd[8192];
     Suite *s;
     TCase *tc;
-    int rc, st;
-    bin = getenv("QF_QUALIFY_BIN");
-    src = getenv("QF_SOURCE_DIR");
-    if (!bin || !*bin || !src || !*src) {
-        fprintf(stderr, "t-slurm: QF_QUALIFY_BIN or QF_SOURCE_DIR not set: skipped\n");
-        return QF_TEST_SKIP;
-    }
-    snprintf(dir, sizeof dir, "/tmp/qf-t-slurm-XXXXXX");
-    if (!mkdtemp(dir))
+    int rc, sweeps;
+    bin = qf_test_require_env("QF_QUALIFY_BIN");
+    src = qf_test_require_env("QF_SOURCE_DIR");
+    snprintf(dir, sizeof dir, "/tmp/qf-t-slurm-%d", (int)getpid());
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+    if (sh(cmd))
         return EXIT_FAILURE;
-    snprintf(cmd, sizeof cmd, "'%s/tests/cluster/slurm-local' start '%s/slurm'", src, dir);
-    st = system(cmd);
-    slurm_up = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    sweeps = !qf_test_sanitized();
+    if (sweeps) {
+        snprintf(cmd, sizeof cmd, "'%s/tests/cluster/slurm-local' start '%s/slurm'", src, dir);
+        slurm_up = sh(cmd) == 0;
+    } else {
+        fprintf(stderr, "t-slurm: sanitizer build: the kernels.yaml sweeps are the normal build's "
+                        "(tests/cli/t-shard merges under the sanitizers)\n");
+    }
     s = suite_create("cluster/slurm");
     tc = tcase_create("slurm");
     tcase_set_timeout(tc, 1800);
     tcase_add_test(tc, scripts_written);
+    if (sweeps)
+        tcase_add_test(tc, local_shards);
     if (slurm_up)
-        tcase_add_test(tc, three_shards_through_slurm);
+        tcase_add_test(tc, through_slurm);
     suite_add_tcase(s, tc);
     rc = qf_test_run(s);
     if (slurm_up) {
         snprintf(cmd, sizeof cmd, "'%s/tests/cluster/slurm-local' stop '%s/slurm'", src, dir);
-        if (system(cmd)) {
-        }
-    } else if (rc == EXIT_SUCCESS) {
-        /* The reason is slurm-local's message above. */
-        fprintf(stderr, "t-slurm: Slurm did not start: the sweep through Slurm is skipped\n");
+        sh(cmd);
+    } else if (sweeps && rc == EXIT_SUCCESS) {
+        fprintf(stderr, "t-slurm: Slurm did not start (the reason is above): the sweep through Slurm "
+                        "is skipped\n");
         rc = QF_TEST_SKIP;
     }
-    if (rc == EXIT_SUCCESS) {
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        if (system(cmd)) {
-        }
-    }
+    qf_test_rmtree(dir);
     return rc;
 }

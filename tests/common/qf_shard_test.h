@@ -1,5 +1,5 @@
 /* qf_shard_test.h: what the shard tests (tests/cli/t-shard.c,
- * t-shard-kernels.c) share: the scratch folder, a small suite, a run that
+ * tests/cluster/t-slurm.c) share: the scratch folder, a small suite, a run that
  * must succeed, and the comparison of a merged sweep with an unsharded
  * one (docs/cluster.md). */
 #ifndef QF_SHARD_TEST_H
@@ -17,7 +17,7 @@ static const char *bin;
 static char dir[256];
 
 /* A small suite (gemm and softmax, 256 pairs); tag makes another suite. */
-static const char *small_suite(const char *name, const char *tag)
+static inline const char *small_suite(const char *name, const char *tag)
 {
     char text[1024];
     snprintf(text, sizeof text,
@@ -39,7 +39,7 @@ static const char *small_suite(const char *name, const char *tag)
 }
 
 /* qualify run SUITE -o dir/OUT -q ARGS, which must exit 0. */
-static void run(const char *suite, const char *out, const char *args)
+static inline void run(const char *suite, const char *out, const char *args)
 {
     qf_cli_result r = qf_cli_expectf(bin, "run", 0, NULL, "'%s' -o '%s/%s' -q %s", suite, dir, out, args);
     qf_cli_result_free(&r);
@@ -47,7 +47,7 @@ static void run(const char *suite, const char *out, const char *args)
 
 /* What must equal in a record of the merged and the unsharded run: all but
  * the run's own measurements (times, start, memory reached). */
-static json_t *comparable(const json_t *c)
+static inline json_t *comparable(const json_t *c)
 {
     static const char *const run_specific[] = {"wall_s", "started", "peak_rss_bytes", "timing"};
     json_t *o = json_deep_copy(c);
@@ -60,7 +60,7 @@ static json_t *comparable(const json_t *c)
 /* OUT/results.json of the merge equals that of the unsharded run: the
  * cases in the same order, equal but for run-specific members; the
  * summary's verdicts and groups. */
-static void same_results(const char *unsharded, const char *merged)
+static inline void same_results(const char *unsharded, const char *merged)
 {
     json_error_t je;
     json_t *a = json_load_file(qf_test_path(dir, unsharded), 0, &je);

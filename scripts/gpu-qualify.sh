@@ -9,10 +9,12 @@
 #      = XY, "90a" on Hopper; QF_HIP_ARCHS = gfx90a or gfx940 with hipcc;
 #      gfx942 with clang-19, QF_HIP_GFX942), in build-gpu/;
 #   3. runs the model-vs-hardware check (tests/cuda|hip/t-model-vs-hw), the
-#      GPU suite shapes/gpu.yaml (qualify run -j jobs), its GPU kernels
-#      again on every device (--devices all: same verdicts expected;
-#      QF_DEVICES=0 skips it), and `qualify probe` on every GEMM kernel of
-#      the back end (probe/KERNEL.txt and .yaml);
+#      GPU suite shapes/gpu.yaml (qualify run -j jobs), `qualify probe` on
+#      every GEMM kernel of the back end (probe/KERNEL.txt and .yaml), and
+#      on a node of several devices the suite's GPU kernels again on every
+#      one (--devices all: same verdicts expected; QF_DEVICES=0 skips it,
+#      QF_DEVICES=1 runs it on one device too; QF_DEVICES_LIMIT seconds,
+#      default 300);
 #   4. writes into OUTDIR: gpu-info.md (hardware identity and software
 #      revisions, the devices of --devices all), model-vs-hw.md,
 #      results.json and report.md (qualify's reports of the suite),
@@ -188,17 +190,37 @@ for (k, v), n in sorted(c.items()):
 print("\nGPU in provenance:", r.get("provenance", {}).get("gpu"))
 EOF
 fi
+# The probe of the matrix units (docs/probe.md): every GEMM kernel of this
+# back end, its revealed arithmetic and claim next to the models'.
+if [ $rc -ne 2 ] && command -v python3 >/dev/null; then
+    mkdir -p "$OUT/probe"
+    kernels=$("$BUILD/qualify" list kernels --op gemm --json 2>>"$LOG" | python3 -c '
+import json, sys
+for k in json.load(sys.stdin):
+    if k.get("backend") == sys.argv[1]:
+        print(k["name"])' "$vendor")
+    for k in $kernels; do
+        timeout 300 "$BUILD/qualify" probe "$k" -o "$OUT/probe/$k.yaml" >"$OUT/probe/$k.txt" 2>>"$LOG"
+        prc=$?
+        say "probe $k: exit $prc; $(grep -m1 'order:' "$OUT/probe/$k.txt" | sed 's/^ *//')"
+        echo "- \`$k\`: exit $prc, $(grep -m1 'order:' "$OUT/probe/$k.txt" | sed 's/^ *//'), $(grep -m1 'validation:' "$OUT/probe/$k.txt" | sed 's/^ *//')" >>"$OUT/gpu-info.md"
+    done
+fi
 # Every device of the node (docs/runner.md "Devices"): the suite's GPU
 # kernels again with --devices all, whose verdicts must be those of the
 # device-0 run above; the devices, the pairs each ran and any taken out of
-# the rotation go into gpu-info.md.  Skipped without a usable device, with
-# QF_DEVICES=0, or when the device-0 run wrote no results.
-if [ $rc -ne 2 ] && [ "${QF_DEVICES:-1}" != 0 ] && [ -f "$OUT/results.json" ] && command -v python3 >/dev/null; then
+# the rotation go into gpu-info.md.  After the probe, since it repeats the
+# sweep: run only where there is more than one device (on one, the
+# device-0 run above is the same sweep; QF_DEVICES=1 forces it, 0 skips
+# it), with a usable device and the device-0 run's results.
+ndev=$( ([ "$vendor" = cuda ] && nvidia-smi -L 2>/dev/null || rocm-smi --showuniqueid 2>/dev/null) | grep -cE '^GPU[ \[]')
+if [ $rc -ne 2 ] && [ "${QF_DEVICES:-auto}" != 0 ] && { [ "$ndev" -gt 1 ] || [ "${QF_DEVICES:-auto}" = 1 ]; } &&
+    [ -f "$OUT/results.json" ] && command -v python3 >/dev/null; then
     # the back end's kernels: gemm.cuda.*, gemm.cublas*.* (no CPU kernel or
     # model has ".cu" or ".hip" in its name)
     dev_glob=$([ "$vendor" = cuda ] && echo '*.cu*' || echo '*.hip*')
     say "running shapes/gpu.yaml --devices all (kernels $dev_glob)"
-    timeout "${QF_DEVICES_LIMIT:-900}" "$BUILD/qualify" run "$SRC/shapes/gpu.yaml" -o "$BUILD/run-devices" -q \
+    timeout "${QF_DEVICES_LIMIT:-300}" "$BUILD/qualify" run "$SRC/shapes/gpu.yaml" -o "$BUILD/run-devices" -q \
         -j "${QF_JOBS:-8}" --timeout 120 --devices all --kernel "$dev_glob" >>"$LOG" 2>&1
     dev_rc=$?
     say "--devices all: exit $dev_rc"
@@ -221,22 +243,8 @@ sys.exit(1 if diff else 0)
 EOF
         [ "${PIPESTATUS[0]}" -ne 0 ] && rc=1
     fi
-fi
-# The probe of the matrix units (docs/probe.md): every GEMM kernel of this
-# back end, its revealed arithmetic and claim next to the models'.
-if [ $rc -ne 2 ] && command -v python3 >/dev/null; then
-    mkdir -p "$OUT/probe"
-    kernels=$("$BUILD/qualify" list kernels --op gemm --json 2>>"$LOG" | python3 -c '
-import json, sys
-for k in json.load(sys.stdin):
-    if k.get("backend") == sys.argv[1]:
-        print(k["name"])' "$vendor")
-    for k in $kernels; do
-        timeout 300 "$BUILD/qualify" probe "$k" -o "$OUT/probe/$k.yaml" >"$OUT/probe/$k.txt" 2>>"$LOG"
-        prc=$?
-        say "probe $k: exit $prc; $(grep -m1 'order:' "$OUT/probe/$k.txt" | sed 's/^ *//')"
-        echo "- \`$k\`: exit $prc, $(grep -m1 'order:' "$OUT/probe/$k.txt" | sed 's/^ *//'), $(grep -m1 'validation:' "$OUT/probe/$k.txt" | sed 's/^ *//')" >>"$OUT/gpu-info.md"
-    done
+elif [ $rc -ne 2 ]; then
+    say "--devices all: not run ($ndev device(s) listed; QF_DEVICES=1 runs it anyway)"
 fi
 python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null && say "torch worker on cuda (python/examples/torch.yaml, $OUT/torch): $(QUALIFY_TORCH_DEVICE=cuda PYTHONPATH="$SRC/python/src" "$BUILD/qualify" run "$SRC/python/examples/torch.yaml" --worker "python3 $SRC/python/examples/torch_kernels.py" -o "$OUT/torch" --timeout 120 2>>"$LOG" | grep 'case(s)')"
 say "suite exit status $run_rc; total $(($(date +%s) - t0)) s; reports in $OUT"

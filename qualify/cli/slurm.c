@@ -90,22 +90,6 @@ static int sbatch_plain(const char *s)
     return 1;
 }
 
-static int mkdir_p(const char *path)
-{
-    char tmp[PATH_MAX];
-    char *p;
-    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp)
-        return -1;
-    for (p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(tmp, 0755) && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
-}
-
 /* The #SBATCH lines both jobs share. */
 static void common_header(FILE *f, const slurm_opts *o)
 {
@@ -416,7 +400,7 @@ int qf_cli_slurm(int argc, char **argv)
     if (!getcwd(cwd, sizeof cwd))
         return qf_cli_usage_error("slurm", "the current directory: %s", strerror(errno));
     o.out = o.out ? o.out : "qualify-slurm";
-    if (snprintf(sh1, sizeof sh1, "%s/slurm", o.out) >= (int)sizeof sh1 || mkdir_p(sh1) || !realpath(o.out, out))
+    if (snprintf(sh1, sizeof sh1, "%s/slurm", o.out) >= (int)sizeof sh1 || qf_cli_mkdir_p(sh1) || !realpath(o.out, out))
         return qf_cli_usage_error("slurm", "-o %s: cannot create it: %s", o.out, strerror(errno));
     if (!sbatch_plain(out))
         return qf_cli_usage_error("slurm", "-o %s: the absolute path %s goes into #SBATCH --output lines: "

@@ -152,6 +152,9 @@ typedef struct qf_runner_summary {
     qf_runner_device devices[QF_RUNNER_DEVICES_MAX];
     size_t device_retries;
     size_t plan_pairs;              /* pairs of the whole sweep (n, unless sharded) */
+    /* Private: results is a mapping of this many bytes that forked pair
+     * processes do not inherit (qf_runner_summary_free unmaps it). */
+    size_t results_bytes;
 } qf_runner_summary;
 
 void qf_runner_summary_free(qf_runner_summary *s);

@@ -66,11 +66,31 @@ qf_runner_opts qf_runner_opts_default(void)
     return o;
 }
 
+/* The sweep's records (about 12 KiB each) in a mapping that pair
+ * processes do not inherit (MADV_DONTFORK): a pair never reads another's
+ * record, and forked from a parent holding 10^5 of them it would start
+ * with a resident set of 1.2 GB, which its peak_rss_bytes would count
+ * (COW pages are mapped in the child) and every fork would copy the page
+ * tables of (docs/runner.md "Memory").  Zero-filled, as calloc's. */
+static qf_result *results_alloc(size_t n, size_t *bytes)
+{
+    size_t b = (n ? n : 1) * sizeof(qf_result);
+    void *p = mmap(NULL, b, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    (void)madvise(p, b, MADV_DONTFORK); /* a hint: without it pairs inherit them, as before */
+    *bytes = b;
+    return p;
+}
+
 void qf_runner_summary_free(qf_runner_summary *s)
 {
     if (!s)
         return;
-    free(s->results);
+    if (s->results && s->results_bytes)
+        munmap(s->results, s->results_bytes);
+    else
+        free(s->results);
     memset(s, 0, sizeof *s);
 }
 
@@ -968,7 +988,7 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
         o.header = shard_hdr;
     }
     /* A shard may get no pair at all (more shards than pairs). */
-    sum->results = calloc(npairs ? npairs : 1, sizeof *sum->results);
+    sum->results = results_alloc(npairs, &sum->results_bytes);
     pending = malloc((npairs ? npairs : 1) * sizeof *pending);
     if (!sum->results || !pending) {
         st = QF_ENOMEM;

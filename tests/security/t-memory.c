@@ -14,6 +14,8 @@
  *     tensors and their ratio;
  *   - a row op (softmax 32 x 32768) peaks within 3 times its tensors
  *     (normal builds: the sanitizers' memory is not the code's);
+ *   - the pairs of a sweep of 1,200 tiny GEMMs do not grow with the
+ *     parent's records (normal builds);
  *   - `qualify ref` refuses an input or an output over its
  *     --max-case-memory before allocating it (a 65536 x 65536 GEMM
  *     output), and computes under a budget that holds it.
@@ -319,6 +321,49 @@ START_TEST(row_op_within_3x)
 }
 END_TEST
 
+/* The parent's records are not the pairs' memory: a sweep of 1,200 tiny
+ * GEMM pairs, whose records (about 12 KiB each, 14 MiB in all) the pair
+ * processes used to inherit, so that the last pairs' peak_rss_bytes was
+ * 14 MiB above the first's (runner.c results_alloc, MADV_DONTFORK).  The
+ * last 100 pairs' largest peak must stay within 6 MiB of the first 100's.
+ * Skipped under the sanitizers, as above. */
+static const char *many_case = "suite: many\n"
+                               "refute: false\n"
+                               "op: gemm\n"
+                               "kernels: [gemm.cpu.naive.f32, gemm.cpu.blocked.f32]\n"
+                               "dtypes: [float32]\n"
+                               "inputs: [normal, uniform]\n"
+                               "seeds: 5\n"
+                               "shapes: {M: [1, 2, 3, 4, 5], N: [1, 2, 3, 4], K: [1, 2, 3]}\n";
+
+START_TEST(pairs_do_not_inherit_records)
+{
+    json_t *root, *cases;
+    size_t i, n;
+    double first = 0, last = 0;
+    if (qf_test_sanitized()) {
+        printf("pairs_do_not_inherit_records: skipped under the sanitizers (resident memory is theirs)\n");
+        return;
+    }
+    root = run_results("many", many_case, "-q -j 2", "out-many");
+    cases = json_object_get(root, "cases");
+    n = json_array_size(cases);
+    ck_assert_uint_eq(n, 1200);
+    for (i = 0; i < n; i++) {
+        double p = (double)json_integer_value(json_object_get(json_array_get(cases, i), "peak_rss_bytes"));
+        if (i < 100)
+            first = p > first ? p : first;
+        else if (i >= n - 100)
+            last = p > last ? p : last;
+    }
+    printf("pairs_do_not_inherit_records: largest peak of the first 100 pairs %.1f MiB, of the last 100 "
+           "%.1f MiB\n",
+           first / 1048576, last / 1048576);
+    ck_assert_msg(first > 0 && last - first < 6.0 * 1048576, "first %g last %g", first, last);
+    json_decref(root);
+}
+END_TEST
+
 int main(void)
 {
     bin = qf_test_require_env("QF_QUALIFY_BIN");
@@ -326,6 +371,6 @@ int main(void)
     return qf_test_run_in_dir(
         qf_test_suite("security/memory", "memory", 300, NULL, NULL, 0, NULL,
                       QF_TESTS(huge_case_unsupported, option_parsing, under_and_over_budget, peak_in_results,
-                               ref_refuses_over_budget, row_op_within_3x)),
+                               ref_refuses_over_budget, row_op_within_3x, pairs_do_not_inherit_records)),
         dir);
 }

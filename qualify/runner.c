@@ -902,9 +902,34 @@ static void reap_strays(const slot *slots, size_t jobs)
     _qf_iso_reap_strays(keep, n);
 }
 
-static int key_cmp(const void *a, const void *b)
+/* A journal record's "KERNEL CASE_ID" key and its place in the journal,
+ * sorted by key then place, so that resuming finds a pair's record by
+ * binary search (a linear scan per pair was n x m string compares: 10^10
+ * for a 10^5-pair sweep) and the last record of a key still wins. */
+typedef struct prev_key {
+    const char *key;
+    size_t idx;
+} prev_key;
+
+static int prev_key_cmp(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    const prev_key *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* The journal's last record of key, or (size_t)-1. */
+static size_t prev_find(const prev_key *pk, size_t n, const char *key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) { /* the first entry above key (all of key's before it) */
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(pk[mid].key, key) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && !strcmp(pk[lo - 1].key, key) ? pk[lo - 1].idx : (size_t)-1;
 }
 
 qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_runner_opts *opts,
@@ -918,6 +943,7 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
     qf_result *prev = NULL;
     size_t nprev = 0;
     char **keys = NULL;
+    prev_key *pk = NULL;
     qf_journal *jr = NULL;
     slot *slots = NULL;
     int *slot_fds = NULL; /* slots[i].fd, contiguous for wait_children */
@@ -1025,14 +1051,22 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
             qf_result_key(&prev[i], keys[i], QF_RESULT_NAME_MAX + QF_RESULT_ID_MAX + 2);
         }
     }
+    if (nprev) {
+        pk = malloc(nprev * sizeof *pk);
+        if (!pk) {
+            st = QF_ENOMEM;
+            goto out;
+        }
+        for (i = 0; i < nprev; i++)
+            pk[i] = (prev_key){keys[i], i};
+        qsort(pk, nprev, sizeof *pk, prev_key_cmp);
+    }
     for (i = 0; i < npairs; i++) {
         const qf_suite_case *c = &cases.cases[pairs[i].ci];
         char key[QF_RESULT_NAME_MAX + QF_RESULT_ID_MAX + 2];
-        size_t j, found = (size_t)-1;
+        size_t found;
         snprintf(key, sizeof key, "%s %s", pairs[i].k->name, c->id);
-        for (j = 0; j < nprev; j++) /* the last record of a key wins */
-            if (!strcmp(keys[j], key))
-                found = j;
+        found = nprev ? prev_find(pk, nprev, key) : (size_t)-1;
         if (found != (size_t)-1) {
             sum->results[i] = prev[found];
             sum->resumed++;
@@ -1043,7 +1077,14 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
             pending[npending++] = i;
         }
     }
-    (void)key_cmp;
+    /* The journal's records are in sum->results now: freed before the
+     * pairs fork, which would inherit them. */
+    for (i = 0; keys && i < nprev; i++)
+        free(keys[i]);
+    free(keys);
+    free(pk);
+    free(prev);
+    keys = NULL, pk = NULL, prev = NULL, nprev = 0;
     /* GPU back ends: probed once here, before the workers fork (every
      * device named with --devices); then the slots are bound to them;
      * a bad --devices is refused before the journal is touched. */
@@ -1219,6 +1260,7 @@ out:
         for (i = 0; i < nprev; i++)
             free(keys[i]);
     free(keys);
+    free(pk);
     free(prev);
     free(pending);
     free(pairs);

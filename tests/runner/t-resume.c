@@ -4,7 +4,8 @@
  * half record, and (2) a sweep killed with SIGKILL while it runs, are
  * resumed with --resume.  The final set of results must equal the
  * uninterrupted one: same pairs, verdicts, reasons and metrics, no pair
- * twice.  Without QF_QUALIFY_BIN: skipped (77). */
+ * twice.  And a pair with two records in the journal resumes with the
+ * last.  Without QF_QUALIFY_BIN: skipped (77). */
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
 #include <signal.h>
@@ -160,6 +161,64 @@ START_TEST(resume_after_cut)
 }
 END_TEST
 
+/* A journal may hold two records of one pair (a record appended after
+ * another's resume): resuming takes the last one, for every pair whatever
+ * its place (the records are looked up by key in a sorted index). */
+START_TEST(resume_last_record_wins)
+{
+    char full[256], path[512], *line = NULL;
+    size_t cap = 0, i, n, na;
+    ssize_t len;
+    int lines = 0;
+    FILE *f;
+    json_t *rec = NULL, *res, *cases;
+    json_error_t je;
+    qf_result *a;
+    const char *kernel, *id;
+    write_suite();
+    snprintf(full, sizeof full, "%s/dup", dir);
+    ck_assert_int_eq(run_cli(full, ""), 0);
+    a = load(full, &na);
+    snprintf(path, sizeof path, "%s/journal.jsonl", full);
+    /* the third record (line 4), appended again with another reason */
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    while ((len = getline(&line, &cap, f)) > 0)
+        if (++lines == 4)
+            rec = json_loads(line, 0, &je);
+    fclose(f);
+    free(line);
+    ck_assert_msg(rec != NULL, "%s", je.text);
+    json_object_set_new(rec, "reason", json_string("the appended record"));
+    kernel = json_string_value(json_object_get(rec, "kernel"));
+    id = json_string_value(json_object_get(rec, "case_id"));
+    ck_assert(kernel && id);
+    f = fopen(path, "a");
+    ck_assert_ptr_nonnull(f);
+    json_dumpf(rec, f, JSON_COMPACT);
+    fputc('\n', f);
+    fclose(f);
+    ck_assert_int_eq(run_cli(full, "--resume"), 0);
+    snprintf(path, sizeof path, "%s/results.json", full);
+    res = json_load_file(path, 0, &je);
+    ck_assert_msg(res != NULL, "%s", je.text);
+    cases = json_object_get(res, "cases");
+    n = json_array_size(cases);
+    ck_assert_uint_eq(n, na);
+    for (i = 0; i < n; i++) {
+        json_t *c = json_array_get(cases, i);
+        int same = !strcmp(json_string_value(json_object_get(c, "kernel")), kernel) &&
+                   !strcmp(json_string_value(json_object_get(c, "case_id")), id);
+        const char *why = json_string_value(json_object_get(c, "reason"));
+        ck_assert_msg(!same || !strcmp(why, "the appended record"), "%s %s: %s", kernel, id, why);
+        ck_assert_msg(same || strcmp(why, "the appended record"), "case %zu took the appended record", i);
+    }
+    json_decref(rec);
+    json_decref(res);
+    free(a);
+}
+END_TEST
+
 START_TEST(resume_after_sigkill)
 {
     char full[256], killed[256], journal[512];
@@ -209,6 +268,7 @@ int main(void)
     snprintf(dir, sizeof dir, "/tmp/qf-t-resume-%d", (int)getpid());
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, resume_after_cut);
+    tcase_add_test(tc, resume_last_record_wins);
     tcase_add_test(tc, resume_after_sigkill);
     suite_add_tcase(s, tc);
     {

@@ -1,12 +1,13 @@
 /* t-slurm.c: shapes/kernels.yaml split in 3 shards, merged, equals the
- * unsharded run (issue 16), twice from one unsharded run:
- *   - local_shards: `qualify run --shard I/3` three times and `qualify
- *     merge` (prints each shard's summed pair wall time, max / mean);
+ * unsharded run (issue 16):
  *   - through_slurm: a one-node Slurm started by tests/cluster/slurm-local
  *     (munged, slurmctld and slurmd in the scratch folder) and `qualify
- *     slurm kernels.yaml --shards 3 --submit --wait`: three array tasks and
- *     the dependent merge job;
- * each compared with the unsharded run record by record (verdict, reason,
+ *     slurm kernels.yaml --shards 3 --submit --wait`: three array tasks
+ *     (`qualify run --shard I/3`) and the dependent merge job;
+ *   - local_shards, where Slurm cannot start: `qualify run --shard I/3`
+ *     three times and `qualify merge` (prints each shard's summed pair
+ *     wall time, max / mean);
+ * compared with the unsharded run record by record (verdict, reason,
  * metrics, bound: all but times and memory) and in the summary.  And
  * scripts_written: the scripts `qualify slurm` writes, and its usage
  * errors.
@@ -176,10 +177,13 @@ int main(void)
     tc = tcase_create("slurm");
     tcase_set_timeout(tc, 1800);
     tcase_add_test(tc, scripts_written);
-    if (sweeps)
-        tcase_add_test(tc, local_shards);
+    /* The Slurm tasks are the local runs (`qualify run --shard I/3`, then
+     * `qualify merge`) under Slurm: with Slurm up, the local sweep would
+     * repeat them (a kernels.yaml of test time), so it runs only without. */
     if (slurm_up)
         tcase_add_test(tc, through_slurm);
+    else if (sweeps)
+        tcase_add_test(tc, local_shards);
     suite_add_tcase(s, tc);
     rc = qf_test_run(s);
     if (slurm_up) {
@@ -187,7 +191,7 @@ int main(void)
         sh(cmd);
     } else if (sweeps && rc == EXIT_SUCCESS) {
         fprintf(stderr, "t-slurm: Slurm did not start (the reason is above): the sweep through Slurm "
-                        "is skipped\n");
+                        "is skipped, the local shards ran\n");
         rc = QF_TEST_SKIP;
     }
     qf_test_rmtree(dir);

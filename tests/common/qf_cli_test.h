@@ -95,4 +95,41 @@ static inline void qf_cli_expect_reject(const char *bin, const char *subcommand,
     qf_cli_result_free(&r);
 }
 
+/* After `qualify probe KERNEL SOURCE -o CLAIM` printed OUT: replay with
+ * CLAIM every shape whose line ("   M x  N x  K: ... (R of T replayed)")
+ * says the probe replayed all its elements, at most max of them, and
+ * assert each is bit-exact: a probe's claim must hold wherever the probe
+ * says it checked it, whatever path the library took on this CPU.
+ * Returns how many shapes were replayed. */
+static inline int qf_cli_replay_probed_shapes(const char *bin, const char *kernel, const char *source,
+                                              const char *claim, const char *out, int max)
+{
+    const char *line = out;
+    int done = 0;
+    while (line && *line && done < max) {
+        const char *eol = strchr(line, '\n'), *p;
+        unsigned m, n, k, got, of;
+        char text[512], args[2048];
+        size_t len = eol ? (size_t)(eol - line) : strlen(line);
+        if (len < sizeof text && sscanf(line, " %u x %u x %u:", &m, &n, &k) == 3) {
+            memcpy(text, line, len);
+            text[len] = '\0';
+            p = strrchr(text, '(');
+            if (p && sscanf(p, "(%u of %u replayed)", &got, &of) == 2 && got == of && of > 0) {
+                qf_cli_result r;
+                snprintf(args, sizeof args, "%s %s --claim %s --shape %u,%u,%u --n 2", kernel, source, claim, m, n,
+                         k);
+                r = qf_cli_expect(bin, "replay", args, 0, NULL);
+                fprintf(stderr, "%s", r.out);
+                ck_assert_msg(strstr(r.out, "QUALIFIED (bit-exact)"), "%s: %u x %u x %u does not replay: %s", kernel,
+                              m, n, k, r.out);
+                qf_cli_result_free(&r);
+                done++;
+            }
+        }
+        line = eol ? eol + 1 : NULL;
+    }
+    return done;
+}
+
 #endif

@@ -288,4 +288,51 @@ static inline const char *qf_test_openblas(void)
     return NULL;
 }
 
+/* Does the first "flags" line of /proc/cpuinfo list FLAG (a whole word,
+ * e.g. "avx2", "avx512_vnni")?  0 where /proc/cpuinfo cannot be read. */
+static inline int qf_test_cpu_flag(const char *flag)
+{
+    char line[8192], *p;
+    size_t n = strlen(flag);
+    int found = 0;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "flags", 5))
+            continue;
+        for (p = line; (p = strstr(p, flag)) != NULL; p += n)
+            if (p[-1] == ' ' && (p[n] == ' ' || p[n] == '\n' || p[n] == '\0'))
+                found = 1;
+        break;
+    }
+    fclose(f);
+    return found;
+}
+
+/* Third-party code paths (docs/third-party.md "Tests on every CPU").
+ * oneDNN and OpenBLAS pick their kernels from the CPU, so the tests that
+ * drive them run twice (tests/CMakeLists.txt): natively, where they assert
+ * only what holds on every x86-64 CPU, and with both libraries pinned to
+ * their AVX2 kernels (QF_TEST_PIN_ISA=avx2, with ONEDNN_MAX_CPU_ISA,
+ * DNNL_MAX_CPU_ISA and OPENBLAS_CORETYPE set), where they also assert what
+ * that path computes.  Returns 1 when pinned to AVX2, 0 when native;
+ * when pinned on a CPU without AVX2 and FMA (the pin cannot raise the
+ * ISA) it prints why and exits 77 (skipped). */
+static inline int qf_test_pinned_avx2(void)
+{
+    const char *pin = getenv("QF_TEST_PIN_ISA");
+    if (!pin || !*pin)
+        return 0;
+    if (strcmp(pin, "avx2") != 0) {
+        fprintf(stderr, "QF_TEST_PIN_ISA=%s: only avx2 is known\n", pin);
+        exit(EXIT_FAILURE);
+    }
+    if (!qf_test_cpu_flag("avx2") || !qf_test_cpu_flag("fma")) {
+        fprintf(stderr, "pinned to AVX2, but this CPU lacks avx2 or fma: skipped\n");
+        exit(QF_TEST_SKIP);
+    }
+    return 1;
+}
+
 #endif

@@ -10,6 +10,11 @@
  *     name what is missing.
  * Without QF_QUALIFY_BIN: skipped (77).  Without OpenBLAS the other tests
  * run and the program then exits 77 (the OpenBLAS part was skipped).
+ * OpenBLAS picks its kernels from the CPU, and what is asserted of it holds
+ * on every path (a float32 GEMM inside the bound of any order); CTest runs
+ * the OpenBLAS part once more pinned to its Haswell (AVX2) kernels
+ * (kernels/adapter-avx2, qf_test_pinned_avx2; docs/third-party.md "Tests
+ * on every CPU"), so a dependence on the CPU shows on one machine.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -231,6 +236,15 @@ int main(void)
     wrong = qf_test_require_env("QF_CBLAS_WRONG");
     openblas = qf_test_openblas();
     snprintf(dir, sizeof dir, "/tmp/qf-t-adapter-%d", (int)getpid());
+    if (qf_test_pinned_avx2()) {
+        if (!openblas) {
+            fprintf(stderr, "OpenBLAS not found: the pinned run is skipped\n");
+            return QF_TEST_SKIP;
+        }
+        return qf_test_run_in_dir(qf_test_suite("kernels/adapter-avx2", "adapter", 600, NULL, NULL, 0, NULL,
+                                                QF_TESTS(openblas_qualified, openblas_threads, openblas_layouts)),
+                                  dir);
+    }
     if (openblas) {
         rc = qf_test_run_in_dir(qf_test_suite("kernels/adapter", "adapter", 600, NULL, NULL, 0, NULL,
                                               QF_TESTS(openblas_qualified, openblas_threads, openblas_layouts, list_adapter,

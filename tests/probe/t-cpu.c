@@ -6,9 +6,8 @@
  * 10-bit accumulator.  The replay: the reported order and arithmetic,
  * evaluated in C (qf_probe_replay_dot), reproduce the kernel's outputs on
  * fresh random inputs, called here in-process, for every element.  The
- * CLI runs once (text, --json and -o claim.yaml), and OpenBLAS's sgemm
- * through the cblas adapter is probed and printed (skipped, exit 77 at the
- * end, when libopenblas is absent).
+ * CLI runs once (text, --json and -o claim.yaml).  OpenBLAS's sgemm is
+ * probed by t-openblas.c, natively and pinned to AVX2.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -158,44 +157,19 @@ START_TEST(cli_once)
 }
 END_TEST
 
-static const char *openblas;
-
-START_TEST(openblas_sgemm)
-{
-    const char *bin = getenv("QF_QUALIFY_BIN");
-    char args[512];
-    qf_cli_result res;
-    if (!bin || !*bin)
-        return;
-    snprintf(args, sizeof args, "gemm.cblas.openblas.f32 --adapter 'cblas:%s' --k 256", openblas);
-    res = qf_cli_expect(bin, "probe", args, 0, NULL);
-    fprintf(stderr, "%s", res.out);
-    /* what it reports is recorded in docs/probe.md; the order must be named */
-    ck_assert_msg(strstr(res.out, "order:") && !strstr(res.out, "order:            any"), "%s", res.out);
-    qf_cli_result_free(&res);
-}
-END_TEST
-
 int main(void)
 {
     Suite *s = suite_create("probe/cpu");
     TCase *tc = tcase_create("cpu");
     int rc;
-    openblas = qf_test_openblas();
     if (qf_registry_create(&reg) != QF_OK || qf_registry_add_builtins(reg) != QF_OK)
         return 1;
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, documented_orders);
     tcase_add_test(tc, replay_fresh_inputs);
     tcase_add_test(tc, cli_once);
-    if (openblas)
-        tcase_add_test(tc, openblas_sgemm);
     suite_add_tcase(s, tc);
     rc = qf_test_run(s);
     qf_registry_free(reg);
-    if (rc == 0 && !openblas) {
-        fprintf(stderr, "OpenBLAS not found: its probe was skipped\n");
-        return QF_TEST_SKIP;
-    }
     return rc;
 }

@@ -1,10 +1,8 @@
 /* t-replay.c: `qualify replay` from the claims `qualify probe -o` writes.
  * Every model preset and the CPU kernels replay bit-exact (QUALIFIED) from
  * their own claim; a claim with one wrong field (accumulator rounding,
- * accumulator bits, block) FAILS with the first differing element (exit 1);
- * OpenBLAS sgemm (cblas adapter) replays 256 of 256 outputs of its 32-row
- * call from the claim's order_map (skipped, exit 77 at the end, when
- * libopenblas is absent).
+ * accumulator bits, block) FAILS with the first differing element (exit 1).
+ * OpenBLAS sgemm's claim replays in t-openblas.c.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <unistd.h>
@@ -101,49 +99,17 @@ START_TEST(wrong_fields_fail)
 }
 END_TEST
 
-static const char *openblas;
-
-START_TEST(openblas_sgemm)
-{
-    const char *bin = getenv("QF_QUALIFY_BIN");
-    char path[600], extra[300], args[1600];
-    qf_cli_result res;
-    if (!bin || !*bin)
-        return;
-    snprintf(extra, sizeof extra, "--adapter 'cblas:%s'", openblas);
-    snprintf(path, sizeof path, "%s/openblas.yaml", dir);
-    snprintf(args, sizeof args, "gemm.cblas.openblas.f32 %s -o %s", extra, path);
-    res = qf_cli_expect(bin, "probe", args, 0, NULL);
-    fprintf(stderr, "%s", res.out);
-    /* the 32-row call: every element replayed from the element map */
-    ck_assert_msg(strstr(res.out, "32 x  8 x  256: ") && strstr(res.out, "(256 of 256 replayed)"), "%s", res.out);
-    qf_cli_result_free(&res);
-    snprintf(args, sizeof args, "gemm.cblas.openblas.f32 %s --claim %s --shape 32,8,256 --n 2", extra, path);
-    res = qf_cli_expect(bin, "replay", args, 0, NULL);
-    fprintf(stderr, "%s", res.out);
-    ck_assert_msg(strstr(res.out, "QUALIFIED (bit-exact): "), "%s", res.out);
-    qf_cli_result_free(&res);
-}
-END_TEST
-
 int main(void)
 {
     Suite *s = suite_create("probe/replay");
     TCase *tc = tcase_create("replay");
     int rc;
-    openblas = qf_test_openblas();
     if (!mkdtemp(dir))
         return 1;
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, presets_and_cpu);
     tcase_add_test(tc, wrong_fields_fail);
-    if (openblas)
-        tcase_add_test(tc, openblas_sgemm);
     suite_add_tcase(s, tc);
     rc = qf_test_run(s);
-    if (rc == 0 && !openblas) {
-        fprintf(stderr, "OpenBLAS not found: its replay was skipped\n");
-        return QF_TEST_SKIP;
-    }
     return rc;
 }

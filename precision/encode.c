@@ -260,3 +260,51 @@ uint64_t qf_format_encode(const qf_format *f, double x, qf_round round, int satu
     _qf_split_double(a, &exp, &sig);
     return qf_format_encode_parts(f, sign, exp, sig, 0, round, saturate, random_bits, rnd);
 }
+
+/* Split codes (qf_format.h).  On each half of the real line, the numbers
+ * <= 0 and the numbers > 0, rounding is monotone: a finite nonzero result
+ * keeps the sign of its input (or, for e8m0, every number <= 0 gives one
+ * code), so the codes of one half run in order from one end of the half
+ * to the other, and the numbers of that half that round to one code form
+ * an interval.  A code of both halves therefore has to be one of the codes
+ * at their ends: zero and the smallest magnitudes, or the overflow.  It
+ * joins its two intervals into one exactly when it is also the code of 0
+ * (the right end of the half <= 0) and of the smallest positive numbers
+ * (the left end of the other): a zero, or e8m0's 0x00 when saturating.
+ * Otherwise it is split.  The ends are probed with the exponents at which
+ * qf_format_encode_mpfr clamps every MPFR value (beyond every format's
+ * range), through the one rounding routine, so the probes are what any
+ * input at that end gives. */
+static uint64_t _qf_probe(const qf_format *f, int sign, int exp, int zero, qf_round round, int saturate)
+{
+    return qf_format_encode_parts(f, sign, exp, zero ? 0 : 1ull << 63, 0, round, saturate, 32, 0);
+}
+
+int qf_format_split_codes(const qf_format *f, qf_round round, int saturate, uint64_t split[2])
+{
+    uint64_t pos[2], neg[3];
+    int n = 0, i, j;
+    pos[0] = _qf_probe(f, 0, -99999, 0, round, saturate); /* the smallest positive numbers */
+    pos[1] = _qf_probe(f, 0, 100000, 0, round, saturate); /* the largest */
+    neg[0] = _qf_probe(f, 0, 0, 1, round, saturate);      /* 0 */
+    neg[1] = _qf_probe(f, 1, -99999, 0, round, saturate);
+    neg[2] = _qf_probe(f, 1, 100000, 0, round, saturate);
+    for (i = 0; i < 2; i++) {
+        int both = 0;
+        for (j = 0; j < 3; j++)
+            both |= pos[i] == neg[j];
+        if (!both || (pos[i] == neg[0] && pos[i] == pos[0]) || (n == 1 && pos[i] == split[0]))
+            continue;
+        split[n++] = pos[i];
+    }
+    if (n == 1)
+        split[1] = split[0];
+    return n;
+}
+
+int qf_format_code_split(const qf_format *f, uint64_t code, qf_round round, int saturate)
+{
+    uint64_t s[2];
+    int n = qf_format_split_codes(f, round, saturate, s);
+    return n > 0 && (code == s[0] || code == s[1]);
+}

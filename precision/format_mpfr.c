@@ -55,9 +55,18 @@ void qf_format_decode_mpfr(const qf_format *f, uint64_t code, mpfr_ptr rop)
 int qf_format_encode_interval(const qf_format *f, mpfr_srcptr lo, mpfr_srcptr hi, qf_round round, int saturate,
                               uint64_t *code)
 {
-    uint64_t a = qf_format_encode_mpfr(f, lo, round, saturate, 32, 0);
-    uint64_t b = qf_format_encode_mpfr(f, hi, round, saturate, 32, 0);
-    if (round == QF_ROUND_STOCHASTIC || a != b)
+    uint64_t a, b;
+    if (round == QF_ROUND_STOCHASTIC || mpfr_nan_p(lo) || mpfr_nan_p(hi) || mpfr_cmp(lo, hi) > 0)
+        return 0; /* not an interval */
+    a = qf_format_encode_mpfr(f, lo, round, saturate, 32, 0);
+    b = qf_format_encode_mpfr(f, hi, round, saturate, 32, 0);
+    if (a != b)
+        return 0;
+    /* One code is one value, or one rule, only on one half of the line:
+     * a split code from ends on both halves (fnuz's NaN from -overflow and
+     * +overflow, e8m0's 0xFF from a negative and an overflow) leaves the
+     * numbers between them, which round elsewhere, undecided. */
+    if ((mpfr_sgn(lo) > 0) != (mpfr_sgn(hi) > 0) && qf_format_code_split(f, a, round, saturate))
         return 0;
     *code = a;
     return 1;

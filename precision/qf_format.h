@@ -161,6 +161,25 @@ int qf_format_is_inf(const qf_format *f, uint64_t code);
  * 0xFE for both.  The overflow value (Inf, NaN) is not this. */
 uint64_t qf_format_max_code(const qf_format *f, int negative);
 
+/* Split codes: one code, two separate sets of numbers.  On each half of
+ * the real line (the numbers <= 0, the numbers > 0) rounding is monotone,
+ * so the numbers of one half that round to a code form an interval.  A
+ * code can still be reached from both halves without being reached near
+ * 0: the NaN 0x80 of float8_e4m3fnuz and float8_e5m2fnuz, which both
+ * +overflow and -overflow give (rne, rna, not saturating), and 0xFF of
+ * float8_e8m0fnu, which every number <= 0 gives and so does the overflow
+ * (not saturating; rne, rna, up, ceil, even).  Such a code is split: two
+ * numbers that round to it say nothing of the numbers between them unless
+ * both lie on the same half (docs/precision.md "Deciding from an
+ * interval").  qf_format_split_codes writes the split codes of f under
+ * (round, saturate) into split[0..n) and returns n: 0 for every format and
+ * mode but those above, where it is 1; at most 2 (one per end of the
+ * positive half), and split[1] = split[0] when n is 1, so a caller tests a
+ * code against both entries without looking at n again.
+ * Deterministic modes (stochastic rounding decides no interval). */
+int qf_format_split_codes(const qf_format *f, qf_round round, int saturate, uint64_t split[2]);
+int qf_format_code_split(const qf_format *f, uint64_t code, qf_round round, int saturate);
+
 /* ---- Arrays ------------------------------------------------------------- */
 
 /* Bytes of an unpacked array of n codes (storage_bits per element; 4-bit and

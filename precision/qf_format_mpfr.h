@@ -26,8 +26,12 @@ uint64_t qf_format_encode_mpfr(const qf_format *f, mpfr_srcptr x, qf_round round
 void qf_format_decode_mpfr(const qf_format *f, uint64_t code, mpfr_ptr rop);
 
 /* The code of x rounded into f when the exact value is only known to lie
- * in [lo, hi]: returns 1 and sets *code when both ends round to the same
- * code (the rounding is decided), 0 when they do not. */
+ * in [lo, hi]: returns 1 and sets *code when every number of [lo, hi]
+ * rounds to one code (the rounding is decided), 0 when not.  That is both
+ * ends rounding to one code, and, when that code is split (qf_format.h:
+ * the NaN 0x80 of the fnuz formats, 0xFF of e8m0), both ends on the same
+ * side of 0 (> 0, or <= 0): then one rule sends the whole interval there.
+ * 0 for stochastic rounding, a NaN end, or lo > hi. */
 int qf_format_encode_interval(const qf_format *f, mpfr_srcptr lo, mpfr_srcptr hi, qf_round round,
                               int saturate, uint64_t *code);
 

@@ -117,7 +117,8 @@ typedef struct _qf_fast_dst {
 static inline void _qf_fast_begin(_qf_fast_dst *d, _qf_sink *s)
 {
     d->s = s;
-    d->f32 = !s->fast_off && s->f->id == QF_FLOAT32 && s->round == QF_ROUND_RNE && !s->saturate;
+    /* (float32 has no split code: equal codes at the ends decide) */
+    d->f32 = !s->fast_off && s->f->id == QF_FLOAT32 && s->round == QF_ROUND_RNE && !s->saturate && !s->nsplit;
     d->value = s->out->value;
     d->approx = s->out->approx;
     d->approx_err = s->out->approx_err;

@@ -112,26 +112,40 @@ typedef struct _qf_sink {
     size_t n;
     int fast_off;         /* opts->slow_only: the fast path is not tried */
     atomic_size_t n_fast; /* decided by _qf_sink_decide_fast (threads add) */
+    /* qf_format_split_codes of (f, round, saturate): a code that numbers
+     * of both signs round to (fnuz's NaN 0x80, e8m0's 0xFF) decides an
+     * enclosure only when its ends lie on one side of 0 */
+    int nsplit;
+    uint64_t split[2];
 } _qf_sink;
 
 qf_status _qf_sink_open(_qf_sink *s, const _qf_rctx *c, const qf_format *f, qf_ref_out *out, size_t n);
 /* Counts and frees; max_prec is the largest precision used. */
 void _qf_sink_close(_qf_sink *s, int max_prec);
-/* 1 and the element written when the rounding of the enclosure is decided. */
+/* 1 and the element written when the rounding of the enclosure is
+ * decided: every number of it rounds to one code (its ends to one code,
+ * on one side of 0 when that code is split). */
 int _qf_sink_decide(_qf_sink *s, size_t i, const _qf_iv *v);
 /* The binary64 fast path (_fast.h): 1 and the element written (status
- * ROUNDED) when every number within f->e of f->v rounds alike, else 0: the
- * caller goes on to MPFR.  may_be_exact: the caller cannot rule out that
- * the exact result is a target value (which MPFR would call EXACT), so an
- * enclosure holding a target value is left to MPFR too; the activations
- * rule it out (their MPFR enclosures of nonzero arguments never shrink to
- * a point), softmax and the norms do not.  Always 0 when the sink's fast
- * path is off. */
+ * ROUNDED) when every number within f->e of f->v rounds alike (the rule of
+ * _qf_sink_decide), else 0: the caller goes on to MPFR.  may_be_exact:
+ * the caller cannot rule out that the exact result is a target value
+ * (which MPFR would call EXACT), so an enclosure holding a target value is
+ * left to MPFR too; the activations rule it out (their MPFR enclosures of
+ * nonzero arguments never shrink to a point), softmax and the norms do
+ * not.  Always 0 when the sink's fast path is off. */
 struct _qf_fenc;
 int _qf_sink_decide_fast(_qf_sink *s, size_t i, const struct _qf_fenc *f, int may_be_exact);
 /* The approximation of element i's exact value (qf_ref_out.approx): v
  * with |v - exact| <= e, when the output asks for it. */
 void _qf_sink_approx(_qf_sink *s, size_t i, double v, double e);
+/* Do ends lo and hi that both round to code leave it undecided: a split
+ * code with ends on both sides of 0 (lo_pos, hi_pos: the end is > 0)?
+ * Free unless the target has split codes. */
+static inline int _qf_sink_split(const _qf_sink *s, uint64_t code, int lo_pos, int hi_pos)
+{
+    return s->nsplit && lo_pos != hi_pos && (code == s->split[0] || code == s->split[1]);
+}
 /* The enclosure's midpoint rounded, status UNDECIDED. */
 void _qf_sink_guess(_qf_sink *s, size_t i, const _qf_iv *v);
 /* An exact value known as a double (infinities included): EXACT when the

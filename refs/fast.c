@@ -124,10 +124,15 @@ int _qf_fast_exp(double x, _qf_fenc *r)
 }
 
 /* exp(-t^2) with the square split exactly: s = RN(t t), s_lo = t t - s
- * (by fma, exact), exp(-t^2) = exp(-s) exp(-s_lo); |s_lo| <= u s <= 676 u,
- * and exp(-s_lo) = (1 - s_lo)(1 + d), |d| <= s_lo^2 < 2^-80.  Relative
- * error of the result: EXP_REL (exp(-s)) + u (1 - s_lo) + u (product)
- * + 2^-80 <= EXP_REL + 2.1 u.  Requires t^2 <= 700. */
+ * (by fma, exact when t t >= 2^-968: the residual is then a binary64
+ * number, see refs/ref_act.c), exp(-t^2) = exp(-s) exp(-s_lo); |s_lo| <=
+ * u s <= 676 u, and exp(-s_lo) = (1 - s_lo)(1 + d), |d| <= s_lo^2 <
+ * 2^-80.  Relative error of the result: EXP_REL (exp(-s)) + u (1 - s_lo)
+ * + u (product) + 2^-80 <= EXP_REL + 2.1 u.  Below 2^-968 (erf of a tiny
+ * argument) the fma's result may have rounded, by at most 2^-1075: a
+ * relative change of exp(-t^2) (then 1 within 2^-968) below 2^-1074,
+ * inside EXP_REL's slack (3.07 u derived, 4 u taken).  Requires t^2 <=
+ * 700. */
 static double exp_neg_sq(double t, double *rel)
 {
     double s = t * t, s_lo = fma(t, t, -s);

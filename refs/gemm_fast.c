@@ -373,6 +373,11 @@ typedef struct ctx {
     /* over the columns of op(B): all finite, the largest span and the
      * smallest lsb of those with a nonzero entry (whole-row certificates) */
     int cols_ok, cspan_max, clsb_min, cex_max;
+    /* qf_format_split_codes of out: a code that numbers of both signs
+     * round to (fnuz's NaN, e8m0's 0xFF) decides only an interval on one
+     * side of 0 */
+    int nsplit;
+    uint64_t split[2];
 } ctx;
 
 /* 2^e for any int e (0 below the subnormals, Inf above the range). */
@@ -517,8 +522,12 @@ static void decide_row(const ctx *x, const _qf_gemm_prob *p, size_t i, const vst
             st = val == lo[j] ? QF_REF_EXACT : QF_REF_ROUNDED;
         } else {
             /* every number of [lo, hi] rounds to one code, and no value of
-             * out lies inside (it might be the exact result: status exact) */
-            if (code != code_at(x->out, c2, j)) {
+             * out lies inside (it might be the exact result: status exact).
+             * Equal codes at the ends say so unless the code is split and
+             * the ends lie on both sides of 0: -overflow and +overflow both
+             * give fnuz's NaN, and the numbers between them do not. */
+            if (code != code_at(x->out, c2, j) ||
+                (x->nsplit && (lo[j] > 0) != (hi[j] > 0) && (code == x->split[0] || code == x->split[1]))) {
                 mark[j] = 1;
                 continue;
             }
@@ -575,6 +584,7 @@ static qf_status fast_slab(const qf_gemm_desc *d, const _qf_gemm_prob *p, size_t
     x.eo = qf_encode_opts_default();
     x.eo.round = d->round;
     x.eo.saturate = d->saturate;
+    x.nsplit = qf_format_split_codes(x.out, d->round, d->saturate, x.split);
     {
         double ku = (double)p->k * 0x1p-53;
         x.gk = ku < 0.25 ? ku / (1 - ku) * (1 + 0x1p-50) : INFINITY;

@@ -25,12 +25,16 @@
  * mpfr_sum, correctly rounded, once down and once up.  Constants (pi,
  * sqrt 2, 0.044715) are enclosed the same way.  The element's code is the
  * common rounding of both ends (as qf_format_encode_interval decides it:
- * rounding is monotone, so everything in between rounds the same); when all
- * steps were exact, lo == hi and the element is EXACT if the target holds
- * it.  Formulations avoid needless dependency and cancellation (softmax and
- * attention weights relative to the largest logit, whose weight is exactly
- * 1; GELU through erfc; 1 + tanh u as 2 sigmoid 2u), so exact results are
- * found exact and the directed modes get decided.
+ * rounding is monotone on each side of 0, so everything in between rounds
+ * the same; a split code, the NaN that fnuz formats give both +overflow
+ * and -overflow or e8m0's 0xFF for numbers <= 0 and overflow, decides only
+ * ends on one side of 0: "decided" means one value, or one rule, never
+ * just one code, docs/refs.md); when all steps were exact, lo == hi and
+ * the element is EXACT if the target holds it.  Formulations avoid
+ * needless dependency and cancellation (softmax and attention weights
+ * relative to the largest logit, whose weight is exactly 1; GELU through
+ * erfc; 1 + tanh u as 2 sigmoid 2u), so exact results are found exact and
+ * the directed modes get decided.
  *
  * Working-precision policy.  w starts at p + prec_extra bits, at least 8
  * (p = the target's precision: 53 for binary64, 24 float32, 8 bfloat16,

@@ -183,20 +183,34 @@ static int ac_chunk(void *vctx, size_t ch)
                 double u = k->up[i], v = f.v * u;
                 if (f.e == 0) {
                     /* relu(x) exact: the product is v plus its fma
-                     * residual, exactly; an exact product is the MPFR
-                     * path's point enclosure (EXACT when the target holds
+                     * residual, exactly, when the residual is a binary64
+                     * number: the product of a and b is a multiple of
+                     * ulp(a) ulp(b) >= 2^(ea + eb - 104) (ea, eb the
+                     * exponents, emin for a subnormal), so is the
+                     * residual, and it is below ulp(v), so it fits when
+                     * ea + eb >= -1022 + 52, which |v| >= 2^-968 implies
+                     * (|a b| < 2^(ea + eb + 2); the classic condition
+                     * ea + eb >= emin + p - 1 for an exact product error,
+                     * Muller et al., Handbook of Floating-Point Arithmetic,
+                     * 2nd ed., 2018, ch. 4).
+                     * Below, the residual may have rounded (to 0: 1.5 times
+                     * 2^-1074 is 2^-1073 with residual -2^-1075, which
+                     * rounds to 0), so MPFR takes the element, whose point
+                     * enclosure of the product is exact.  An exact product
+                     * is that point enclosure (EXACT when the target holds
                      * it), so it takes put_d's statuses. */
                     double res = fma(f.v, u, -v);
-                    if (res == 0 && v != 0 && isfinite(v)) {
+                    if (res == 0 && fabs(v) >= 0x1p-968 && isfinite(v)) {
                         _qf_sink_put_d(k->s, i, v);
                         continue;
                     }
                     f.e = fabs(res);
+                    ok = fabs(v) >= 0x1p-968;
                 } else {
                     f.e = (f.e * fabs(u) + 0x1p-53 * fabs(v)) * (1 + 0x1p-51);
                 }
                 f.v = v;
-                ok = u != 0 && v != 0 && isfinite(v);
+                ok &= u != 0 && v != 0 && isfinite(v);
             }
             if (ok && _qf_sink_decide_fast(k->s, i, &f, 0))
                 continue;

@@ -538,6 +538,7 @@ qf_status _qf_sink_open(_qf_sink *s, const _qf_rctx *c, const qf_format *f, qf_r
     out->max_prec = 0;
     s->fast_off = c->slow_only;
     atomic_init(&s->n_fast, 0);
+    s->nsplit = qf_format_split_codes(s->f, s->round, s->saturate, s->split);
     return QF_OK;
 }
 
@@ -654,6 +655,11 @@ static int sink_decide(_qf_sink *s, size_t i, const _qf_iv *v)
     a = enc_m(s, v->lo);
     b = enc_m(s, v->hi);
     if (a == b) {
+        /* one code is one value (or one rule) only on one side of 0 when
+         * it is split: -overflow and +overflow both give fnuz's NaN, and
+         * the numbers between them do not */
+        if (_qf_sink_split(s, a, mpfr_sgn(v->lo) > 0, mpfr_sgn(v->hi) > 0))
+            return 0;
         put(s, i, a, QF_REF_ROUNDED);
         return 1;
     }
@@ -701,7 +707,7 @@ int _qf_sink_decide_fast(_qf_sink *s, size_t i, const _qf_fenc *f, int may_be_ex
         a = enc_d(s, lo);
         b = enc_d(s, hi);
     }
-    if (a != b)
+    if (a != b || _qf_sink_split(s, a, lo > 0, hi > 0))
         return 0;
     if (may_be_exact) {
         /* A target value inside the enclosure may be the exact result,

@@ -13,6 +13,7 @@
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "qf_format.h"
 #include "qf_test.h"
@@ -497,9 +498,264 @@ START_TEST(test_mpfr_range)
 }
 END_TEST
 
+/* ---- Split codes ------------------------------------------------------------ */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Points of the real line, ascending, for walking the codes of f: 0, the
+ * magnitudes of every code (formats of 8 bits or less) or of the codes
+ * near both ends and 1 (wider ones), each with one binary64 step either
+ * side and the midpoint to the next magnitude, and 2^-1074, 2^-1000,
+ * 1.5 max, 2 max, 1e300, DBL_MAX; both signs.  *n points in a malloc'd
+ * array. */
+static double *line_points(const qf_format *f, size_t *n)
+{
+    double mags[600], *p;
+    size_t nm = 0, np = 0, i;
+    if (f->bits <= 8) {
+        uint64_t c;
+        for (c = 0; c < (1ull << f->bits); c++) {
+            double v = ref_decode_d(f, c);
+            if (isfinite(v))
+                mags[nm++] = fabs(v);
+        }
+    } else if (f->kind == QF_KIND_INT) {
+        for (i = 0; i < 8; i++) {
+            mags[nm++] = (double)i;
+            mags[nm++] = (double)f->int_max - (double)i;
+            mags[nm++] = -(double)f->int_min - (double)i;
+        }
+    } else {
+        double prev_max = f->max - ldexp(f->epsilon, f->emax);
+        for (i = 1; i <= 8; i++)
+            mags[nm++] = f->min_subnormal * (double)i;
+        mags[nm++] = f->min_normal;
+        mags[nm++] = f->min_normal * (1 + f->epsilon);
+        mags[nm++] = 1;
+        mags[nm++] = 1 + f->epsilon;
+        mags[nm++] = prev_max;
+        mags[nm++] = f->max;
+    }
+    mags[nm++] = 0x1p-1074;
+    mags[nm++] = 0x1p-1000;
+    mags[nm++] = 1e300;
+    mags[nm++] = DBL_MAX;
+    if (isfinite(1.5 * f->max))
+        mags[nm++] = 1.5 * f->max;
+    if (isfinite(2 * f->max))
+        mags[nm++] = 2 * f->max;
+    qsort(mags, nm, sizeof mags[0], cmp_double);
+    p = malloc(nm * 8 * sizeof *p + sizeof *p);
+    ck_assert_ptr_nonnull(p);
+    p[np++] = 0;
+    for (i = 0; i < nm; i++) {
+        double v = mags[i], c[4];
+        int k;
+        c[0] = v;
+        c[1] = nextafter(v, INFINITY);
+        c[2] = nextafter(v, 0);
+        c[3] = i + 1 < nm ? v / 2 + mags[i + 1] / 2 : v;
+        for (k = 0; k < 4; k++)
+            if (c[k] > 0 && isfinite(c[k])) {
+                p[np++] = c[k];
+                p[np++] = -c[k];
+            }
+    }
+    qsort(p, np, sizeof *p, cmp_double);
+    for (i = 0, *n = 0; i < np; i++)
+        if (*n == 0 || p[i] != p[*n - 1])
+            p[(*n)++] = p[i];
+    return p;
+}
+
+/* The codes that start a run (a maximal stretch of equal codes) along
+ * pts[lo, hi), sorted into runs; returns their count. */
+static size_t code_runs(const qf_format *f, const double *pts, size_t lo, size_t hi, qf_round r, int sat,
+                        uint64_t *runs)
+{
+    size_t i, n = 0;
+    uint64_t prev = 0;
+    for (i = lo; i < hi; i++) {
+        uint64_t c = ref_encode_d(f, pts[i], r, sat);
+        if (i == lo || c != prev)
+            runs[n++] = c;
+        prev = c;
+    }
+    qsort(runs, n, sizeof *runs, cmp_u64);
+    return n;
+}
+
+/* qf_format_split_codes against a walk along the real line with the MPFR
+ * emulation of each format (_ref_format.h): on each half (<= 0, > 0) every
+ * code is one run (the monotonicity that the split rule rests on), and the
+ * codes with two runs along the whole line are exactly the split ones;
+ * the known cases by name: fnuz's 0x80 (rne, rna, not saturating) and
+ * e8m0's 0xFF (not saturating; rne, rna, up, ceil, even), nothing else. */
+START_TEST(test_split_codes)
+{
+    int fi;
+    n_checked = n_failed = 0;
+    for (fi = 0; fi < QF_FORMAT_COUNT; fi++) {
+        const qf_format *f = qf_format_get((qf_format_id)fi);
+        const qf_round *modes;
+        size_t np, nz, i;
+        double *pts = line_points(f, &np);
+        uint64_t *runs = malloc(np * sizeof *runs);
+        int nmodes, m, sat;
+        ck_assert_ptr_nonnull(runs);
+        for (nz = 0; nz < np && pts[nz] <= 0; nz++)
+            ;
+        modes_of(f, &modes, &nmodes);
+        for (m = 0; m < nmodes; m++)
+            for (sat = 0; sat <= 1; sat++) {
+                uint64_t split[2] = {0, 0}, want[2];
+                size_t nr, nwant = 0;
+                int n = qf_format_split_codes(f, modes[m], sat, split), known;
+                /* each half: no code twice */
+                for (int half = 0; half < 2; half++) {
+                    nr = half ? code_runs(f, pts, nz, np, modes[m], sat, runs)
+                              : code_runs(f, pts, 0, nz, modes[m], sat, runs);
+                    for (i = 1; i < nr; i++) {
+                        n_checked++;
+                        if (runs[i] == runs[i - 1])
+                            report("split: a code in two runs on one half", f, modes[m], sat,
+                                   half ? "x > 0" : "x <= 0", runs[i], runs[i]);
+                    }
+                }
+                /* the whole line: the codes of two runs */
+                nr = code_runs(f, pts, 0, np, modes[m], sat, runs);
+                for (i = 1; i < nr; i++)
+                    if (runs[i] == runs[i - 1] && (nwant == 0 || want[nwant - 1] != runs[i]) && nwant < 2)
+                        want[nwant++] = runs[i];
+                n_checked++;
+                if ((size_t)n != nwant || (n >= 1 && split[0] != want[0] && split[1] != want[0]) ||
+                    (n == 2 && split[0] != want[1] && split[1] != want[1]) ||
+                    (n == 1 && split[1] != split[0]))
+                    report("split_codes (count, first code)", f, modes[m], sat, "-",
+                           (uint64_t)n * 0x1000 + split[0], (uint64_t)nwant * 0x1000 + (nwant ? want[0] : 0));
+                /* the facts of the specifications, by name ([FNUZ], [MX]) */
+                known = !sat &&
+                        ((f->nan == QF_NAN_FNUZ && (modes[m] == QF_ROUND_RNE || modes[m] == QF_ROUND_RNA)) ||
+                         (f->nan == QF_NAN_E8M0 &&
+                          (modes[m] == QF_ROUND_RNE || modes[m] == QF_ROUND_RNA || modes[m] == QF_ROUND_UP ||
+                           modes[m] == QF_ROUND_CEIL || modes[m] == QF_ROUND_EVEN)));
+                n_checked++;
+                if (n != known || (known && split[0] != (f->nan == QF_NAN_FNUZ ? 0x80u : 0xFFu)))
+                    report("split_codes (the known cases)", f, modes[m], sat, "-", (uint64_t)n,
+                           (uint64_t)known);
+                n_checked++;
+                if (known != qf_format_code_split(f, f->nan == QF_NAN_FNUZ ? 0x80u : 0xFFu, modes[m], sat) &&
+                    (f->nan == QF_NAN_FNUZ || f->nan == QF_NAN_E8M0))
+                    report("code_split", f, modes[m], sat, "-", (uint64_t)!known, (uint64_t)known);
+            }
+        free(runs);
+        free(pts);
+    }
+    finish("split codes");
+}
+END_TEST
+
+/* qf_format_encode_interval on intervals whose ends round to a split code:
+ * from -overflow to +overflow (fnuz) or from a negative number to the
+ * overflow (e8m0) nothing is decided, though both ends give the NaN code;
+ * wholly past +overflow, or wholly negative (e8m0), every number gives the
+ * NaN by one rule, and it is decided.  The overflow thresholds: 248 for
+ * float8_e4m3fnuz in rne (the midpoint of 240 and the next step, 256),
+ * 61440 for float8_e5m2fnuz, 1.5 * 2^127 for e8m0. */
+START_TEST(test_interval_split)
+{
+    static const struct {
+        const char *fmt;
+        qf_round r;
+        int sat;
+        double lo, hi;
+        int decided;
+        uint64_t code;
+    } cases[] = {
+        {"float8_e4m3fnuz", QF_ROUND_RNE, 0, -1000, 1000, 0, 0},
+        {"float8_e4m3fnuz", QF_ROUND_RNA, 0, -249, 249, 0, 0},
+        {"float8_e4m3fnuz", QF_ROUND_RNE, 0, -1e300, 1e300, 0, 0},
+        {"float8_e4m3fnuz", QF_ROUND_RNE, 0, 249, 1000, 1, 0x80},
+        {"float8_e4m3fnuz", QF_ROUND_RNE, 0, 248, 1e300, 1, 0x80}, /* 248 is a tie: to 256, even */
+        {"float8_e4m3fnuz", QF_ROUND_RNE, 0, -1000, -249, 1, 0x80},
+        {"float8_e4m3fnuz", QF_ROUND_UP, 0, 300, 1000, 1, 0x80},          /* only +overflow gives NaN */
+        {"float8_e4m3fnuz", QF_ROUND_UP, 0, -1000, -300, 1, 0xFF},        /* -max: toward zero */
+        {"float8_e4m3fnuz", QF_ROUND_RNE, 1, -1000, -300, 1, 0xFF},       /* saturating: -max */
+        {"float8_e4m3fnuz", QF_ROUND_RNE, 0, -0x1p-12, 0x1p-12, 1, 0x00}, /* no -0: one zero */
+        {"float8_e5m2fnuz", QF_ROUND_RNE, 0, -1e6, 1e6, 0, 0},
+        {"float8_e5m2fnuz", QF_ROUND_RNA, 0, -61440, 61440, 0, 0},
+        {"float8_e5m2fnuz", QF_ROUND_RNE, 0, 61441, 1e6, 1, 0x80},
+        {"float8_e5m2fnuz", QF_ROUND_RNE, 0, -1e6, -61441, 1, 0x80},
+        {"float8_e8m0fnu", QF_ROUND_RNE, 0, -1, 0x1p130, 0, 0},
+        {"float8_e8m0fnu", QF_ROUND_UP, 0, -0x1p-1074, 0x1.000001p127, 0, 0},
+        {"float8_e8m0fnu", QF_ROUND_EVEN, 0, -5, 0x1p128, 0, 0},
+        {"float8_e8m0fnu", QF_ROUND_RNE, 0, 0, 0x1p130, 0, 0}, /* 0 gives NaN, and so does 2^130 */
+        {"float8_e8m0fnu", QF_ROUND_RNE, 0, -5, -1, 1, 0xFF},
+        {"float8_e8m0fnu", QF_ROUND_RNE, 0, -1, 0, 1, 0xFF},
+        {"float8_e8m0fnu", QF_ROUND_RNE, 0, 0x1p129, 0x1p130, 1, 0xFF},
+        {"float8_e8m0fnu", QF_ROUND_RNE, 0, 0x1.8p127, 1e300, 1, 0xFF},
+        {"float8_e8m0fnu", QF_ROUND_RTZ, 0, -1, 0x1p130, 0, 0},     /* 0xFF and 0xFE */
+        {"float8_e8m0fnu", QF_ROUND_RNE, 1, -1, 0x1p-140, 1, 0x00}, /* saturating: one run */
+    };
+    size_t i;
+    mpfr_t lo, hi;
+    mpfr_inits2(64, lo, hi, (mpfr_ptr)0);
+    n_checked = n_failed = 0;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const qf_format *f = qf_format_lookup(cases[i].fmt);
+        uint64_t code = 0x5A5A;
+        int dec;
+        ck_assert_ptr_nonnull(f);
+        mpfr_set_d(lo, cases[i].lo, MPFR_RNDN);
+        mpfr_set_d(hi, cases[i].hi, MPFR_RNDN);
+        dec = qf_format_encode_interval(f, lo, hi, cases[i].r, cases[i].sat, &code);
+        n_checked++;
+        if (dec != cases[i].decided || (dec && code != cases[i].code)) {
+            n_failed++;
+            fprintf(stderr,
+                    "FAIL encode_interval %s %s sat %d [%a, %a]: decided %d code 0x%" PRIX64
+                    ", want %d 0x%" PRIX64 "\n",
+                    f->name, qf_round_name(cases[i].r), cases[i].sat, cases[i].lo, cases[i].hi, dec, code,
+                    cases[i].decided, cases[i].code);
+        }
+    }
+    /* wider than binary64: -2^100000 .. 2^100000 */
+    mpfr_set_ui_2exp(hi, 1, 100000, MPFR_RNDN);
+    mpfr_neg(lo, hi, MPFR_RNDN);
+    n_checked++;
+    if (qf_format_encode_interval(qf_format_lookup("float8_e4m3fnuz"), lo, hi, QF_ROUND_RNE, 0,
+                                  &(uint64_t){0}))
+        n_failed++, fprintf(stderr, "FAIL encode_interval e4m3fnuz [-2^100000, 2^100000] decided\n");
+    /* not intervals: a NaN end, lo > hi */
+    mpfr_set_nan(lo);
+    n_checked++;
+    if (qf_format_encode_interval(qf_format_lookup("float8_e4m3fnuz"), lo, lo, QF_ROUND_RNE, 0,
+                                  &(uint64_t){0}))
+        n_failed++, fprintf(stderr, "FAIL encode_interval [NaN, NaN] decided\n");
+    mpfr_set_d(lo, 2, MPFR_RNDN);
+    mpfr_set_d(hi, 1, MPFR_RNDN);
+    n_checked++;
+    if (qf_format_encode_interval(qf_format_get(QF_FLOAT32), lo, hi, QF_ROUND_RNE, 0, &(uint64_t){0}))
+        n_failed++, fprintf(stderr, "FAIL encode_interval [2, 1] decided\n");
+    mpfr_clears(lo, hi, (mpfr_ptr)0);
+    finish("encode_interval split codes");
+}
+END_TEST
+
 int main(void)
 {
     return qf_test_main_loops(
         "precision/encode", "encode", 1800, NULL, NULL, QF_FORMAT_COUNT, QF_TESTS(test_grid, test_random),
-        QF_TESTS(test_known, test_max_code, test_parts, test_mpfr_input, test_mpfr_range, test_interval));
+        QF_TESTS(test_known, test_max_code, test_parts, test_mpfr_input, test_mpfr_range, test_interval,
+                 test_split_codes, test_interval_split));
 }

@@ -153,6 +153,63 @@ START_TEST(test_glu)
 }
 END_TEST
 
+/* ReLU GLU products near and in binary64's subnormal range, into float64
+ * in every deterministic mode.  relu(g) up is exact in binary64 arithmetic
+ * only when its fma residual is a binary64 number: 1.5 * 2^-1074 rounds to
+ * 2^-1073 (a tie, to even) with residual -2^-1075, which itself rounds to
+ * 0, and the element was taken as EXACT 2^-1073 in every mode.  Expected
+ * values worked out with Python fractions (the exact product, rounded by
+ * hand into binary64 with gradual underflow). */
+START_TEST(test_glu_relu_subnormal)
+{
+    static const qf_round modes[5] = {QF_ROUND_RNE, QF_ROUND_RNA, QF_ROUND_RTZ, QF_ROUND_UP, QF_ROUND_DOWN};
+    static const struct {
+        double gate, up, want[5]; /* rne rna rtz up down */
+        int exact;
+    } cases[] = {
+        /* 1.5 * 2^-1074: a tie between 2^-1074 and 2^-1073 */
+        {1.5, 0x1p-1074, {0x1p-1073, 0x1p-1073, 0x1p-1074, 0x1p-1073, 0x1p-1074}, 0},
+        {1.5, -0x1p-1074, {-0x1p-1073, -0x1p-1073, -0x1p-1074, -0x1p-1074, -0x1p-1073}, 0},
+        /* 4.5 * 2^-1074: a tie between 4 and 5 units, 4 even */
+        {1.5, 0x3p-1074, {0x4p-1074, 0x5p-1074, 0x4p-1074, 0x5p-1074, 0x4p-1074}, 0},
+        /* exact in the subnormal range */
+        {2, 0x1p-1074, {0x1p-1073, 0x1p-1073, 0x1p-1073, 0x1p-1073, 0x1p-1073}, 1},
+        {1.25, 0x1p-1072, {0x5p-1074, 0x5p-1074, 0x5p-1074, 0x5p-1074, 0x5p-1074}, 1},
+        /* normal, but the residual 2^-1094 is below the subnormals:
+         * 2^-990 (1 + 2^-51 + 2^-104) */
+        {0x1.0000000000001p+0,
+         0x1.0000000000001p-990,
+         {0x1.0000000000002p-990, 0x1.0000000000002p-990, 0x1.0000000000002p-990, 0x1.0000000000003p-990,
+          0x1.0000000000002p-990},
+         0},
+        /* exact, far from underflow (the fast exact case still taken) */
+        {1.5, 0x1p-900, {0x1.8p-900, 0x1.8p-900, 0x1.8p-900, 0x1.8p-900, 0x1.8p-900}, 1},
+        /* relu(-1.5) = 0 */
+        {-1.5, 0x1p-1074, {0, 0, 0, 0, 0}, 1},
+    };
+    size_t c;
+    int m, slow;
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (m = 0; m < 5; m++)
+            for (slow = 0; slow < 2; slow++) {
+                qf_ref_opts o = qf_ref_opts_default();
+                qf_ref_out y;
+                o.round = modes[m];
+                o.slow_only = slow;
+                o.threads = 1;
+                ck_assert_int_eq(qf_ref_out_alloc(&y, 1), QF_OK);
+                ck_assert_int_eq(qf_ref_glu(&o, QF_REF_ACT_RELU, &cases[c].gate, &cases[c].up, 1, &y), QF_OK);
+                if (y.value[0] != cases[c].want[m] || !signbit(y.value[0]) != !signbit(cases[c].want[m]) ||
+                    y.status[0] != (cases[c].exact ? QF_REF_EXACT : QF_REF_ROUNDED))
+                    ck_abort_msg("relu(%a) * %a, %s%s: got %a (%s), want %a (%s)", cases[c].gate, cases[c].up,
+                                 qf_round_name(modes[m]), slow ? ", slow_only" : "", y.value[0],
+                                 qf_ref_status_name((qf_ref_status)y.status[0]), cases[c].want[m],
+                                 cases[c].exact ? "exact" : "rounded");
+                qf_ref_out_free(&y);
+            }
+}
+END_TEST
+
 START_TEST(test_random_oracle)
 {
     static const qf_format_id fmts[] = {QF_FLOAT64, QF_FLOAT32, QF_BFLOAT16, QF_FLOAT16, QF_FLOAT8_E5M2};
@@ -243,6 +300,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_hand);
     tcase_add_test(tc, test_glu);
+    tcase_add_test(tc, test_glu_relu_subnormal);
     tcase_add_test(tc, test_random_oracle);
     tcase_add_test(tc, test_precisions);
     tcase_add_test(tc, test_names);

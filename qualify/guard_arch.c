@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "_cpu_isa.h"
 #include "qf_guard.h"
 
 #if defined(QF_HAVE_CUDA)
@@ -94,77 +95,23 @@ void qf_guard_detect_arch(char *buf, size_t size)
     snprintf(buf, size, "%s", detected);
 }
 
-static void cpuinfo_field(const char *key, char *buf, size_t size)
+/* The ISA list is made by the helper the provenance uses too (_cpu_isa.h):
+ * a feature recorded there and not looked for here would deny a cpu entry
+ * on the CPU it qualified on. */
+void _qf_guard_cpu_isa(unsigned builtin, const char *flags, char *out, size_t size)
 {
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[1024];
-    size_t kl = strlen(key);
-    if (!f)
-        return;
-    while (fgets(line, sizeof line, f)) {
-        char *colon;
-        if (strncmp(line, key, kl) || !(colon = strchr(line, ':')))
-            continue;
-        colon++;
-        while (*colon == ' ' || *colon == '\t')
-            colon++;
-        colon[strcspn(colon, "\n")] = '\0';
-        snprintf(buf, size, "%s", colon);
-        break;
-    }
-    fclose(f);
-}
-
-static void add_word(char *buf, size_t size, const char *w)
-{
-    size_t n = strlen(buf);
-    snprintf(buf + n, size - n, "%s%s", n ? " " : "", w);
+    _qf_cpu_isa_list(builtin, flags, out, size);
 }
 
 void qf_guard_cpu_identity(char *vendor, size_t vsize, char *model, size_t msize, char *isa, size_t isize)
 {
-    snprintf(vendor, vsize, "unknown");
-    snprintf(model, msize, "unknown");
-    isa[0] = '\0';
-    cpuinfo_field("vendor_id", vendor, vsize);
-    cpuinfo_field("model name", model, msize);
-#if defined(__x86_64__) && defined(__GNUC__)
-    /* __builtin_cpu_supports also checks that the OS saves the registers;
-     * the same list as the provenance (docs/reports.md). */
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("sse4.2"))
-        add_word(isa, isize, "sse4.2");
-    if (__builtin_cpu_supports("avx"))
-        add_word(isa, isize, "avx");
-    if (__builtin_cpu_supports("avx2"))
-        add_word(isa, isize, "avx2");
-    if (__builtin_cpu_supports("fma"))
-        add_word(isa, isize, "fma");
-    if (__builtin_cpu_supports("f16c"))
-        add_word(isa, isize, "f16c");
-    if (__builtin_cpu_supports("avx512f"))
-        add_word(isa, isize, "avx512f");
-    if (__builtin_cpu_supports("avx512bw"))
-        add_word(isa, isize, "avx512bw");
-    if (__builtin_cpu_supports("avx512vl"))
-        add_word(isa, isize, "avx512vl");
-    if (__builtin_cpu_supports("avx512vnni"))
-        add_word(isa, isize, "avx512vnni");
-    if (__builtin_cpu_supports("avx512bf16"))
-        add_word(isa, isize, "avx512bf16");
-    {
-        /* AMX is usable only when the kernel enabled tile state, which
-         * /proc/cpuinfo reflects. */
-        char flags[8192] = "";
-        cpuinfo_field("flags", flags, sizeof flags);
-        if (strstr(flags, " amx_tile"))
-            add_word(isa, isize, "amx_tile");
-        if (strstr(flags, " amx_bf16"))
-            add_word(isa, isize, "amx_bf16");
-        if (strstr(flags, " amx_int8"))
-            add_word(isa, isize, "amx_int8");
-    }
-#endif
+    char flags[8192];
+    if (!_qf_cpuinfo_value(NULL, "vendor_id", vendor, vsize))
+        snprintf(vendor, vsize, "unknown");
+    if (!_qf_cpuinfo_value(NULL, "model name", model, msize))
+        snprintf(model, msize, "unknown");
+    _qf_cpu_flags(NULL, flags, sizeof flags);
+    _qf_guard_cpu_isa(_qf_cpu_builtin(), flags, isa, isize);
     if (!isa[0])
         snprintf(isa, isize, "unknown");
 }

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "_cpu_isa.h"
 #include "qf_provenance.h"
 #include "qf_version.h"
 
@@ -26,10 +27,7 @@ void qf_provenance_set(char *slot, size_t n, const char *s)
 /* Append " word" (or "word" when empty) to a space-separated list. */
 static void add_word(char *list, size_t n, const char *w)
 {
-    size_t len = strlen(list);
-    if (len + 1 + strlen(w) + 1 > n)
-        return;
-    snprintf(list + len, n - len, "%s%s", len ? " " : "", w);
+    _qf_cpu_add_word(list, n, w);
 }
 
 static void trim(char *s)
@@ -44,54 +42,23 @@ static void trim(char *s)
         memmove(s, p, strlen(p) + 1);
 }
 
-/* The value of the first "key<tabs>: value" line of /proc/cpuinfo, or 0. */
+/* The value of the first "key: value" line of /proc/cpuinfo, or 0. */
 static int cpuinfo_value(const char *key, char *out, size_t n)
 {
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char *line = NULL;
-    size_t cap = 0, klen = strlen(key);
-    int found = 0;
-    if (!f)
-        return 0;
-    while (getline(&line, &cap, f) > 0) {
-        char *colon;
-        if (strncmp(line, key, klen) || (line[klen] != ' ' && line[klen] != '\t' && line[klen] != ':'))
-            continue;
-        colon = strchr(line, ':');
-        if (!colon)
-            continue;
-        snprintf(out, n, "%s", colon + 1);
-        trim(out);
-        found = 1;
-        break;
-    }
-    free(line);
-    fclose(f);
-    return found;
+    return _qf_cpuinfo_value(NULL, key, out, n);
 }
 
-/* Is the word w in the space-separated list? */
-static int has_word(const char *list, const char *w)
+/* This machine's ISA features are made by the helper the guard uses too
+ * (_cpu_isa.h): the guard allows a cpu entry only where every feature
+ * recorded here is present. */
+void _qf_provenance_cpu_isa(unsigned builtin, const char *flags, char *out, size_t n)
 {
-    size_t n = strlen(w);
-    const char *p = list;
-    while ((p = strstr(p, w)) != NULL) {
-        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
-            return 1;
-        p += n;
-    }
-    return 0;
+    _qf_cpu_isa_list(builtin, flags, out, n);
 }
 
 static void collect_cpu(qf_provenance *p)
 {
-    /* The kernel's flags line is read once: AMX (and a few others that
-     * matter to matrix units) is not known to every compiler's
-     * __builtin_cpu_supports, and the kernel only lists AMX when the OS
-     * enabled its tile state. */
-    static char flags[8192];
-    int have_flags;
-    flags[0] = '\0';
+    char flags[8192];
     if (!cpuinfo_value("model name", p->cpu_model, sizeof p->cpu_model)) {
         char impl[64] = "", part[64] = "";
         if (cpuinfo_value("CPU implementer", impl, sizeof impl) &&
@@ -107,53 +74,8 @@ static void collect_cpu(qf_provenance *p)
         else
             qf_provenance_set(p->cpu_vendor, sizeof p->cpu_vendor, NULL);
     }
-    have_flags =
-        cpuinfo_value("flags", flags, sizeof flags) || cpuinfo_value("Features", flags, sizeof flags);
-    p->cpu_isa[0] = '\0';
-#if defined(__x86_64__) || defined(__i386__)
-    {
-        /* __builtin_cpu_supports also asks whether the OS saves the
-         * registers (XGETBV), which /proc flags alone do not say. */
-        __builtin_cpu_init();
-        if (__builtin_cpu_supports("sse4.2"))
-            add_word(p->cpu_isa, sizeof p->cpu_isa, "sse4.2");
-        if (__builtin_cpu_supports("avx"))
-            add_word(p->cpu_isa, sizeof p->cpu_isa, "avx");
-        if (__builtin_cpu_supports("avx2"))
-            add_word(p->cpu_isa, sizeof p->cpu_isa, "avx2");
-        if (__builtin_cpu_supports("fma"))
-            add_word(p->cpu_isa, sizeof p->cpu_isa, "fma");
-        if (__builtin_cpu_supports("f16c"))
-            add_word(p->cpu_isa, sizeof p->cpu_isa, "f16c");
-        if (__builtin_cpu_supports("avx512f"))
-            add_word(p->cpu_isa, sizeof p->cpu_isa, "avx512f");
-        if (__builtin_cpu_supports("avx512bw"))
-            add_word(p->cpu_isa, sizeof p->cpu_isa, "avx512bw");
-        if (__builtin_cpu_supports("avx512vl"))
-            add_word(p->cpu_isa, sizeof p->cpu_isa, "avx512vl");
-        if (__builtin_cpu_supports("avx512vnni"))
-            add_word(p->cpu_isa, sizeof p->cpu_isa, "avx512vnni");
-        if (__builtin_cpu_supports("avx512bf16"))
-            add_word(p->cpu_isa, sizeof p->cpu_isa, "avx512bf16");
-        if (have_flags) {
-            static const char *const extra[] = {"avx512_fp16", "avx_vnni", "amx_tile",
-                                                "amx_bf16",    "amx_int8", "amx_fp16"};
-            size_t i;
-            for (i = 0; i < sizeof extra / sizeof extra[0]; i++)
-                if (has_word(flags, extra[i]))
-                    add_word(p->cpu_isa, sizeof p->cpu_isa, extra[i]);
-        }
-    }
-#else
-    if (have_flags) {
-        static const char *const arm[] = {"asimd", "asimdhp", "fphp", "asimddp", "sve",
-                                          "sve2",  "bf16",    "i8mm", "sme",     "sme2"};
-        size_t i;
-        for (i = 0; i < sizeof arm / sizeof arm[0]; i++)
-            if (has_word(flags, arm[i]))
-                add_word(p->cpu_isa, sizeof p->cpu_isa, arm[i]);
-    }
-#endif
+    _qf_cpu_flags(NULL, flags, sizeof flags);
+    _qf_provenance_cpu_isa(_qf_cpu_builtin(), flags, p->cpu_isa, sizeof p->cpu_isa);
     {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         p->cpu_count = n > 0 ? (int)n : 0;

@@ -14,16 +14,25 @@ import qualify.worker as qw
 E4M3_MAX = 448.0
 
 
+def _exponent(a: np.ndarray) -> np.ndarray:
+    """floor(log2(a)) of each a > 0 (0 where a = 0), exactly: frexp gives
+    a = m 2^e with m in [0.5, 1).  Not np.log2: numpy dispatches it to SVML
+    on AVX-512 CPUs, where a result one ulp below a whole number floors to
+    the exponent below, and the codes then differ from CPU to CPU."""
+    return np.frexp(np.where(a > 0, a, 1.0))[1] - 1
+
+
 def e4m3_codes(v: np.ndarray) -> np.ndarray:
-    """Round-to-nearest-even into float8_e4m3fn codes; |v| <= 448, no NaN."""
+    """Round-to-nearest-even into float8_e4m3fn codes; |v| <= 448, no NaN.
+    Powers of two are made with np.ldexp (exact on every CPU), not np.exp2."""
     a = np.abs(v)
-    e = np.floor(np.log2(np.where(a > 0, a, 1.0)))
-    q = np.exp2(np.maximum(e, -6.0) - 3.0)  # the spacing of e4m3 at a
-    r = np.rint(a / q) * q                  # exact: q is a power of two
-    e2 = np.floor(np.log2(np.where(r > 0, r, 1.0)))
+    e = _exponent(a)
+    q = np.ldexp(1.0, np.maximum(e, -6) - 3)  # the spacing of e4m3 at a
+    r = np.rint(a / q) * q                    # exact: q is a power of two
+    e2 = _exponent(r)
     normal = r >= 2.0**-6
     exp_field = np.where(normal, e2 + 7, 0)
-    mant = np.where(normal, r / np.exp2(e2 - 3) - 8, r / 2.0**-9)
+    mant = np.where(normal, np.ldexp(r, 3 - e2) - 8, np.ldexp(r, 9))
     code = (exp_field.astype(np.uint16) << 3) | mant.astype(np.uint16)
     code = np.where(r == 0, 0, code) | np.where(v < 0, 0x80, 0)
     return code.astype(np.uint8)

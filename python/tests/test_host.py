@@ -61,7 +61,7 @@ def test_hostile_workers(tmp_path: Path) -> None:
         "    shapes: {M: [5], N: [6], K: [7]}\n"
     )
     res = qualify.run(suite, workers=[worker(HERE / "workers" / "hostile.py")], output=tmp_path / "out",
-                      extra_args=["--timeout", "3"])
+                      extra_args=["--timeout", "5"])
     assert res.returncode == 1
     got = {}
     for p in res:

@@ -215,7 +215,7 @@ static void one_fails(const char *mode, int after, const char *args)
     write_suite();
     ck_assert_int_eq(run("healthy", "", "--devices 0,1,2"), 0);
     snprintf(env, sizeof env, "QF_VDEV_FAIL=1 QF_VDEV_FAIL_MODE=%s QF_VDEV_FAIL_AFTER=%d%s", mode, after,
-             !strcmp(mode, "hang") ? " QF_VDEV_DELAY_MS=50" : "");
+             !strcmp(mode, "hang") ? " QF_VDEV_DELAY_MS=100" : "");
     snprintf(all, sizeof all, "--devices 0,1,2 %s", args);
     ck_assert_int_eq(run("failing", env, all), 0);
     same_results("healthy", "failing");
@@ -250,11 +250,17 @@ START_TEST(device_lost)
 }
 END_TEST
 
-/* Hung at once: out at its second timeout (two pairs faulted); each run
- * takes 50 ms, so that the other devices are still busy by then. */
+/* Hung at once: out at its second timeout (two pairs faulted).  The
+ * timeout is 3 s, so that a loaded machine does not time out the healthy
+ * devices' pairs; a pair takes about 0.2 s (QF_VDEV_DELAY_MS=100 per
+ * synchronize), so that when device 1 times out the first time (3 s) the
+ * other two still have pairs to run (about 20 of 47) and it is given a
+ * second pair to hang on (with 50 ms they are all done by then, and
+ * device 1 is never taken out).  About 6.7 s in all: the two timeouts and
+ * a pair run again (was 3.8 s). */
 START_TEST(device_hangs)
 {
-    one_fails("hang", 0, "--timeout 1");
+    one_fails("hang", 0, "--timeout 3");
 }
 END_TEST
 

@@ -64,7 +64,7 @@ START_TEST(faulty_plugin)
           "shapes: {M: [5], N: [8], K: [6]}\n",
           f);
     fclose(f);
-    snprintf(cmd, sizeof cmd, "\"%s\" run \"%s\" --plugin \"%s\" --isolate %s --timeout 2 --jobs 2 -q -o \"%s\" >/dev/null 2>&1",
+    snprintf(cmd, sizeof cmd, "\"%s\" run \"%s\" --plugin \"%s\" --isolate %s --timeout 5 --jobs 2 -q -o \"%s\" >/dev/null 2>&1",
              bin, suite, plugin, mode, dir);
     rc = system(cmd);
     ck_assert_msg(WIFEXITED(rc) && WEXITSTATUS(rc) == 1, "exit %d, expected 1: %s", rc, cmd);

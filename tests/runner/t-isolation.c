@@ -153,7 +153,7 @@ START_TEST(bad_kernels_get_verdicts)
     ck_assert_msg(qf_suite_load(suite_path, &suite, err, sizeof err) == QF_OK, "%s", err);
     o.journal_path = journal;
     o.jobs = 2;
-    o.timeout_s = 2.0;
+    o.timeout_s = 5.0;
     ck_assert_msg(qf_runner_run(suite, reg, &o, &sum, err, sizeof err) == QF_OK, "%s", err);
     ck_assert_uint_eq(sum.n, 8);
 

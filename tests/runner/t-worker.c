@@ -165,7 +165,7 @@ static void run_hostile(int jobs)
     char args[2048];
     json_t *root;
     write_suite(hostile_suite);
-    snprintf(args, sizeof args, "run \"%s\" --worker \"%s\" --timeout 2 --jobs %d -q -o \"%s\"", suite,
+    snprintf(args, sizeof args, "run \"%s\" --worker \"%s\" --timeout 5 --jobs %d -q -o \"%s\"", suite,
              getenv("QF_TEST_WORKER"), jobs, dir);
     ck_assert_int_eq(qualify(args), 1);
     root = results(14);

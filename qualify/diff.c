@@ -26,6 +26,7 @@ static int rank(qf_verdict v)
 {
     switch (v) {
     case QF_VERDICT_QUALIFIED: return 0;
+    case QF_VERDICT_UNCHECKED: /* checked against nothing: evidence lost, as MISTRUSTED */
     case QF_VERDICT_MISTRUSTED: return 1;
     case QF_VERDICT_MARGINAL: return 2;
     case QF_VERDICT_TIMEOUT:

@@ -51,8 +51,9 @@ static void errf(char *err, size_t size, const char *fmt, ...)
 }
 
 /* Evidence class of a verdict: QUALIFIED enables; MARGINAL (fails the
- * fitness policy), MISTRUSTED (the check is doubtful), FAILED, CRASHED and
- * TIMEOUT block enablement; UNSUPPORTED and SKIPPED are no evidence. */
+ * fitness policy), MISTRUSTED (the check is doubtful), UNCHECKED (checked
+ * against no bound: never enabled), FAILED, CRASHED and TIMEOUT block
+ * enablement; UNSUPPORTED and SKIPPED are no evidence. */
 static int verdict_class(qf_verdict v)
 {
     switch (v) {
@@ -767,7 +768,7 @@ qf_status qf_enable_write_markdown(const qf_enable_table *t, const char *path, c
           "one parameter combination is one row, so a failure under one never blanks another.\n",
           f);
     fputs("\nQ/F/U: swept shapes that qualified / blocked enablement (FAILED, CRASHED, TIMEOUT, MARGINAL, "
-          "MISTRUSTED) / had no evidence (UNSUPPORTED, SKIPPED). `% 16`: the alignment class, the value "
+          "MISTRUSTED, UNCHECKED) / had no evidence (UNSUPPORTED, SKIPPED). `% 16`: the alignment class, the value "
           "must be a multiple of 16.\n",
           f);
     if (fclose(f)) {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "_escape.h"
+#include "_evidence.h"
 #include "_files.h"
 #include "_json.h"
 #include "_status.h"
@@ -32,6 +33,10 @@ void qf_result_init(qf_result *r)
     r->timing.median_s = r->timing.min_s = r->timing.max_s = r->timing.spread = NAN;
     r->wall_s = NAN;
     r->device_index = -1;
+    r->cause = QF_CAUSE_SKIPPED;
+    r->ev = qf_evidence_default();
+    r->ev.outcome = QF_CAUSE_SKIPPED;
+    r->policy = qf_policy_default(0);
 }
 
 void qf_result_key(const qf_result *r, char *buf, size_t size)
@@ -222,6 +227,11 @@ qf_status qf_result_to_json(const qf_result *r, json_t **out)
         char line[QF_RESULT_TEXT_MAX];
         bad |= _qf_json_set_new(o, "reason", json_string(_qf_esc_line(line, sizeof line, r->reason)));
     }
+    /* What the verdict was decided from (docs/verdicts.md "Evidence"):
+     * readers decide again and refuse a record that does not follow. */
+    bad |= _qf_json_set_new(o, "cause", json_string(qf_cause_name(r->cause)));
+    bad |= _qf_json_set_new(o, "evidence", _qf_evidence_to_json(&r->ev));
+    bad |= _qf_json_set_new(o, "policy", _qf_policy_to_json(&r->policy));
     bad |= _qf_json_set_new(o, "signal", json_integer(r->signal));
     bad |= _qf_json_set_new(o, "exit_code", json_integer(r->exit_code));
     if (r->kernel_output_bytes) {
@@ -480,6 +490,21 @@ qf_status qf_result_from_json(const json_t *j, qf_result *r, char *err, size_t e
     v = json_object_get(j, "verdict");
     if (!json_is_string(v) || qf_verdict_lookup(json_string_value(v), &r->verdict) != QF_OK)
         BAD("verdict");
+    v = json_object_get(j, "cause");
+    if (v && (!json_is_string(v) || qf_cause_lookup(json_string_value(v), &r->cause) != QF_OK))
+        BAD("cause");
+    /* No evidence (a record of a qualify before journal version 2): an
+     * outcome no rule knows, so qf_result_recheck says so. */
+    r->ev.outcome = QF_CAUSE_COUNT;
+    x = json_object_get(j, "evidence");
+    if (x) {
+        char sub[256];
+        if (_qf_evidence_from_json(x, &r->ev, sub, sizeof sub) != QF_OK ||
+            _qf_policy_from_json(json_object_get(j, "policy"), &r->policy, sub, sizeof sub) != QF_OK) {
+            errf(err, err_size, "%s", sub);
+            return QF_EPARSE;
+        }
+    }
     if (get_int(j, "signal", &r->signal) || get_int(j, "exit_code", &r->exit_code))
         BAD("signal");
     x = json_object_get(j, "device");
@@ -884,6 +909,12 @@ qf_status qf_journal_read(const char *path, qf_result **results, size_t *n, int 
                 break;
             }
             /* fgetc above may have consumed a byte only on the error path. */
+            if (qf_result_recheck(&res[count], sub, sizeof sub)) {
+                json_decref(o);
+                errf(err, err_size, "%s:%zu: %s %s: %s", path, lineno, res[count].kernel, res[count].case_id, sub);
+                st = QF_EPARSE;
+                break;
+            }
         }
         json_decref(o);
         count++;

@@ -38,7 +38,7 @@ extern "C" {
 /* Jansson's json_t, without making every includer find jansson.h. */
 struct json_t;
 
-#define QF_RESULT_JOURNAL_VERSION 1
+#define QF_RESULT_JOURNAL_VERSION 2
 
 #define QF_RESULT_ID_MAX     512  /* case id */
 #define QF_RESULT_NAME_MAX   128  /* kernel, op, dtype names */
@@ -118,9 +118,15 @@ typedef struct qf_result {
     char device_uuid[64];
     char device_name[128];
 
-    /* What came out. */
+    /* What came out: the verdict, decided by qf_verdict_decide from ev
+     * under policy (qf_result_decide), the cause of the rule that decided
+     * it (what scheduling and readers switch on), and a one-line reason
+     * (for people: it may quote the kernel's own message). */
     qf_verdict verdict;
+    qf_cause cause;
     char reason[QF_RESULT_TEXT_MAX]; /* one line: why this verdict */
+    qf_evidence ev;                  /* what the verdict was decided from */
+    qf_policy policy;                /* the policy it was decided under */
     int signal;                      /* CRASHED: the signal number, else 0 */
     int exit_code;                   /* CRASHED by exit: the child's status, else 0 */
     /* What the kernel wrote to its standard output and error during the
@@ -166,8 +172,29 @@ typedef struct qf_result {
 } qf_result;
 
 /* A zeroed record with verdict SKIPPED and every double field that means
- * "not measured" set to NaN. */
+ * "not measured" set to NaN; evidence qf_evidence_default, policy
+ * qf_policy_default(0). */
 void qf_result_init(qf_result *r);
+
+/* Set the verdict, cause and reason from the record's evidence (r->ev,
+ * r->metrics when r->has_metrics, r->det_*, r->bound) and r->policy,
+ * through qf_verdict_decide.  For a run outcome the current reason is the
+ * detail it keeps.  QF_EINVAL when the evidence is incomplete. */
+qf_status qf_result_decide(qf_result *r);
+
+/* A run that ended before its outputs were compared: evidence outcome
+ * `cause` (SKIPPED .. HARNESS in qf_cause), the reason printf-style, and
+ * the verdict qf_result_decide gives it. */
+#ifdef __GNUC__
+__attribute__((format(printf, 3, 4)))
+#endif
+void qf_result_outcome(qf_result *r, qf_cause cause, const char *fmt, ...);
+
+/* Does the stored verdict follow from the stored evidence?  0 when it does;
+ * -1 with why ("stored QUALIFIED (conforms), the evidence gives FAILED
+ * (bound): element ...") when not: a record edited by hand, or written by
+ * a qualify that decided otherwise. */
+int qf_result_recheck(const qf_result *r, char *why, size_t why_size);
 
 /* The key a resumed sweep matches finished work by: "KERNEL CASE_ID" into
  * buf (truncated to size). */

@@ -29,7 +29,8 @@ int qf_report_is_failure(qf_verdict v, int strict)
     case QF_VERDICT_CRASHED:
     case QF_VERDICT_TIMEOUT: return 1;
     case QF_VERDICT_MARGINAL:
-    case QF_VERDICT_MISTRUSTED: return strict != 0;
+    case QF_VERDICT_MISTRUSTED:
+    case QF_VERDICT_UNCHECKED: return strict != 0;
     default: return 0;
     }
 }
@@ -696,8 +697,8 @@ qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const
                                   const qf_report_options *opt)
 {
     static const qf_verdict order[] = {QF_VERDICT_FAILED,      QF_VERDICT_CRASHED,  QF_VERDICT_TIMEOUT,
-                                       QF_VERDICT_MISTRUSTED,  QF_VERDICT_MARGINAL, QF_VERDICT_QUALIFIED,
-                                       QF_VERDICT_UNSUPPORTED, QF_VERDICT_SKIPPED};
+                                       QF_VERDICT_MISTRUSTED,  QF_VERDICT_MARGINAL, QF_VERDICT_UNCHECKED,
+                                       QF_VERDICT_QUALIFIED,   QF_VERDICT_UNSUPPORTED, QF_VERDICT_SKIPPED};
     qf_report_options d = {0, NULL, NULL};
     qf_report_group *g = NULL;
     size_t i, j, ng = 0, tot[QF_VERDICT_COUNT] = {0}, nfail;
@@ -886,7 +887,8 @@ static void junit_case(FILE *out, const qf_result *x, int strict)
         fputs("\nreproduce: ", out);
         xml_text(out, rep[0] ? rep : "(unknown)", 0);
         fputs("\n</failure>\n    </testcase>\n", out);
-    } else if (x->verdict == QF_VERDICT_UNSUPPORTED || x->verdict == QF_VERDICT_SKIPPED) {
+    } else if (x->verdict == QF_VERDICT_UNSUPPORTED || x->verdict == QF_VERDICT_SKIPPED ||
+               x->verdict == QF_VERDICT_UNCHECKED) { /* UNCHECKED: checked against nothing, no pass */
         fputs(">\n      <skipped message=\"", out);
         xml_text(out, verdict_name(x->verdict), 1);
         if (x->reason[0]) {
@@ -1156,6 +1158,14 @@ qf_status qf_report_read(const char *path, qf_result **results, size_t *n, qf_pr
             free(rs);
             json_decref(doc);
             return st;
+        }
+        /* Every verdict decided again from its evidence (docs/verdicts.md
+         * "Evidence"): a report edited by hand is refused. */
+        if (qf_result_recheck(&rs[i], sub, sizeof sub)) {
+            errf(err, err_size, "%s: cases[%zu] (%s %s): %s", path, i, rs[i].kernel, rs[i].case_id, sub);
+            free(rs);
+            json_decref(doc);
+            return QF_EPARSE;
         }
         /* The report's reproduce is what a reader sees; keep them equal. */
         if (!rs[i].reproducer[0] && json_is_string(json_object_get(v, "reproduce"))) {

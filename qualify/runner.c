@@ -162,7 +162,7 @@ static int prepare_inputs(_qf_case *p, qf_result *r)
     qf_dist d;
     char err[256];
     if (case_dist(p->c->input, &d, err, sizeof err) != QF_OK) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: input distribution: %s", err);
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: input distribution: %s", err);
         return -1;
     }
     p->nin = qf_op_slot_count(p->op.op, 0);
@@ -173,7 +173,7 @@ static int prepare_inputs(_qf_case *p, qf_result *r)
         while (k < p->nin && strcmp(qf_op_slot_name(p->op.op, 0, k), slot))
             k++;
         if (k == p->nin || case_dist(&p->c->input->slots[i], &p->slot_dist[k], err, sizeof err) != QF_OK) {
-            _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: input %s: %s", slot,
+            _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: input %s: %s", slot,
                     k == p->nin ? "not an input slot of the op" : err);
             return -1;
         }
@@ -187,7 +187,7 @@ static int prepare_inputs(_qf_case *p, qf_result *r)
         int k = 0;
         while (!((p->slot_own & ~p->slot_drawn) & (1u << k)))
             k++;
-        _qf_say(r, QF_VERDICT_UNSUPPORTED,
+        _qf_say(r, QF_CAUSE_UNSUPPORTED,
                 "unsupported: input %s has its own distribution but this case does not draw it",
                 qf_op_slot_name(p->op.op, 0, k));
         return -1;
@@ -195,7 +195,7 @@ static int prepare_inputs(_qf_case *p, qf_result *r)
     p->outf = qf_format_get(p->t->out[0]);
     p->out_n = p->rows * p->cols;
     if (!p->outf || p->outf->storage_bits % 8) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED,
+        _qf_say(r, QF_CAUSE_UNSUPPORTED,
                 "unsupported: packed output formats are not driven by the runner yet");
         return -1;
     }
@@ -205,14 +205,14 @@ static int prepare_inputs(_qf_case *p, qf_result *r)
         return -1;
     if (_qf_rp_guarded_alloc(&p->g[0], p->out_bytes, poison[0]) ||
         _qf_rp_guarded_alloc(&p->g[1], p->out_bytes, poison[1])) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot map the output buffers: %s", strerror(errno));
+        _qf_say(r, QF_CAUSE_HARNESS, "cannot map the output buffers: %s", strerror(errno));
         return -1;
     }
     p->out[0].bytes = p->g[0].bytes;
     if (p->out1_n) {
         if (_qf_rp_guarded_alloc(&p->g1[0], p->out1_n * (size_t)p->out1_eb, poison[0]) ||
             _qf_rp_guarded_alloc(&p->g1[1], p->out1_n * (size_t)p->out1_eb, poison[1])) {
-            _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot map the output buffers: %s", strerror(errno));
+            _qf_say(r, QF_CAUSE_HARNESS, "cannot map the output buffers: %s", strerror(errno));
             return -1;
         }
         if (!p->out1_is_scale)
@@ -241,7 +241,7 @@ static int check_slot(_qf_case *p, qf_result *r, int sl, _qf_guarded *g, size_t 
     for (run = 0; run < 2; run++) {
         long off = _qf_rp_guarded_check(&g[run]);
         if (off)
-            return _qf_say(r, QF_VERDICT_FAILED,
+            return _qf_say(r, QF_CAUSE_BAD_WRITE,
                            "canary: output %s written out of bounds, %ld byte(s) %s the buffer (run %d)",
                            slot, off < 0 ? -off : off, off < 0 ? "before" : "past the end of", run + 1),
                    -1;
@@ -251,7 +251,7 @@ static int check_slot(_qf_case *p, qf_result *r, int sl, _qf_guarded *g, size_t 
     for (run = 0; sl == 0 && run < 2; run++) {
         char why[QF_RESULT_TEXT_MAX - 16];
         if (_qf_layout_gather(p, &g[run], poison[run], why, sizeof why))
-            return _qf_say(r, QF_VERDICT_FAILED, "%s (run %d)", why, run + 1), -1;
+            return _qf_say(r, QF_CAUSE_BAD_WRITE, "%s (run %d)", why, run + 1), -1;
     }
     for (i = 0; i < n; i++) {
         int b, clean = 1;
@@ -269,7 +269,7 @@ static int check_slot(_qf_case *p, qf_result *r, int sl, _qf_guarded *g, size_t 
             where_rc(p, first, at, sizeof at);
         else
             snprintf(at, sizeof at, "[%zu]", first);
-        _qf_say(r, QF_VERDICT_FAILED,
+        _qf_say(r, QF_CAUSE_BAD_WRITE,
                 "unwritten: %zu of %zu elements of output %s never written (first at %s)", unwritten, n, slot,
                 at);
         return -1;
@@ -345,22 +345,24 @@ static qf_policy case_policy(const _qf_case *p)
      * zeros in their data are degenerate (docs/suites.md#policy). */
     if (sp->set & QF_POLICY_MAX_ZERO_FRAC)
         pol.max_zero_frac = sp->max_zero_frac;
+    if (sp->set & QF_POLICY_MAX_COMPONENTWISE)
+        pol.max_componentwise = sp->max_componentwise;
     /* Refuting inputs check the claim, not fitness: they are built to push
      * the error to the claimed bound (docs/refute.md). */
     if (_qf_case_refute(p->c) >= 0) {
-        pol.max_ulp = pol.max_normwise = pol.min_sqnr_db = pol.baseline_factor = NAN;
+        pol.max_ulp = pol.max_normwise = pol.min_sqnr_db = pol.baseline_factor = pol.max_componentwise = NAN;
         pol.max_zero_frac = 1;
     }
     return pol;
 }
 
-/* The suite's max_componentwise policy (docs/suites.md): the largest
- * |c^_i - c_i| / (|A||B|)_i for gemm (the magnitude term of the exact
- * engine, rounded up), / |c_i| for the other ops, over the checked,
- * decided elements.  A conformant kernel above it is MARGINAL. */
-static void componentwise_policy(const _qf_case *p, const _qf_checked *ck, qf_result *r)
+/* Evidence for the suite's max_componentwise policy (docs/suites.md): the
+ * largest |c^_i - c_i| / (|A||B|)_i for gemm (the magnitude term of the
+ * exact engine, rounded up), / |c_i| for the other ops, over the checked,
+ * decided elements (qf_evidence.cw_worst; rule 8 of docs/verdicts.md). */
+static void componentwise_evidence(const _qf_case *p, const _qf_checked *ck, qf_evidence *e)
 {
-    double worst = 0, lim = p->c->group->policy.max_componentwise;
+    double worst = 0;
     size_t i, at = 0;
     for (i = 0; i < ck->n; i++) {
         double err, den, cw, got;
@@ -378,10 +380,9 @@ static void componentwise_policy(const _qf_case *p, const _qf_checked *ck, qf_re
             at = i;
         }
     }
-    if (worst > lim)
-        _qf_say(r, QF_VERDICT_MARGINAL,
-                "componentwise error %.4g > policy max_componentwise %.4g (checked element %zu)", worst, lim,
-                at);
+    e->cw_checked = 1;
+    e->cw_worst = worst;
+    e->cw_at = at;
 }
 
 /* The policy's baseline kernel on the same inputs, with the same isolation
@@ -451,16 +452,11 @@ done:
     return rc;
 }
 
-/* Metrics and a conformance-only verdict of the second output (attention
- * lse); the worse of the two verdicts stands, the reason naming the slot. */
-static int second_output(_qf_case *p, _qf_checked *ck1, int run, qf_result *r)
+/* Metrics of the second output (attention's lse) of run `run` into m:
+ * 0, or -1 (QF_CAUSE_HARNESS said). */
+static int second_output(_qf_case *p, _qf_checked *ck1, int run, qf_metrics *m, qf_result *r)
 {
     qf_metrics_input mi;
-    qf_metrics m;
-    qf_policy pol = qf_policy_default(0);
-    qf_verdict_input vi = qf_verdict_input_default();
-    qf_verdict v;
-    char why[QF_RESULT_TEXT_MAX];
     qf_status s;
     memset(&mi, 0, sizeof mi);
     mi.out = p->outf1;
@@ -471,104 +467,90 @@ static int second_output(_qf_case *p, _qf_checked *ck1, int run, qf_result *r)
     mi.rounded = ck1->rounded;
     mi.bound = ck1->has_bound ? ck1->bound : NULL;
     mi.status = ck1->status;
-    s = qf_metrics_compute(&mi, &m, NULL);
-    vi.metrics = &m;
-    if (s == QF_OK)
-        s = qf_verdict_decide(&vi, &pol, &v, why, sizeof why);
-    if (s != QF_OK) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "metrics of output %s failed: %s", qf_op_slot_name(p->op.op, 1, 1),
-                qf_status_str(s));
-        return -1;
-    }
-    if (qf_verdict_severity(v) > qf_verdict_severity(r->verdict))
-        _qf_say(r, v, "%s%s: %.*s", run ? "run 2: " : "", qf_op_slot_name(p->op.op, 1, 1),
-                (int)(sizeof r->reason - 24), why);
+    s = qf_metrics_compute(&mi, m, NULL);
+    if (s != QF_OK)
+        return _qf_say(r, QF_CAUSE_HARNESS, "%smetrics of output %s failed: %s", run ? "run 2: " : "",
+                       qf_op_slot_name(p->op.op, 1, 1), qf_status_str(s)),
+               -1;
     return 0;
 }
 
-/* Run 2's outputs against the same reference, bound and policy as run
- * 1's (the runs differ, so run 1's verdict says nothing of run 2); the
- * worse verdict stands, its reason prefixed "run 2: ".  An op whose codes
- * have an exact expectation reached this point with run 1 equal to it, so
- * any difference of run 2 is a wrong code.  0, or -1 when the pair is
- * decided (FAILED or MISTRUSTED). */
-static int judge_run2(_qf_case *p, const _qf_checked *ck, const qf_metrics_input *mi0,
-                      const qf_verdict_input *vi0, const qf_policy *pol, qf_result *r)
+/* Run 2's outputs against the same reference and bound as run 1's (the
+ * runs differ, so run 1's metrics say nothing of run 2): its metrics into
+ * the evidence (rule 5 of docs/verdicts.md).  0, or -1 (said). */
+static int run2_evidence(_qf_case *p, const _qf_checked *ck, const qf_metrics_input *mi0, qf_result *r)
 {
     qf_metrics_input mi = *mi0;
-    qf_verdict_input vi = *vi0;
-    qf_metrics m;
-    qf_verdict v;
-    char why[QF_RESULT_TEXT_MAX];
     qf_status s;
-    if (r->verdict == QF_VERDICT_FAILED)
-        return -1; /* certain already (a determinism claim the runs broke) */
-    if (p->cls->flags & _QF_OPC_EXACT_CODES) {
-        char at[64];
-        where_rc(p, r->det_first_diff, at, sizeof at);
-        return _qf_say(r, QF_VERDICT_FAILED,
-                       "run 2: its codes differ from run 1's, which equal the exact expectation (first at %s)",
-                       at),
-               -1;
-    }
     mi.got_codes = p->g[1].data;
-    s = qf_metrics_compute(&mi, &m, NULL);
-    if (s == QF_OK && r->sampled)
-        remap_metrics(&m, ck, p->cols);
-    vi.metrics = &m;
-    if (s == QF_OK)
-        s = qf_verdict_decide(&vi, pol, &v, why, sizeof why);
+    s = qf_metrics_compute(&mi, &r->ev.run2_metrics, NULL);
     if (s != QF_OK)
-        return _qf_say(r, QF_VERDICT_MISTRUSTED, "run 2: metrics failed: %s", qf_status_str(s)), -1;
-    if (qf_verdict_severity(v) > qf_verdict_severity(r->verdict))
-        _qf_say(r, v, "run 2: %.*s", (int)(sizeof r->reason - 16), why);
+        return _qf_say(r, QF_CAUSE_HARNESS, "run 2: metrics failed: %s", qf_status_str(s)), -1;
+    if (r->sampled)
+        remap_metrics(&r->ev.run2_metrics, ck, p->cols);
+    r->ev.run2 = 1;
     return 0;
 }
 
-static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, size_t warmup, size_t reps)
+/* Correctness first: only a kernel that computes the right thing is
+ * worth timing.  The timing run gets its own limit per run. */
+static void time_kernel(_qf_case *p, _qf_child_report *rep, qf_result *r, double timeout_s, size_t warmup,
+                        size_t reps)
+{
+    qf_result *tr = malloc(sizeof *tr);
+    double limit = timeout_s * (double)(warmup + reps + 1);
+    if (!tr)
+        return;
+    *tr = *r;
+    if (_qf_kio_run(p, rep, tr, limit, 1, warmup, reps) == 0 && rep->status == QF_OK && rep->ntimes) {
+        double *t = rep->times;
+        size_t n = rep->ntimes, a, b;
+        for (a = 1; a < n; a++) /* insertion sort: n is small */
+            for (b = a; b > 0 && t[b - 1] > t[b]; b--) {
+                double x = t[b];
+                t[b] = t[b - 1];
+                t[b - 1] = x;
+            }
+        r->timing.measured = 1;
+        r->timing.warmup = warmup;
+        r->timing.reps = n;
+        r->timing.min_s = t[0];
+        r->timing.max_s = t[n - 1];
+        r->timing.median_s = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+        r->timing.spread = r->timing.median_s > 0 ? (t[n - 1] - t[0]) / r->timing.median_s : NAN;
+    }
+    free(tr);
+}
+
+/* Run the kernel and gather the evidence of its first output: 0, or -1
+ * when the pair ended first (its outcome said in r).  ck: the checked
+ * elements and the reference; mi: the metrics' input, reused for run 2. */
+static int first_output(_qf_case *p, _qf_child_report *rep, qf_result *r, double timeout_s, _qf_checked *ck,
+                        _qf_checked *ck1, qf_metrics_input *mi)
 {
     const qf_suite_group *gr = p->c->group;
-    _qf_child_report *rep = _qf_rp_shm_alloc(sizeof *rep);
-    _qf_checked ck;
-    qf_metrics_input mi;
-    qf_verdict_input vi = qf_verdict_input_default();
-    qf_policy pol;
-    size_t i, ndiff = 0, first = 0, n_ovf = 0, n_ovf_failed = 0;
-    double ovf_reach = 0;
-    int eb;
     uint64_t target = gr->sampling.max_elements, tile = gr->sampling.tile;
+    size_t ndiff = 0, first = 0;
     qf_status s;
-    qf_metrics bmet;
-    qf_verdict bverdict = QF_VERDICT_MISTRUSTED;
-    char bwhy[QF_RESULT_TEXT_MAX] = "";
-    _qf_checked ck1;
-    memset(&ck, 0, sizeof ck);
-    memset(&ck1, 0, sizeof ck1);
-    if (!rep) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot map shared memory: %s", strerror(errno));
-        return;
-    }
-    if (_qf_kio_setup(p)) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot map the kernel's inputs: %s", strerror(errno));
-        goto done;
-    }
-    i = _qf_kio_run(p, rep, r, timeout_s, 0, 0, 0);
+    int eb, ran;
+    if (_qf_kio_setup(p))
+        return _qf_say(r, QF_CAUSE_HARNESS, "cannot map the kernel's inputs: %s", strerror(errno)), -1;
+    ran = _qf_kio_run(p, rep, r, timeout_s, 0, 0, 0);
     _qf_kio_take_output(p, r); /* what it printed: the record's, never qualify's output */
-    if (i || _qf_kio_check(p, r, "the kernel"))
-        goto done;
+    if (ran || _qf_kio_check(p, r, "the kernel"))
+        return -1;
     _qf_kio_release_inputs();
-    if (rep->status == QF_EUNSUPPORTED) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: the kernel declined: %s",
-                rep->msg[0] ? rep->msg : "(no reason)");
-        goto done;
-    }
-    if (rep->status != QF_OK) {
-        _qf_say(r, QF_VERDICT_FAILED, "the kernel returned %s: %s", qf_status_str((qf_status)rep->status),
-                rep->msg[0] ? rep->msg : "(no message)");
-        goto done;
-    }
+    if (rep->status == QF_EUNSUPPORTED)
+        return _qf_say(r, QF_CAUSE_DECLINED, "unsupported: the kernel declined: %s",
+                       rep->msg[0] ? rep->msg : "(no reason)"),
+               -1;
+    if (rep->status != QF_OK) /* the status, not its message, says the device is gone */
+        return _qf_say(r, rep->status == QF_EDEVICE ? QF_CAUSE_DEVICE_LOST : QF_CAUSE_KERNEL_ERROR,
+                       "the kernel returned %s: %s", qf_status_str((qf_status)rep->status),
+                       rep->msg[0] ? rep->msg : "(no message)"),
+               -1;
     if (check_outputs(p, r))
-        goto done;
+        return -1;
     p->global_code[0] = rep->global_code[0];
     p->global_code[1] = rep->global_code[1];
     eb = p->outf->storage_bits / 8;
@@ -584,130 +566,103 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
         _qf_rp_guarded_free(&p->g[1]);
         _qf_rp_guarded_free(&p->g1[1]);
     }
-    if (p->cls->rows ? _qf_reference_rows(p, p->cls->rows, &ck, r, target, tile)
-                     : p->cls->reference(p, &ck, &ck1, r, target, tile))
-        goto done;
-    r->n_checked = ck.n;
-    r->sampled = ck.n < p->out_n;
-    memset(&mi, 0, sizeof mi);
-    mi.out = p->outf;
-    mi.n = ck.n;
-    mi.got_codes = p->g[0].data; /* decoded as read: no array of the values */
-    mi.got_idx = ck.idx;
-    mi.exact = ck.exact;
-    mi.rounded = ck.rounded;
-    mi.bound = r->bound.kind[0] ? ck.bound : NULL;
+    if (p->cls->rows ? _qf_reference_rows(p, p->cls->rows, ck, r, target, tile)
+                     : p->cls->reference(p, ck, ck1, r, target, tile))
+        return -1;
+    r->n_checked = ck->n;
+    r->sampled = ck->n < p->out_n;
+    memset(mi, 0, sizeof *mi);
+    mi->out = p->outf;
+    mi->n = ck->n;
+    mi->got_codes = p->g[0].data; /* decoded as read: no array of the values */
+    mi->got_idx = ck->idx;
+    mi->exact = ck->exact;
+    mi->rounded = ck->rounded;
+    mi->bound = r->bound.kind[0] ? ck->bound : NULL;
     /* NaN / Inf where the claimed accumulator may overflow: unchecked, and
-     * the case MISTRUSTED below (docs/bounds.md, runner_range.c). */
-    if (p->cls->mark_overflow && r->bound.kind[0])
-        n_ovf = p->cls->mark_overflow(p, &ck, r, &ovf_reach, &n_ovf_failed);
-    mi.status = (p->cls->flags & _QF_OPC_DOT) && !n_ovf ? NULL : ck.status;
-    mi.cols = r->sampled ? 0 : p->cols;
-    if (p->cls->exact_zeros)
-        vi.n_zero_exact = p->cls->exact_zeros(p, &ck);
-    _qf_inval_release(p); /* before the metrics' arrays (a reference may have done it) */
-    s = qf_metrics_compute(&mi, &r->metrics, NULL);
-    if (s != QF_OK) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "metrics failed: %s", qf_status_str(s));
-        goto done;
-    }
-    if (r->sampled)
-        remap_metrics(&r->metrics, &ck, p->cols);
-    r->has_metrics = 1;
-    if (r->bound.kind[0])
-        bound_summary(p, &ck, r);
-    pol = case_policy(p);
-    vi.metrics = &r->metrics;
-    vi.det_claimed = p->t->arith.deterministic;
-    vi.det_equal = r->det_equal;
-    /* The two runs used the case's thread count and one more when the
-     * kernel claims the same bits across thread counts (child_run): their
-     * comparison is then the thread-count check. */
-    vi.det_threads_claimed = p->t->arith.deterministic_threads;
-    vi.det_threads_checked = vi.det_threads_claimed;
-    vi.det_threads_equal = r->det_equal;
-    vi.det_checked = !vi.det_threads_checked;
-    vi.det_first_diff = r->det_first_diff;
-    if (p->bk) {
-        if (run_baseline(p, &ck, &mi, rep, timeout_s, &bmet, &bverdict, bwhy, sizeof bwhy) == 0)
-            vi.baseline = &bmet;
-        else
-            pol.baseline_factor = NAN; /* decide the rest; the baseline's trouble is applied below */
-    }
-    s = qf_verdict_decide(&vi, &pol, &r->verdict, r->reason, sizeof r->reason);
-    if (s != QF_OK) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "verdict failed: %s", qf_status_str(s));
-        goto done;
-    }
-    /* Run 2 is judged too, whatever the determinism claim: else a kernel
-     * could compute right once and return anything the second time. */
-    if (!r->det_equal && judge_run2(p, &ck, &mi, &vi, &pol, r))
-        goto done;
-    /* No bound, no conformance check: the verdict says so (an op that
-     * derives none, or a case its derivation does not cover, with a claim
-     * that states no max_ulp), so fitness alone is not read as more. */
-    if (!r->bound.kind[0] && (r->verdict == QF_VERDICT_QUALIFIED || r->verdict == QF_VERDICT_MARGINAL)) {
-        size_t len = strlen(r->reason);
-        snprintf(r->reason + len, sizeof r->reason - len,
-                 p->cls->bound
-                     ? "; no conformance check: the %s bound does not cover this case and the claim "
-                       "states no max_ulp (fitness only)"
-                     : "; no conformance check: %s derives no bound and the claim states no max_ulp "
-                       "(fitness only)",
-                 p->cls->bound ? p->cls->bound : p->cls->name);
-    }
-    if (n_ovf && (r->verdict == QF_VERDICT_QUALIFIED || r->verdict == QF_VERDICT_MARGINAL ||
-                  r->verdict == QF_VERDICT_MISTRUSTED))
-        _qf_say(r, QF_VERDICT_MISTRUSTED,
-                "%zu element(s) finite where the rounded reference is NaN or Inf (or NaN against Inf) where "
-                "the claimed %s accumulator may overflow (intermediates up to %.3g >= its max %.3g) and the "
-                "exact result is finite: outside the range the claim defines",
-                n_ovf, qf_format_get(p->t->arith.acc_format)->name, ovf_reach, p->cls->acc_max(p));
-    if (n_ovf_failed && r->verdict == QF_VERDICT_FAILED) {
-        size_t len = strlen(r->reason);
-        snprintf(r->reason + len, sizeof r->reason - len,
-                 "; %zu NaN/Inf element(s) where the claimed %s accumulator may overflow (intermediates up "
-                 "to %.3g >= its max %.3g): inputs outside the range the claim can hold",
-                 n_ovf_failed, qf_format_get(p->t->arith.acc_format)->name, ovf_reach, p->cls->acc_max(p));
-    }
-    /* A FAILED kernel stays FAILED (certain evidence); a kernel that would
-     * pass cannot, since its fitness against the baseline is unknown. */
-    if (p->bk && !vi.baseline && r->verdict == QF_VERDICT_QUALIFIED)
-        _qf_say(r, bverdict, "%s", bwhy);
-    if (r->verdict == QF_VERDICT_QUALIFIED && (p->c->group->policy.set & QF_POLICY_MAX_COMPONENTWISE) &&
-        _qf_case_refute(p->c) < 0)
-        componentwise_policy(p, &ck, r);
-    if (r->verdict == QF_VERDICT_FAILED && p->cls->explain && _qf_case_refute(p->c) >= 0)
-        p->cls->explain(p, &ck, r);
-    /* The second output: wrong moe indices are FAILED; attention's lse is
-     * judged for conformance on its own, and the worse verdict stands. */
-    if (p->fail1[0]) /* the root cause: the weights of a wrong expert are wrong too */
-        _qf_say(r, QF_VERDICT_FAILED, "%s", p->fail1);
-    if (ck1.n && (second_output(p, &ck1, 0, r) || (!r->det_equal && second_output(p, &ck1, 1, r))))
-        goto done;
-    if (timing && (r->verdict == QF_VERDICT_QUALIFIED || r->verdict == QF_VERDICT_MARGINAL)) {
-        /* Correctness first: only a kernel that computes the right thing is
-         * worth timing.  The timing run gets its own limit per run. */
-        qf_result tr = *r;
-        double limit = timeout_s * (double)(warmup + reps + 1);
-        if (_qf_kio_run(p, rep, &tr, limit, 1, warmup, reps) == 0 && rep->status == QF_OK && rep->ntimes) {
-            double *t = rep->times;
-            size_t n = rep->ntimes, a, b;
-            for (a = 1; a < n; a++) /* insertion sort: n is small */
-                for (b = a; b > 0 && t[b - 1] > t[b]; b--) {
-                    double x = t[b];
-                    t[b] = t[b - 1];
-                    t[b - 1] = x;
-                }
-            r->timing.measured = 1;
-            r->timing.warmup = warmup;
-            r->timing.reps = n;
-            r->timing.min_s = t[0];
-            r->timing.max_s = t[n - 1];
-            r->timing.median_s = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-            r->timing.spread = r->timing.median_s > 0 ? (t[n - 1] - t[0]) / r->timing.median_s : NAN;
+     * the case MISTRUSTED (rule 6; docs/bounds.md, runner_range.c). */
+    if (p->cls->mark_overflow && r->bound.kind[0]) {
+        r->ev.n_ovf = p->cls->mark_overflow(p, ck, r, &r->ev.ovf_reach, &r->ev.n_ovf_failed);
+        if (r->ev.n_ovf || r->ev.n_ovf_failed) {
+            r->ev.acc_max = p->cls->acc_max(p);
+            snprintf(r->ev.acc_name, sizeof r->ev.acc_name, "%s", qf_format_get(p->t->arith.acc_format)->name);
         }
     }
+    mi->status = (p->cls->flags & _QF_OPC_DOT) && !r->ev.n_ovf ? NULL : ck->status;
+    mi->cols = r->sampled ? 0 : p->cols;
+    if (p->cls->exact_zeros)
+        r->ev.n_zero_exact = p->cls->exact_zeros(p, ck);
+    _qf_inval_release(p); /* before the metrics' arrays (a reference may have done it) */
+    s = qf_metrics_compute(mi, &r->metrics, NULL);
+    if (s != QF_OK)
+        return _qf_say(r, QF_CAUSE_HARNESS, "metrics failed: %s", qf_status_str(s)), -1;
+    if (r->sampled)
+        remap_metrics(&r->metrics, ck, p->cols);
+    r->has_metrics = 1;
+    if (r->bound.kind[0])
+        bound_summary(p, ck, r);
+    return 0;
+}
+
+/* One pair in its worker process: run, gather the evidence (first output,
+ * run 2, baseline, componentwise, second output), then one decision
+ * (qf_result_decide: qf_verdict_decide applies every rule), then the
+ * explanation of a refuted claim and the timing. */
+static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, size_t warmup, size_t reps)
+{
+    _qf_child_report *rep = _qf_rp_shm_alloc(sizeof *rep);
+    _qf_checked ck, ck1;
+    qf_metrics_input mi;
+    qf_metrics bmet;
+    qf_verdict bverdict = QF_VERDICT_MISTRUSTED;
+    char bwhy[QF_RESULT_TEXT_MAX] = "";
+    memset(&ck, 0, sizeof ck);
+    memset(&ck1, 0, sizeof ck1);
+    r->policy = case_policy(p);
+    r->ev.det_claimed = p->t->arith.deterministic;
+    r->ev.det_threads_claimed = p->t->arith.deterministic_threads;
+    r->ev.exact_codes = (p->cls->flags & _QF_OPC_EXACT_CODES) != 0;
+    if (!rep) {
+        _qf_say(r, QF_CAUSE_HARNESS, "cannot map shared memory: %s", strerror(errno));
+        return;
+    }
+    if (first_output(p, rep, r, timeout_s, &ck, &ck1, &mi))
+        goto done;
+    r->ev.outcome = QF_CAUSE_NONE;
+    if (!r->det_equal && !r->ev.exact_codes && run2_evidence(p, &ck, &mi, r))
+        goto done;
+    if (p->bk) {
+        if (run_baseline(p, &ck, &mi, rep, timeout_s, &bmet, &bverdict, bwhy, sizeof bwhy) == 0) {
+            r->ev.baseline = 1;
+            r->ev.baseline_max_abs = bmet.max_abs;
+            r->ev.baseline_rms = bmet.rms;
+        } else {
+            r->ev.baseline = -1;
+            r->ev.baseline_verdict = bverdict;
+            snprintf(r->ev.baseline_why, sizeof r->ev.baseline_why, "%s", bwhy);
+        }
+    }
+    if (!isnan(r->policy.max_componentwise))
+        componentwise_evidence(p, &ck, &r->ev);
+    if (p->fail1[0]) /* the root cause: the weights of a wrong expert are wrong too */
+        snprintf(r->ev.exact_fail, sizeof r->ev.exact_fail, "%s", p->fail1);
+    if (ck1.n) {
+        snprintf(r->ev.out2_name, sizeof r->ev.out2_name, "%s", qf_op_slot_name(p->op.op, 1, 1));
+        if (second_output(p, &ck1, 0, &r->ev.out2_metrics, r) ||
+            (!r->det_equal && second_output(p, &ck1, 1, &r->ev.out2_run2_metrics, r)))
+            goto done;
+        r->ev.out2 = r->det_equal ? 1 : 2;
+    }
+    if (qf_result_decide(r) != QF_OK) {
+        _qf_say(r, QF_CAUSE_HARNESS, "the verdict could not be decided from the evidence");
+        goto done;
+    }
+    if (r->verdict == QF_VERDICT_FAILED && p->cls->explain && _qf_case_refute(p->c) >= 0)
+        p->cls->explain(p, &ck, r);
+    /* Only a pair whose outputs were checked is timed (an UNCHECKED one
+     * was checked against nothing). */
+    if (timing && (r->verdict == QF_VERDICT_QUALIFIED || r->verdict == QF_VERDICT_MARGINAL))
+        time_kernel(p, rep, r, timeout_s, warmup, reps);
 done:
     _qf_checked_free(&ck);
     _qf_checked_free(&ck1);
@@ -745,12 +700,12 @@ static int find_baseline(_qf_case *p, const qf_registry *reg, qf_result *r)
     size_t i;
     p->bk = name ? qf_registry_find(reg, name) : NULL;
     if (!p->bk) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: the policy's baseline kernel '%s' is not registered",
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: the policy's baseline kernel '%s' is not registered",
                 name ? name : "(none)");
         return -1;
     }
     if (p->bk->op != p->k->op || (p->bk->backend && strcmp(p->bk->backend, "cpu"))) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: the baseline %s is not a cpu kernel of op %s", name,
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: the baseline %s is not a cpu kernel of op %s", name,
                 qf_op_name(p->k->op));
         return -1;
     }
@@ -758,12 +713,12 @@ static int find_baseline(_qf_case *p, const qf_registry *reg, qf_result *r)
         if (tuple_matches(p, &p->bk->dtypes[i]))
             p->bt = &p->bk->dtypes[i];
     if (!p->bt) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: the baseline %s claims no dtype tuple for %s", name,
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: the baseline %s claims no dtype tuple for %s", name,
                 p->c->dtype->label);
         return -1;
     }
     if (qf_kernel_check(p->bk, &p->op, p->bt, why, sizeof why) != QF_OK || layout_ok(p, p->bk, why, sizeof why)) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: the baseline %s: %s", name, why);
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: the baseline %s: %s", name, why);
         return -1;
     }
     return 0;
@@ -818,7 +773,7 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
         devarch[0] = '\0';
         if (_qf_rdev_probe(pr->k, devarch, sizeof devarch, why, sizeof why)) {
             file_unrun_device(r, pr->k, devarch);
-            _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: %s", why);
+            _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: %s", why);
             goto out;
         }
         arch = devarch;
@@ -828,7 +783,7 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
         for (i = 0; i < c->group->narch && !ok; i++)
             ok = qf_suite_glob_match(c->group->arch[i], arch);
         if (!ok) {
-            _qf_say(r, QF_VERDICT_UNSUPPORTED,
+            _qf_say(r, QF_CAUSE_UNSUPPORTED,
                     "unsupported: the suite group is limited to other architectures "
                     "than %s",
                     arch);
@@ -836,7 +791,7 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
         }
     }
     if (!qf_kernel_arch_ok(pr->k, arch)) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: %s runs on '%s', not on %s", pr->k->name,
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: %s runs on '%s', not on %s", pr->k->name,
                 pr->k->archs ? pr->k->archs : "?", arch);
         goto out;
     }
@@ -849,13 +804,13 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
             break;
         }
     if (!p.t) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: %s claims no dtype tuple for %s", pr->k->name,
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: %s claims no dtype tuple for %s", pr->k->name,
                 c->dtype->label);
         goto out;
     }
     snprintf(r->dtype_tuple, sizeof r->dtype_tuple, "%s", p.t->name ? p.t->name : "");
     if (qf_kernel_check(pr->k, &p.op, p.t, why, sizeof why) != QF_OK || layout_ok(&p, pr->k, why, sizeof why)) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: %s", why);
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: %s", why);
         goto out;
     }
     if ((c->group->policy.set & QF_POLICY_BASELINE) && find_baseline(&p, reg, r))
@@ -1190,13 +1145,13 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
                     pair *pr = &pairs[it];
                     _qf_runner_identity(r, suite, &cases.cases[pr->ci], pr->k, pr->kidx, reg, &o);
                     r->signal = w > 0 && WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
-                    _qf_say(r, QF_VERDICT_CRASHED,
+                    _qf_say(r, QF_CAUSE_WORKER_DIED,
                             "crashed: the worker process (runner and reference, not the kernel) died%s%s",
                             r->signal ? ": " : "", r->signal ? strsignal(r->signal) : "");
                 }
                 _qf_worker_after_pair(pairs[it].k, (int)i, r);
-                if ((r->verdict == QF_VERDICT_CRASHED && !strstr(r->reason, "the worker process")) ||
-                    (r->verdict == QF_VERDICT_FAILED && !strncmp(r->reason, "the kernel returned", 19)))
+                if (r->cause == QF_CAUSE_CRASH || r->cause == QF_CAUSE_KERNEL_ERROR ||
+                    r->cause == QF_CAUSE_DEVICE_LOST)
                     _qf_iso_limit_note(r->reason, sizeof r->reason, _qf_rdev_is_device(pairs[it].k));
                 if (slots[i].fd >= 0)
                     close(slots[i].fd);

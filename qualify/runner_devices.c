@@ -192,17 +192,17 @@ void _qf_rdevs_bind(_qf_rdevs *d, size_t slot)
 }
 
 /* How the attempt ended for the device: its server or child died, it
- * timed out, or the back end said the device is gone (runner_device.c
- * words a QF_EDEVICE "device lost: ..."). */
+ * timed out, or the kernel call returned QF_EDEVICE (the device is gone:
+ * qf_backend.h).  Read from the record's cause (qf_cause), which no
+ * message of the kernel can set. */
 static int fault_of(const qf_result *r)
 {
-    if (r->verdict == QF_VERDICT_CRASHED && !strstr(r->reason, "the worker process"))
-        return F_CRASH;
-    if (r->verdict == QF_VERDICT_TIMEOUT)
-        return F_TIMEOUT;
-    if ((r->verdict == QF_VERDICT_FAILED || r->verdict == QF_VERDICT_UNSUPPORTED) && strstr(r->reason, "device lost"))
-        return F_LOST;
-    return F_NONE;
+    switch (r->cause) { /* the cause, never the reason: it may quote the kernel */
+    case QF_CAUSE_CRASH: return F_CRASH;
+    case QF_CAUSE_TIMEOUT: return F_TIMEOUT;
+    case QF_CAUSE_DEVICE_LOST: return F_LOST;
+    default: return F_NONE;
+    }
 }
 
 static void stamp(const char *backend, int index, qf_result *r)

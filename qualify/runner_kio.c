@@ -148,7 +148,7 @@ int _qf_kio_check(const _qf_case *p, qf_result *r, const char *who)
                     kfirst = k;
                 }
         if (nbad)
-            return _qf_say(r, QF_VERDICT_FAILED,
+            return _qf_say(r, QF_CAUSE_BAD_WRITE,
                            "input %s modified by %s: %zu byte(s) differ from what it was given (first at byte %zu%s)",
                            qf_op_slot_name(p->op.op, 0, i), who, nbad, first, where[kfirst]),
                    -1;
@@ -304,11 +304,11 @@ static int run_inline(_qf_case *p, _qf_child_report *rep, qf_result *r, double t
     child_run(p, rep, timing, warmup, reps);
     switch (_qf_worker_inline_end()) {
     case 2:
-        _qf_say(r, QF_VERDICT_TIMEOUT, "timed out: the kernel ran past the %.3g s limit and was killed",
+        _qf_say(r, QF_CAUSE_TIMEOUT, "timed out: the kernel ran past the %.3g s limit and was killed",
                 timeout_s);
         return -1;
     case 1:
-        _qf_say(r, QF_VERDICT_CRASHED, "crashed: %s", rep->msg);
+        _qf_say(r, QF_CAUSE_CRASH, "crashed: %s", rep->msg);
         return -1;
     }
     return 0;
@@ -322,7 +322,7 @@ int _qf_kio_run(_qf_case *p, _qf_child_report *rep, qf_result *r, double timeout
     double t0 = _qf_rp_now_s(), nap = 0.0005;
     memset(rep, 0, sizeof *rep);
     if (_qf_kio_restore(p)) { /* the inputs released after the first call's check */
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot map the kernel's inputs: %s", strerror(errno));
+        _qf_say(r, QF_CAUSE_HARNESS, "cannot map the kernel's inputs: %s", strerror(errno));
         return -1;
     }
     if (qf_worker_kernel_is(p->k))
@@ -330,7 +330,7 @@ int _qf_kio_run(_qf_case *p, _qf_child_report *rep, qf_result *r, double timeout
     fflush(NULL);
     pid = fork();
     if (pid < 0) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot fork the kernel child: %s", strerror(errno));
+        _qf_say(r, QF_CAUSE_HARNESS, "cannot fork the kernel child: %s", strerror(errno));
         return -1;
     }
     if (pid == 0) {
@@ -352,7 +352,7 @@ int _qf_kio_run(_qf_case *p, _qf_child_report *rep, qf_result *r, double timeout
         if (wr < 0 && errno == ECHILD) {
             if (fd >= 0)
                 close(fd);
-            _qf_say(r, QF_VERDICT_MISTRUSTED, "lost the kernel child: %s", strerror(errno));
+            _qf_say(r, QF_CAUSE_HARNESS, "lost the kernel child: %s", strerror(errno));
             return -1;
         }
         if (_qf_rp_now_s() - t0 > timeout_s) {
@@ -361,7 +361,7 @@ int _qf_kio_run(_qf_case *p, _qf_child_report *rep, qf_result *r, double timeout
             _qf_iso_reap_strays(NULL, 0);
             if (fd >= 0)
                 close(fd);
-            _qf_say(r, QF_VERDICT_TIMEOUT, "timed out: the kernel ran past the %.3g s limit and was killed",
+            _qf_say(r, QF_CAUSE_TIMEOUT, "timed out: the kernel ran past the %.3g s limit and was killed",
                     timeout_s);
             return -1;
         }
@@ -375,17 +375,17 @@ int _qf_kio_run(_qf_case *p, _qf_child_report *rep, qf_result *r, double timeout
         close(fd);
     if (WIFSIGNALED(st)) {
         r->signal = WTERMSIG(st);
-        _qf_say(r, QF_VERDICT_CRASHED, "crashed: signal %d (%s)", r->signal, strsignal(r->signal));
+        _qf_say(r, QF_CAUSE_CRASH, "crashed: signal %d (%s)", r->signal, strsignal(r->signal));
         return -1;
     }
     if (WIFEXITED(st) && WEXITSTATUS(st) == _QF_WORKER_EXIT && rep->msg[0]) {
         /* A worker kernel whose worker failed (worker.c): its reason. */
-        _qf_say(r, QF_VERDICT_CRASHED, "crashed: %s", rep->msg);
+        _qf_say(r, QF_CAUSE_CRASH, "crashed: %s", rep->msg);
         return -1;
     }
     if (!rep->done || (WIFEXITED(st) && WEXITSTATUS(st) != 0)) {
         r->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-        _qf_say(r, QF_VERDICT_CRASHED, "crashed: the kernel process exited with status %d before finishing",
+        _qf_say(r, QF_CAUSE_CRASH, "crashed: the kernel process exited with status %d before finishing",
                 r->exit_code);
         return -1;
     }

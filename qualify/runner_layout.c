@@ -105,14 +105,14 @@ int _qf_layout_inputs(_qf_case *p, qf_result *r)
         eb = elem_bytes(t);
         n = qf_tensor_numel(t);
         if (!eb || strides_of(L, t, &span)) {
-            _qf_say(r, QF_VERDICT_UNSUPPORTED,
+            _qf_say(r, QF_CAUSE_UNSUPPORTED,
                     "unsupported: layout %s: input %s is packed, sub-byte or not a matrix (dense only)",
                     L->label, qf_op_slot_name(p->op.op, 0, i));
             return -1;
         }
         buf = malloc(span * (size_t)eb + 8);
         if (!buf) {
-            _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory laying out input %s",
+            _qf_say(r, QF_CAUSE_HARNESS, "out of memory laying out input %s",
                     qf_op_slot_name(p->op.op, 0, i));
             return -1;
         }
@@ -137,7 +137,7 @@ int _qf_layout_output(_qf_case *p, qf_result *r)
     if (!L)
         return 0;
     if (!elem_bytes(&p->out[0]) || strides_of(L, &p->out[0], &span)) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: layout %s: output %s is not a matrix (dense only)",
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: layout %s: output %s is not a matrix (dense only)",
                 L->label, qf_op_slot_name(p->op.op, 1, 0));
         return -1;
     }

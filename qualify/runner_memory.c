@@ -198,10 +198,10 @@ int _qf_case_memory_check(const _qf_case *p, const qf_runner_opts *o, qf_result 
     qf_runner_format_bytes(need, a, sizeof a);
     qf_runner_format_bytes(budget, b, sizeof b);
     if (o->max_case_bytes)
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: case needs %s of buffers, over --max-case-memory %s", a,
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: case needs %s of buffers, over --max-case-memory %s", a,
                 b);
     else
-        _qf_say(r, QF_VERDICT_UNSUPPORTED,
+        _qf_say(r, QF_CAUSE_UNSUPPORTED,
                 "unsupported: case needs %s of buffers, over the default case budget %s (a quarter of "
                 "physical memory; --max-case-memory sets it)",
                 a, b);

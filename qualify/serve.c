@@ -416,7 +416,11 @@ out:
         if (g)
             json_object_set_new(done, "global_codes", g);
     } else {
-        json_object_set_new(done, "status", json_string(st == QF_EUNSUPPORTED ? "unsupported" : "error"));
+        /* The status, not the message, says the device is gone: the
+         * runner rotates devices on it (runner_devices.c). */
+        json_object_set_new(done, "status", json_string(st == QF_EUNSUPPORTED ? "unsupported"
+                                                        : st == QF_EDEVICE    ? "device_lost"
+                                                                              : "error"));
         json_object_set_new(done, "msg", json_string(msg[0] ? msg : qf_status_str(st)));
     }
     if (base != MAP_FAILED)

@@ -10,7 +10,7 @@
 #include "qf_verdict.h"
 
 static const char *const names[QF_VERDICT_COUNT] = {
-    "QUALIFIED", "MARGINAL", "FAILED", "CRASHED", "TIMEOUT", "MISTRUSTED", "UNSUPPORTED", "SKIPPED",
+    "QUALIFIED", "MARGINAL", "FAILED", "CRASHED", "TIMEOUT", "MISTRUSTED", "UNSUPPORTED", "SKIPPED", "UNCHECKED",
 };
 
 const char *qf_verdict_name(qf_verdict v)
@@ -50,31 +50,114 @@ qf_policy qf_policy_default(int is_matmul)
     /* oneDNN benchdnn: MISTRUSTED over 30% zeros, 90% for matmul. */
     p.max_zero_frac = is_matmul ? 0.90 : 0.30;
     p.signed_zero_fails = 0;
+    p.max_componentwise = NAN;
     return p;
 }
 
-qf_verdict_input qf_verdict_input_default(void)
+/* Cause names and the verdict of each run outcome: one table. */
+static const struct {
+    const char *name;
+    qf_verdict outcome; /* the verdict of a run outcome; QF_VERDICT_COUNT: a rule's cause */
+} causes[QF_CAUSE_COUNT] = {
+    [QF_CAUSE_NONE] = {"none", QF_VERDICT_COUNT},
+    [QF_CAUSE_SKIPPED] = {"skipped", QF_VERDICT_SKIPPED},
+    [QF_CAUSE_UNSUPPORTED] = {"unsupported", QF_VERDICT_UNSUPPORTED},
+    [QF_CAUSE_DECLINED] = {"declined", QF_VERDICT_UNSUPPORTED},
+    [QF_CAUSE_CRASH] = {"crash", QF_VERDICT_CRASHED},
+    [QF_CAUSE_WORKER_DIED] = {"worker_died", QF_VERDICT_CRASHED},
+    [QF_CAUSE_TIMEOUT] = {"timeout", QF_VERDICT_TIMEOUT},
+    [QF_CAUSE_KERNEL_ERROR] = {"kernel_error", QF_VERDICT_FAILED},
+    [QF_CAUSE_DEVICE_LOST] = {"device_lost", QF_VERDICT_FAILED},
+    [QF_CAUSE_BAD_WRITE] = {"bad_write", QF_VERDICT_FAILED},
+    [QF_CAUSE_HARNESS] = {"harness", QF_VERDICT_MISTRUSTED},
+    [QF_CAUSE_NONFINITE] = {"nonfinite", QF_VERDICT_COUNT},
+    [QF_CAUSE_FINITE] = {"finite", QF_VERDICT_COUNT},
+    [QF_CAUSE_SPECIALS] = {"specials", QF_VERDICT_COUNT},
+    [QF_CAUSE_BOUND] = {"bound", QF_VERDICT_COUNT},
+    [QF_CAUSE_SIGNED_ZERO] = {"signed_zero", QF_VERDICT_COUNT},
+    [QF_CAUSE_NONDETERMINISM] = {"nondeterminism", QF_VERDICT_COUNT},
+    [QF_CAUSE_THREADS] = {"threads", QF_VERDICT_COUNT},
+    [QF_CAUSE_RUN2_CODES] = {"run2_codes", QF_VERDICT_COUNT},
+    [QF_CAUSE_EXACT_INDEX] = {"exact_index", QF_VERDICT_COUNT},
+    [QF_CAUSE_UNDECIDED] = {"undecided", QF_VERDICT_COUNT},
+    [QF_CAUSE_DEGENERATE] = {"degenerate", QF_VERDICT_COUNT},
+    [QF_CAUSE_NOTHING_CHECKED] = {"nothing_checked", QF_VERDICT_COUNT},
+    [QF_CAUSE_OVERFLOW] = {"overflow", QF_VERDICT_COUNT},
+    [QF_CAUSE_BASELINE_MISSING] = {"baseline_missing", QF_VERDICT_COUNT},
+    [QF_CAUSE_BASELINE_UNDEFINED] = {"baseline_undefined", QF_VERDICT_COUNT},
+    [QF_CAUSE_POLICY_ULP] = {"policy_ulp", QF_VERDICT_COUNT},
+    [QF_CAUSE_POLICY_NORMWISE] = {"policy_normwise", QF_VERDICT_COUNT},
+    [QF_CAUSE_POLICY_SQNR] = {"policy_sqnr", QF_VERDICT_COUNT},
+    [QF_CAUSE_POLICY_BASELINE] = {"policy_baseline", QF_VERDICT_COUNT},
+    [QF_CAUSE_POLICY_COMPONENTWISE] = {"policy_componentwise", QF_VERDICT_COUNT},
+    [QF_CAUSE_NO_BOUND] = {"no_bound", QF_VERDICT_COUNT},
+    [QF_CAUSE_EMPTY] = {"empty", QF_VERDICT_COUNT},
+    [QF_CAUSE_CONFORMS] = {"conforms", QF_VERDICT_COUNT},
+};
+
+const char *qf_cause_name(qf_cause c)
 {
-    qf_verdict_input r;
-    memset(&r, 0, sizeof r);
-    r.run = QF_VERDICT_RUN_OK;
-    return r;
+    return (int)c >= 0 && c < QF_CAUSE_COUNT ? causes[c].name : "unknown";
+}
+
+qf_status qf_cause_lookup(const char *name, qf_cause *out)
+{
+    int c;
+    if (!name || !out)
+        return QF_EINVAL;
+    for (c = 0; c < QF_CAUSE_COUNT; c++)
+        if (!strcmp(causes[c].name, name)) {
+            *out = (qf_cause)c;
+            return QF_OK;
+        }
+    return QF_EPARSE;
+}
+
+qf_verdict qf_cause_outcome_verdict(qf_cause c)
+{
+    return (int)c > 0 && c < QF_CAUSE_COUNT ? causes[c].outcome : QF_VERDICT_COUNT;
+}
+
+qf_evidence qf_evidence_default(void)
+{
+    qf_evidence e;
+    memset(&e, 0, sizeof e);
+    e.outcome = QF_CAUSE_NONE;
+    e.ovf_reach = e.acc_max = NAN;
+    e.baseline_max_abs = e.baseline_rms = NAN;
+    e.baseline_verdict = QF_VERDICT_MISTRUSTED;
+    e.cw_worst = NAN;
+    return e;
 }
 
 /* The compiler checks the reason formats against their arguments. */
 #ifdef __GNUC__
-static qf_status say(qf_verdict *v, qf_verdict what, char *reason, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+static void say(qf_decision *d, qf_verdict what, qf_cause why, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 #endif
 
-static qf_status say(qf_verdict *v, qf_verdict what, char *reason, size_t size, const char *fmt, ...)
+static void say(qf_decision *d, qf_verdict what, qf_cause why, const char *fmt, ...)
 {
     va_list ap;
-    *v = what;
+    d->verdict = what;
+    d->cause = why;
     va_start(ap, fmt);
-    _qf_vfail(reason, size, QF_OK, NULL, fmt, ap);
+    _qf_vfail(d->reason, sizeof d->reason, QF_OK, NULL, fmt, ap);
     va_end(ap);
-    return QF_OK;
+}
+
+/* Append to the reason (a note that changes no verdict). */
+#ifdef __GNUC__
+static void note(qf_decision *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#endif
+
+static void note(qf_decision *d, const char *fmt, ...)
+{
+    va_list ap;
+    size_t len = strlen(d->reason);
+    va_start(ap, fmt);
+    vsnprintf(d->reason + len, sizeof d->reason - len, fmt, ap);
+    va_end(ap);
 }
 
 static int set(double x)
@@ -82,132 +165,262 @@ static int set(double x)
     return !isnan(x);
 }
 
-qf_status qf_verdict_decide(const qf_verdict_input *r, const qf_policy *p, qf_verdict *v, char *reason,
-                            size_t size)
-{
+/* What one output's comparison says (rules 2-4 of docs/verdicts.md):
+ * conformance, then trust, then fitness, then QUALIFIED.  baseline: its
+ * errors or NULL (the rule then says the comparison is doubtful). */
+typedef struct output_ev {
     const qf_metrics *m;
-    char at[64];
-    const char *why;
-    if (!r || !p || !v)
-        return QF_EINVAL;
-    why = r->run_reason ? r->run_reason : "no reason given";
-    switch (r->run) {
-    case QF_VERDICT_RUN_OK: break;
-    case QF_VERDICT_RUN_CRASHED: return say(v, QF_VERDICT_CRASHED, reason, size, "crashed: %s", why);
-    case QF_VERDICT_RUN_TIMEOUT: return say(v, QF_VERDICT_TIMEOUT, reason, size, "timed out: %s", why);
-    case QF_VERDICT_RUN_UNSUPPORTED:
-        return say(v, QF_VERDICT_UNSUPPORTED, reason, size, "unsupported: %s", why);
-    case QF_VERDICT_RUN_SKIPPED: return say(v, QF_VERDICT_SKIPPED, reason, size, "skipped: %s", why);
-    default: return QF_EINVAL;
-    }
-    m = r->metrics;
-    if (!m)
-        return QF_EINVAL;
+    int det_claimed, det_checked, det_equal;
+    int det_threads_claimed;
+    size_t det_first_diff, n_zero_exact;
+    const double *baseline; /* [max_abs, rms] or NULL */
+} output_ev;
 
-    /* ---- Conformance: certain evidence, so it comes first. */
+static void decide_conformance(const output_ev *o, const qf_policy *p, qf_decision *d)
+{
+    const qf_metrics *m = o->m;
+    char at[64];
     if (m->nonfinite_bad) {
         qf_metrics_where(m, m->at_nonfinite_bad, at, sizeof at);
-        return say(v, QF_VERDICT_FAILED, reason, size,
-                   "element %s: NaN or Inf where the reference is finite (%zu element(s))", at,
-                   m->nonfinite_bad);
+        return say(d, QF_VERDICT_FAILED, QF_CAUSE_NONFINITE,
+                   "element %s: NaN or Inf where the reference is finite (%zu element(s))", at, m->nonfinite_bad);
     }
     if (m->finite_bad) {
         qf_metrics_where(m, m->at_finite_bad, at, sizeof at);
-        return say(v, QF_VERDICT_FAILED, reason, size,
-                   "element %s: finite where the reference is NaN or Inf (%zu element(s))", at,
-                   m->finite_bad);
+        return say(d, QF_VERDICT_FAILED, QF_CAUSE_FINITE,
+                   "element %s: finite where the reference is NaN or Inf (%zu element(s))", at, m->finite_bad);
     }
     if (m->nan_mismatch || m->inf_mismatch)
-        return say(v, QF_VERDICT_FAILED, reason, size,
-                   "special values differ: %zu NaN and %zu Inf mismatches", m->nan_mismatch, m->inf_mismatch);
+        return say(d, QF_VERDICT_FAILED, QF_CAUSE_SPECIALS, "special values differ: %zu NaN and %zu Inf mismatches",
+                   m->nan_mismatch, m->inf_mismatch);
     if (m->n_violations) {
         qf_metrics_where(m, m->at_violation, at, sizeof at);
-        return say(v, QF_VERDICT_FAILED, reason, size,
+        return say(d, QF_VERDICT_FAILED, QF_CAUSE_BOUND,
                    "element %s: error %.4g ulp > bound %.4g ulp (abs %.6g > %.6g); %zu of %zu elements "
                    "outside the bound derived from the claim",
-                   at, m->viol_err_ulp, m->viol_bound_ulp, m->viol_err, m->viol_bound, m->n_violations,
-                   m->n_bound);
+                   at, m->viol_err_ulp, m->viol_bound_ulp, m->viol_err, m->viol_bound, m->n_violations, m->n_bound);
     }
     if (p->signed_zero_fails && m->signed_zero_mismatch)
-        return say(v, QF_VERDICT_FAILED, reason, size, "%zu signed-zero mismatches", m->signed_zero_mismatch);
-    if (r->det_claimed && r->det_checked && !r->det_equal)
-        return say(v, QF_VERDICT_FAILED, reason, size,
-                   "claims bitwise determinism, but two runs differ (first at element %zu)",
-                   r->det_first_diff);
-    if (r->det_threads_claimed && r->det_threads_checked && !r->det_threads_equal)
-        return say(v, QF_VERDICT_FAILED, reason, size,
+        return say(d, QF_VERDICT_FAILED, QF_CAUSE_SIGNED_ZERO, "%zu signed-zero mismatches", m->signed_zero_mismatch);
+    /* The two runs used the case's thread count and one more when the
+     * kernel claims the same bits across thread counts: their comparison
+     * is then the thread-count check, else the plain determinism check. */
+    if (o->det_claimed && !o->det_threads_claimed && o->det_checked && !o->det_equal)
+        return say(d, QF_VERDICT_FAILED, QF_CAUSE_NONDETERMINISM,
+                   "claims bitwise determinism, but two runs differ (first at element %zu)", o->det_first_diff);
+    if (o->det_threads_claimed && o->det_checked && !o->det_equal)
+        return say(d, QF_VERDICT_FAILED, QF_CAUSE_THREADS,
                    "claims determinism across thread counts, but the bits differ (first at element %zu)",
-                   r->det_first_diff);
+                   o->det_first_diff);
+    d->verdict = QF_VERDICT_COUNT; /* conforms */
+}
 
-    /* ---- Trust. */
+static void decide_trust(const output_ev *o, const qf_policy *p, qf_decision *d)
+{
+    const qf_metrics *m = o->m;
+    d->verdict = QF_VERDICT_COUNT;
     if (m->n == 0)
-        return say(v, QF_VERDICT_QUALIFIED, reason, size, "empty output: nothing to check");
+        return say(d, QF_VERDICT_QUALIFIED, QF_CAUSE_EMPTY, "empty output: nothing to check");
     if ((double)m->n_undecided > p->max_undecided_frac * (double)m->n)
-        return say(v, QF_VERDICT_MISTRUSTED, reason, size,
+        return say(d, QF_VERDICT_MISTRUSTED, QF_CAUSE_UNDECIDED,
                    "reference undecided for %zu of %zu elements (%.3g%% > %.3g%%)", m->n_undecided, m->n,
                    100.0 * (double)m->n_undecided / (double)m->n, 100 * p->max_undecided_frac);
-    if (r->n_zero_exact) {
+    if (o->n_zero_exact) {
         /* Only the zeros no exact step of the op explains are weak evidence. */
-        size_t z = m->n_zero_ref - (r->n_zero_exact < m->n_zero_ref ? r->n_zero_exact : m->n_zero_ref);
+        size_t z = m->n_zero_ref - (o->n_zero_exact < m->n_zero_ref ? o->n_zero_exact : m->n_zero_ref);
         double frac = (double)z / (double)m->n;
         if (frac > p->max_zero_frac)
-            return say(v, QF_VERDICT_MISTRUSTED, reason, size,
+            return say(d, QF_VERDICT_MISTRUSTED, QF_CAUSE_DEGENERATE,
                        "degenerate data: %.3g%% of the reference is zero (> %.3g%%), not counting %zu exact "
                        "zero(s) the op computes from nonzero inputs",
-                       100 * frac, 100 * p->max_zero_frac, r->n_zero_exact);
+                       100 * frac, 100 * p->max_zero_frac, o->n_zero_exact);
     } else if (m->frac_zero_ref > p->max_zero_frac) {
-        return say(v, QF_VERDICT_MISTRUSTED, reason, size,
+        return say(d, QF_VERDICT_MISTRUSTED, QF_CAUSE_DEGENERATE,
                    "degenerate data: %.3g%% of the reference is zero (> %.3g%%)", 100 * m->frac_zero_ref,
                    100 * p->max_zero_frac);
     }
     if (m->n_checked == 0)
-        return say(v, QF_VERDICT_MISTRUSTED, reason, size, "no element could be checked (%zu undefined)",
+        return say(d, QF_VERDICT_MISTRUSTED, QF_CAUSE_NOTHING_CHECKED, "no element could be checked (%zu undefined)",
                    m->n_undefined);
+}
 
-    /* ---- Fitness. */
+static void decide_fitness(const output_ev *o, const qf_policy *p, qf_decision *d)
+{
+    const qf_metrics *m = o->m;
+    char at[64];
+    d->verdict = QF_VERDICT_COUNT;
     if (set(p->max_ulp) && !(m->max_ulp <= p->max_ulp)) {
         qf_metrics_where(m, m->at_ulp, at, sizeof at);
-        return say(v, QF_VERDICT_MARGINAL, reason, size, "element %s: error %.4g ulp > policy max_ulp %.4g",
+        return say(d, QF_VERDICT_MARGINAL, QF_CAUSE_POLICY_ULP, "element %s: error %.4g ulp > policy max_ulp %.4g",
                    at, m->max_ulp, p->max_ulp);
     }
     if (set(p->max_normwise) && !(m->normwise <= p->max_normwise))
-        return say(v, QF_VERDICT_MARGINAL, reason, size, "normwise error %.4g > policy max_normwise %.4g",
+        return say(d, QF_VERDICT_MARGINAL, QF_CAUSE_POLICY_NORMWISE, "normwise error %.4g > policy max_normwise %.4g",
                    m->normwise, p->max_normwise);
     if (set(p->min_sqnr_db) && !(m->sqnr_db >= p->min_sqnr_db))
-        return say(v, QF_VERDICT_MARGINAL, reason, size, "SQNR %.4g dB < policy min_sqnr_db %.4g", m->sqnr_db,
+        return say(d, QF_VERDICT_MARGINAL, QF_CAUSE_POLICY_SQNR, "SQNR %.4g dB < policy min_sqnr_db %.4g", m->sqnr_db,
                    p->min_sqnr_db);
     if (set(p->baseline_factor)) {
         double mine, base, lim;
         const char *what = p->baseline_metric == QF_BASELINE_RMS ? "RMS error" : "max abs error";
-        if (!r->baseline)
-            return say(v, QF_VERDICT_MISTRUSTED, reason, size,
+        if (!o->baseline)
+            return say(d, QF_VERDICT_MISTRUSTED, QF_CAUSE_BASELINE_MISSING,
                        "policy compares with a baseline kernel, but no baseline result was given");
         mine = p->baseline_metric == QF_BASELINE_RMS ? m->rms : m->max_abs;
-        base = p->baseline_metric == QF_BASELINE_RMS ? r->baseline->rms : r->baseline->max_abs;
+        base = o->baseline[p->baseline_metric == QF_BASELINE_RMS];
         if (isnan(base))
-            return say(v, QF_VERDICT_MISTRUSTED, reason, size, "the baseline's %s is undefined", what);
+            return say(d, QF_VERDICT_MISTRUSTED, QF_CAUSE_BASELINE_UNDEFINED, "the baseline's %s is undefined", what);
         lim = p->baseline_factor * base + p->baseline_tol;
         if (!(mine <= lim))
-            return say(v, QF_VERDICT_MARGINAL, reason, size, "%s %.6g > %.4g x baseline %.6g + %.4g", what,
-                       mine, p->baseline_factor, base, p->baseline_tol);
+            return say(d, QF_VERDICT_MARGINAL, QF_CAUSE_POLICY_BASELINE, "%s %.6g > %.4g x baseline %.6g + %.4g",
+                       what, mine, p->baseline_factor, base, p->baseline_tol);
     }
+}
+
+/* One output, every rule; the bound's absence is the caller's (UNCHECKED). */
+static void decide_output(const output_ev *o, const qf_policy *p, qf_decision *d)
+{
+    const qf_metrics *m = o->m;
+    decide_conformance(o, p, d);
+    if (d->verdict != QF_VERDICT_COUNT)
+        return;
+    decide_trust(o, p, d);
+    if (d->verdict != QF_VERDICT_COUNT)
+        return;
+    decide_fitness(o, p, d);
+    if (d->verdict != QF_VERDICT_COUNT)
+        return;
     if (m->n_bound)
-        return say(v, QF_VERDICT_QUALIFIED, reason, size,
+        return say(d, QF_VERDICT_QUALIFIED, QF_CAUSE_CONFORMS,
                    "max error %.4g ulp, max bound utilization %.3g, normwise %.3g, SQNR %.4g dB", m->max_ulp,
                    m->max_util, m->normwise, m->sqnr_db);
-    return say(v, QF_VERDICT_QUALIFIED, reason, size,
-               "max error %.4g ulp, normwise %.3g, SQNR %.4g dB (no bound)", m->max_ulp, m->normwise,
-               m->sqnr_db);
+    say(d, QF_VERDICT_QUALIFIED, QF_CAUSE_CONFORMS, "max error %.4g ulp, normwise %.3g, SQNR %.4g dB (no bound)",
+        m->max_ulp, m->normwise, m->sqnr_db);
+}
+
+/* The worse of d and o stands, o's reason prefixed. */
+static void worse(qf_decision *d, const qf_decision *o, const char *prefix)
+{
+    if (qf_verdict_severity(o->verdict) > qf_verdict_severity(d->verdict))
+        say(d, o->verdict, o->cause, "%s%.*s", prefix, (int)(sizeof d->reason - strlen(prefix) - 1), o->reason);
+}
+
+/* Rule 5: the second output (attention's lse), for conformance and trust
+ * under the default policy. */
+static void decide_out2(const qf_evidence *e, const qf_metrics *m, int run, qf_decision *d)
+{
+    qf_policy pol = qf_policy_default(0);
+    output_ev o;
+    qf_decision d2;
+    char prefix[64];
+    memset(&o, 0, sizeof o);
+    o.m = m;
+    decide_output(&o, &pol, &d2);
+    snprintf(prefix, sizeof prefix, "%s%s: ", run ? "run 2: " : "", e->out2_name);
+    worse(d, &d2, prefix);
+}
+
+qf_status qf_verdict_decide(const qf_evidence *e, const qf_metrics *m, const qf_policy *p, const char *detail,
+                            qf_decision *d)
+{
+    output_ev o;
+    qf_policy pol;
+    double base[2];
+    if (!e || !p || !d)
+        return QF_EINVAL;
+    memset(d, 0, sizeof *d);
+    /* ---- 1. How the run ended: its outcome decides. */
+    if (e->outcome != QF_CAUSE_NONE) {
+        qf_verdict v = qf_cause_outcome_verdict(e->outcome);
+        if (v == QF_VERDICT_COUNT)
+            return QF_EINVAL;
+        say(d, v, e->outcome, "%s", detail && *detail ? detail : qf_cause_name(e->outcome));
+        return QF_OK;
+    }
+    if (!m)
+        return QF_EINVAL;
+    /* ---- 2-4. The first output: conformance, trust, fitness.  A baseline
+     * that gave no result leaves its rule out here (rule 7 below). */
+    pol = *p;
+    if (e->baseline < 0)
+        pol.baseline_factor = NAN;
+    memset(&o, 0, sizeof o);
+    o.m = m;
+    o.det_claimed = e->det_claimed;
+    o.det_threads_claimed = e->det_threads_claimed;
+    o.det_checked = e->det_checked;
+    o.det_equal = e->det_equal;
+    o.det_first_diff = e->det_first_diff;
+    o.n_zero_exact = e->n_zero_exact;
+    base[0] = e->baseline_max_abs;
+    base[1] = e->baseline_rms;
+    o.baseline = e->baseline > 0 ? base : NULL;
+    decide_output(&o, &pol, d);
+    /* ---- 5. Run 2, when the runs differ: judged on its own (else a kernel
+     * could compute right once and return anything the second time). */
+    if (e->det_checked && !e->det_equal && d->verdict != QF_VERDICT_FAILED) {
+        if (e->exact_codes) {
+            say(d, QF_VERDICT_FAILED, QF_CAUSE_RUN2_CODES,
+                "run 2: its codes differ from run 1's, which equal the exact expectation (first at element %zu)",
+                e->det_first_diff);
+        } else if (e->run2) {
+            qf_decision d2;
+            o.m = &e->run2_metrics;
+            decide_output(&o, &pol, &d2);
+            worse(d, &d2, "run 2: ");
+        }
+    }
+    /* ---- 6. Overflow of the claimed accumulator: the exact result is
+     * finite, the claim's range is not. */
+    if (e->n_ovf && (d->verdict == QF_VERDICT_QUALIFIED || d->verdict == QF_VERDICT_MARGINAL ||
+                     d->verdict == QF_VERDICT_MISTRUSTED))
+        say(d, QF_VERDICT_MISTRUSTED, QF_CAUSE_OVERFLOW,
+            "%zu element(s) finite where the rounded reference is NaN or Inf (or NaN against Inf) where the "
+            "claimed %s accumulator may overflow (intermediates up to %.3g >= its max %.3g) and the exact result "
+            "is finite: outside the range the claim defines",
+            e->n_ovf, e->acc_name, e->ovf_reach, e->acc_max);
+    if (e->n_ovf_failed && d->verdict == QF_VERDICT_FAILED)
+        note(d,
+             "; %zu NaN/Inf element(s) where the claimed %s accumulator may overflow (intermediates up to %.3g >= "
+             "its max %.3g): inputs outside the range the claim can hold",
+             e->n_ovf_failed, e->acc_name, e->ovf_reach, e->acc_max);
+    /* ---- 7. A baseline that gave no result: a pair that would pass cannot,
+     * its fitness against the baseline being unknown (FAILED stays). */
+    if (e->baseline < 0 && set(p->baseline_factor) && d->verdict == QF_VERDICT_QUALIFIED)
+        say(d, e->baseline_verdict, QF_CAUSE_BASELINE_MISSING, "%s",
+            e->baseline_why[0] ? e->baseline_why : "the baseline gave no result");
+    /* ---- 8. max_componentwise. */
+    if (d->verdict == QF_VERDICT_QUALIFIED && set(p->max_componentwise) && e->cw_checked &&
+        e->cw_worst > p->max_componentwise)
+        say(d, QF_VERDICT_MARGINAL, QF_CAUSE_POLICY_COMPONENTWISE,
+            "componentwise error %.4g > policy max_componentwise %.4g (checked element %zu)", e->cw_worst,
+            p->max_componentwise, e->cw_at);
+    /* ---- 9. An exactly checked output that is wrong (the root cause: the
+     * weights of a wrong expert are wrong too). */
+    if (e->exact_fail[0])
+        say(d, QF_VERDICT_FAILED, QF_CAUSE_EXACT_INDEX, "%s", e->exact_fail);
+    /* ---- 10. The second output, run 1 then run 2. */
+    if (e->out2 >= 1)
+        decide_out2(e, &e->out2_metrics, 0, d);
+    if (e->out2 >= 2)
+        decide_out2(e, &e->out2_run2_metrics, 1, d);
+    /* ---- 11. No bound, no conformance check: never a pass. */
+    if (!e->bound && d->verdict == QF_VERDICT_QUALIFIED && d->cause != QF_CAUSE_EMPTY)
+        say(d, QF_VERDICT_UNCHECKED, QF_CAUSE_NO_BOUND,
+            "no bound applied (the op derives none for this case and the claim states no max_ulp): max error %.4g "
+            "ulp, normwise %.3g, SQNR %.4g dB, checked against nothing",
+            m->max_ulp, m->normwise, m->sqnr_db);
+    return QF_OK;
 }
 
 int qf_verdict_severity(qf_verdict v)
 {
     static const int sev[QF_VERDICT_COUNT] = {
-        [QF_VERDICT_QUALIFIED] = 0, [QF_VERDICT_SKIPPED] = 1,    [QF_VERDICT_UNSUPPORTED] = 2,
-        [QF_VERDICT_MARGINAL] = 3,  [QF_VERDICT_MISTRUSTED] = 4, [QF_VERDICT_TIMEOUT] = 5,
-        [QF_VERDICT_CRASHED] = 6,   [QF_VERDICT_FAILED] = 7,
+        [QF_VERDICT_QUALIFIED] = 0,  [QF_VERDICT_UNCHECKED] = 1, [QF_VERDICT_SKIPPED] = 2,
+        [QF_VERDICT_UNSUPPORTED] = 3, [QF_VERDICT_MARGINAL] = 4,  [QF_VERDICT_MISTRUSTED] = 5,
+        [QF_VERDICT_TIMEOUT] = 6,    [QF_VERDICT_CRASHED] = 7,   [QF_VERDICT_FAILED] = 8,
     };
-    return (int)v >= 0 && v < QF_VERDICT_COUNT ? sev[v] : 8;
+    return (int)v >= 0 && v < QF_VERDICT_COUNT ? sev[v] : 9;
 }
 
 qf_status qf_verdict_combine(const qf_verdict *v, size_t n, qf_verdict *out)

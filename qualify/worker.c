@@ -1171,6 +1171,8 @@ static qf_status worker_exchange(void *ctx, const qf_kernel_call *call)
             ret = QF_EUNSUPPORTED;
         else if (!strcmp(status, "error"))
             ret = QF_EIO;
+        else if (!strcmp(status, "device_lost"))
+            ret = QF_EDEVICE;
         else if (strcmp(status, "ok")) {
             quote80(line, q, sizeof q);
             return child_fail(call, st, 1, 0, "worker %s broke the protocol: unknown status in '%s'", w->name, q);

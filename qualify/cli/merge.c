@@ -28,7 +28,7 @@ static const char *help_text =
     "unsharded run writes them; results.json lists every shard's machine.\n"
     "\n"
     "  -o, --output DIR     output directory (required; created if needed)\n"
-    "  --fail-on LIST       also exit 1 on: marginal, mistrusted (comma-separated)\n"
+    "  --fail-on LIST       also exit 1 on: marginal, mistrusted, unchecked (comma-separated)\n"
     "  -q, --quiet          no summary line\n"
     "  -h, --help           this text\n"
     "\n"
@@ -94,6 +94,70 @@ static int same_dir(const char *a, const char *b)
     return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* Journal records by key, for the results.json check below. */
+static const qf_result *key_base;
+static int by_key(const void *a, const void *b)
+{
+    const qf_result *x = &key_base[*(const size_t *)a], *y = &key_base[*(const size_t *)b];
+    int c = strcmp(x->kernel, y->kernel);
+    return c ? c : strcmp(x->case_id, y->case_id);
+}
+
+/* Do the shard's results.json cases say what its journal says?  Every
+ * case of results.json must be a journal record with the same verdict and
+ * cause (each record was decided again from its evidence when read): a
+ * report edited apart from its journal is refused.  Without results.json
+ * (a shard killed before its reports) there is nothing to compare. */
+static int results_agree(const shard_in *s)
+{
+    const json_t *cases = s->res ? json_object_get(s->res, "cases") : NULL, *c;
+    size_t *ix, i, lo, hi;
+    int rc = QF_EXIT_OK;
+    if (!json_is_array(cases))
+        return QF_EXIT_OK;
+    ix = malloc((s->n ? s->n : 1) * sizeof *ix);
+    if (!ix)
+        return merge_error("%s: out of memory", s->dir);
+    for (i = 0; i < s->n; i++)
+        ix[i] = i;
+    key_base = s->r;
+    qsort(ix, s->n, sizeof *ix, by_key);
+    json_array_foreach(cases, i, c)
+    {
+        const char *k = json_string_value(json_object_get(c, "kernel"));
+        const char *id = json_string_value(json_object_get(c, "case_id"));
+        const char *v = json_string_value(json_object_get(c, "verdict"));
+        const char *cause = json_string_value(json_object_get(c, "cause"));
+        const qf_result *hit = NULL;
+        lo = 0, hi = s->n;
+        while (k && id && lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            const qf_result *m = &s->r[ix[mid]];
+            int d = strcmp(k, m->kernel);
+            if (!d)
+                d = strcmp(id, m->case_id);
+            if (!d) {
+                hit = m;
+                break;
+            }
+            if (d < 0)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        if (!hit || !v || strcmp(v, qf_verdict_name(hit->verdict)) || !cause ||
+            strcmp(cause, qf_cause_name(hit->cause))) {
+            rc = merge_error("%s: its journal and results.json disagree on %s %s (journal: %s, results.json: %s): "
+                             "one was edited; rerun the shard",
+                             s->dir, k ? k : "?", id ? id : "?", hit ? qf_verdict_name(hit->verdict) : "no record",
+                             v ? v : "no verdict");
+            break;
+        }
+    }
+    free(ix);
+    return rc;
+}
+
 /* Journal, header, shard identity and results.json of one shard. */
 static int read_shard(const char *arg, shard_in *s)
 {
@@ -119,7 +183,7 @@ static int read_shard(const char *arg, shard_in *s)
      * (an incomplete shard is reported as such first). */
     snprintf(path, sizeof path, "%s/results.json", s->dir);
     s->res = json_load_file(path, 0, &je);
-    return QF_EXIT_OK;
+    return results_agree(s);
 }
 
 /* Which member of the sweep identity differs, in words. */
@@ -403,7 +467,7 @@ int qf_cli_merge(int argc, char **argv)
         case 'F':
             if (qf_cli_parse_fail_on(optarg, &fail_mask))
                 rc = qf_cli_usage_error("merge",
-                                        "--fail-on '%s': valid choices are marginal, mistrusted "
+                                        "--fail-on '%s': valid choices are marginal, mistrusted, unchecked "
                                         "(comma-separated)",
                                         optarg);
             break;

@@ -286,13 +286,14 @@ done:
 
 static int verdict_rank(qf_verdict v)
 {
-    static const int rank[QF_VERDICT_COUNT] = {2, 3, 7, 6, 5, 4, 1, 0};
+    static const int rank[QF_VERDICT_COUNT] = {3, 4, 8, 7, 6, 5, 1, 0, 2};
     return (unsigned)v < QF_VERDICT_COUNT ? rank[v] : 0;
 }
 
 static int verdict_color(qf_verdict v)
 {
-    static const int col[QF_VERDICT_COUNT] = {C_GREEN, C_ORANGE, C_RED, C_DARKRED, C_PURPLE, C_TEAL, C_GRAY, C_LIGHT};
+    static const int col[QF_VERDICT_COUNT] = {C_GREEN, C_ORANGE, C_RED,   C_DARKRED, C_PURPLE,
+                                              C_TEAL,  C_GRAY,   C_LIGHT, C_BLUE};
     return (unsigned)v < QF_VERDICT_COUNT ? col[v] : C_WHITE;
 }
 

@@ -75,7 +75,7 @@ static const char *help_text =
     "  --kernel GLOB        only kernels whose name matches GLOB\n"
     "  --case ID            only the case with this id (see --list)\n"
     "  --seed S             replace every group's seeds by the single seed S\n"
-    "  --fail-on LIST       also exit 1 on: marginal, mistrusted (comma-separated)\n"
+    "  --fail-on LIST       also exit 1 on: marginal, mistrusted, unchecked (comma-separated)\n"
     "  --no-refute          leave out the refuting inputs designed against each\n"
     "                       kernel's claim (docs/refute.md)\n"
     "  --shard I/N          run only slice I (0-based) of N of the pairs, balanced\n"
@@ -503,7 +503,7 @@ int qf_cli_run(int argc, char **argv)
                 json_decref(av);
                 free(plugins);
                 return qf_cli_usage_error("run",
-                                          "--fail-on '%s': valid choices are marginal, mistrusted "
+                                          "--fail-on '%s': valid choices are marginal, mistrusted, unchecked "
                                           "(comma-separated)",
                                           optarg);
             }

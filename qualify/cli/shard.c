@@ -49,7 +49,7 @@ int qf_cli_parse_fail_on(const char *s, unsigned *mask)
     snprintf(buf, sizeof buf, "%s", s);
     for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         qf_verdict v;
-        if (qf_verdict_lookup(tok, &v) != QF_OK || (v != QF_VERDICT_MARGINAL && v != QF_VERDICT_MISTRUSTED))
+        if (qf_verdict_lookup(tok, &v) != QF_OK || (v != QF_VERDICT_MARGINAL && v != QF_VERDICT_MISTRUSTED && v != QF_VERDICT_UNCHECKED))
             return -1;
         *mask |= 1u << v;
     }
@@ -100,7 +100,8 @@ int qf_cli_write_reports(const char *cmd, const char *outdir, const qf_result *r
     char err[1024];
     size_t i;
     memset(&ropt, 0, sizeof ropt);
-    ropt.strict = (fail_mask & ((1u << QF_VERDICT_MARGINAL) | (1u << QF_VERDICT_MISTRUSTED))) != 0;
+    ropt.strict =
+        (fail_mask & ((1u << QF_VERDICT_MARGINAL) | (1u << QF_VERDICT_MISTRUSTED) | (1u << QF_VERDICT_UNCHECKED))) != 0;
     ropt.title = title;
     ropt.extra = extra;
     if (qf_report_write_all(outdir, r, n, prov, &ropt, err, sizeof err) != QF_OK) {

@@ -18,14 +18,14 @@ static const char *help_text = "usage: qualify show RESULTS.json [--failed] [--s
                                "\n"
                                "  --failed    print only the failing cases, one block each: verdict,\n"
                                "              kernel, case id, reason and the command that reruns it\n"
-                               "  --strict    MARGINAL and MISTRUSTED count as failures too (listing\n"
+                               "  --strict    MARGINAL, MISTRUSTED and UNCHECKED count as failures too (listing\n"
                                "              and exit code)\n"
                                "  --json      print the cases (all, or the failing ones with --failed)\n"
                                "              as a JSON array of results.json case objects\n"
                                "  -h, --help  this text\n"
                                "\n"
                                "Exit codes: 0 no case FAILED, CRASHED or TIMEOUT (with --strict, nor\n"
-                               "MARGINAL or MISTRUSTED); 1 otherwise; 2 bad usage or a file that is not\n"
+                               "MARGINAL, MISTRUSTED or UNCHECKED); 1 otherwise; 2 bad usage or a file that is not\n"
                                "a readable report.\n";
 
 static int print_json(const qf_result *r, size_t n, int failed_only, int strict)

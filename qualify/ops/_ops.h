@@ -260,7 +260,10 @@ int _qf_case_refute(const qf_suite_case *c);
  * no_refute). */
 int _qf_pair_planned(const qf_suite_case *c, const qf_kernel *k, int no_refute);
 
-void _qf_say(qf_result *r, qf_verdict v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The pair ended before its outputs were compared: run outcome c
+ * (qf_cause: UNSUPPORTED, HARNESS, ...), the reason printf-style; the
+ * verdict is qf_verdict_decide's (qf_result_outcome). */
+void _qf_say(qf_result *r, qf_cause c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The case's format of a dtype role, NULL when the op has no such role. */
 const qf_format *_qf_role(const qf_suite_case *c, const char *name);
 int _qf_fmt_eq(const qf_format *f, qf_format_id id);

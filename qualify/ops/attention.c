@@ -36,7 +36,7 @@ static int build(_qf_case *p, qf_result *r)
     a->window_right = a->causal ? 0 : -1;
     if (window >= 0) {
         if (bottom) {
-            _qf_say(r, QF_VERDICT_UNSUPPORTED,
+            _qf_say(r, QF_CAUSE_UNSUPPORTED,
                     "unsupported: attention: a window with align_bottom_right has no qf_op_attention form");
             return -1;
         }
@@ -47,7 +47,7 @@ static int build(_qf_case *p, qf_result *r)
         a->mask = QF_MASK_NONE;
     }
     if (a->kv_heads == 0 || a->heads % a->kv_heads) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: attention: heads %zu not a multiple of kv_heads %zu",
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: attention: heads %zu not a multiple of kv_heads %zu",
                 a->heads, a->kv_heads);
         return -1;
     }
@@ -77,7 +77,7 @@ static int inputs(_qf_case *p, qf_result *r, const qf_dist *d)
     /* lse [batch][heads][seq_q] in the tuple's second output format. */
     p->outf1 = qf_format_get(p->t->out[1]);
     if (!p->outf1 || p->outf1->storage_bits % 8) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: attention: the lse format is not a byte format");
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: attention: the lse format is not a byte format");
         return -1;
     }
     qf_tensor_init(&p->out[1], p->t->out[1], 3, so);
@@ -127,7 +127,7 @@ static int reference_attention(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, q
         qf_ref_out_alloc(&ex, p->out_n) != QF_OK || qf_ref_out_alloc(&ro, p->out_n) != QF_OK ||
         qf_ref_out_alloc(&lex, p->out1_n) != QF_OK || qf_ref_out_alloc(&lro, p->out1_n) != QF_OK ||
         !(sc = malloc((sk + 1) * sizeof *sc)) || !(sabs = malloc((sk + 1) * sizeof *sabs))) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
+        _qf_say(r, QF_CAUSE_HARNESS, "out of memory for the reference");
         goto done;
     }
     o64.threads = oo.threads = 1;
@@ -137,7 +137,7 @@ static int reference_attention(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, q
     if (s == QF_OK)
         s = qf_ref_attention(&oo, &ap, q, k, v, &ro, &lro);
     if (s != QF_OK) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "reference failed: %s", qf_status_str(s));
+        _qf_say(r, QF_CAUSE_HARNESS, "reference failed: %s", qf_status_str(s));
         goto done;
     }
     _qf_take_ref(ck, &ex, &ro, r);
@@ -180,7 +180,7 @@ static int reference_attention(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, q
         snprintf(r->bound.kind, sizeof r->bound.kind, "attention");
     }
     if (s != QF_OK) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot derive the bound from the claim: %s", qf_status_str(s));
+        _qf_say(r, QF_CAUSE_HARNESS, "cannot derive the bound from the claim: %s", qf_status_str(s));
         goto done;
     }
     rc = 0;

@@ -244,13 +244,14 @@ int qf_op_dims(const qf_op_desc *d, int64_t *dims)
 
 /* ---- Helpers ---------------------------------------------------------------- */
 
-void _qf_say(qf_result *r, qf_verdict v, const char *fmt, ...)
+void _qf_say(qf_result *r, qf_cause c, const char *fmt, ...)
 {
     va_list ap;
-    r->verdict = v;
+    char why[QF_RESULT_TEXT_MAX];
     va_start(ap, fmt);
-    vsnprintf(r->reason, sizeof r->reason, fmt, ap);
+    vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
+    qf_result_outcome(r, c, "%s", why);
 }
 
 int _qf_fmt_eq(const qf_format *f, qf_format_id id)
@@ -356,7 +357,7 @@ const qf_dist *_qf_slot_dist(_qf_case *p, qf_result *r, int slot, const qf_dist 
      * a slot's own file says which tensor it is, so its shape must be the
      * slot's, dimension by dimension. */
     if (file_shape(own, &fnd, fshape, err, sizeof err) != QF_OK) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: input %s: %s", name, err);
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: input %s: %s", name, err);
         return NULL;
     }
     for (i = 0; i < ndim && i < fnd; i++)
@@ -370,11 +371,11 @@ const qf_dist *_qf_slot_dist(_qf_case *p, qf_result *r, int slot, const qf_dist 
         qf_npy_shape_str(fnd, fshape, have, sizeof have);
         qf_npy_shape_str(ndim, want_u, want, sizeof want);
         if (fnd != ndim)
-            _qf_say(r, QF_VERDICT_UNSUPPORTED,
+            _qf_say(r, QF_CAUSE_UNSUPPORTED,
                     "unsupported: input %s: %s has %d dimension(s) %s, the case's %s is %s (%d dimensions)",
                     name, own->path, fnd, have, name, want, ndim);
         else
-            _qf_say(r, QF_VERDICT_UNSUPPORTED,
+            _qf_say(r, QF_CAUSE_UNSUPPORTED,
                     "unsupported: input %s: %s has shape %s, the case's %s is %s: dimension %d is %zu, not "
                     "%lld",
                     name, own->path, have, name, want, i, fshape[i], (long long)shape[i]);
@@ -394,13 +395,13 @@ int _qf_gen_input(_qf_case *p, qf_result *r, int slot, const qf_dist *d, int ndi
     if (!(d = _qf_slot_dist(p, r, slot, d, ndim, shape)))
         return -1;
     if (!f) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: input slot %d has no valid format", slot);
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: input slot %d has no valid format", slot);
         return -1;
     }
     p->inval[slot] = malloc((n ? n : 1) * sizeof(double));
     p->incode[slot] = malloc(qf_format_array_bytes(f, n ? n : 1) + 8);
     if (!p->inval[slot] || !p->incode[slot]) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory generating inputs");
+        _qf_say(r, QF_CAUSE_HARNESS, "out of memory generating inputs");
         return -1;
     }
     /* The chunk entry point runs in this thread only: the worker must not
@@ -408,7 +409,7 @@ int _qf_gen_input(_qf_case *p, qf_result *r, int slot, const qf_dist *d, int ndi
     s = qf_inputs_generate_rows(d, p->seed, (uint64_t)slot, f, NULL, rows, cols, 0, rows, p->inval[slot],
                                 p->incode[slot], err, sizeof err);
     if (s != QF_OK) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: input %s: %s", qf_op_slot_name(p->op.op, 0, slot),
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: input %s: %s", qf_op_slot_name(p->op.op, 0, slot),
                 err);
         return -1;
     }

@@ -47,14 +47,14 @@ static int build(_qf_case *p, qf_result *r)
     p->group = (size_t)_qf_param_real(c, "group_size", 128);
     if (p->recipe != QF_SCALE_RECIPE_NONE) {
         if (!_qf_rs_driven(p->recipe)) {
-            _qf_say(r, QF_VERDICT_UNSUPPORTED,
+            _qf_say(r, QF_CAUSE_UNSUPPORTED,
                     "unsupported: the runner drives scaled GEMM with per_tensor, per_channel, mx, nvfp4 and "
                     "group scales, not %s",
                     c->dtype->scale);
             return -1;
         }
         if (g->beta != 0) {
-            _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: scaled GEMM with beta != 0 is not driven yet");
+            _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: scaled GEMM with beta != 0 is not driven yet");
             return -1;
         }
     }
@@ -90,19 +90,19 @@ static int gen_scaled(_qf_case *p, qf_result *r, int slot, const qf_dist *d, int
     if (!(d = _qf_slot_dist(p, r, slot, d, ndim, shape)))
         return -1;
     if (!f || f->bits > 8 || f->kind != QF_KIND_FLOAT) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED,
+        _qf_say(r, QF_CAUSE_UNSUPPORTED,
                 "unsupported: per_tensor scaling needs a float format of at most 8 bits");
         return -1;
     }
     p->inval[slot] = malloc((n ? n : 1) * sizeof(double));
     p->incode[slot] = codes = malloc(n + 8);
     if (!p->inval[slot] || !codes) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory generating inputs");
+        _qf_say(r, QF_CAUSE_HARNESS, "out of memory generating inputs");
         return -1;
     }
     if (qf_inputs_draw(d, p->seed, (uint64_t)slot, f, rows, cols, 0, rows, p->inval[slot], err, sizeof err) !=
         QF_OK) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: input %s: %s", qf_op_slot_name(p->op.op, 0, slot),
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: input %s: %s", qf_op_slot_name(p->op.op, 0, slot),
                 err);
         return -1;
     }
@@ -112,7 +112,7 @@ static int gen_scaled(_qf_case *p, qf_result *r, int slot, const qf_dist *d, int
     bp.elem = f->id;
     if (qf_block_fp8_scale_from_amax(&bp, amax, &p->in_scale[slot], &S) != QF_OK ||
         qf_block_fp8_scale_encode(&bp, p->inval[slot], rows, cols, &p->in_scale[slot], codes) != QF_OK) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot scale input %s", qf_op_slot_name(p->op.op, 0, slot));
+        _qf_say(r, QF_CAUSE_HARNESS, "cannot scale input %s", qf_op_slot_name(p->op.op, 0, slot));
         return -1;
     }
     /* The kernel's scale multiplies: the float32 reciprocal of S. */
@@ -148,7 +148,7 @@ static int gen_recipe(_qf_case *p, qf_result *r, int slot, const qf_dist *d, int
     p->incode[slot] = o.codes;
     p->inscale[slot] = o.scales;
     if (rc)
-        _qf_say(r, mis ? QF_VERDICT_MISTRUSTED : QF_VERDICT_UNSUPPORTED, "%s", why);
+        _qf_say(r, mis ? QF_CAUSE_HARNESS : QF_CAUSE_UNSUPPORTED, "%s", why);
     return rc;
 }
 
@@ -325,7 +325,7 @@ static int reference_gemm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_res
     if (sample_batched(g, target, tile, p->seed, &ck->idx, &ck->n) || _qf_checked_alloc(ck, ck->n) ||
         !(rstat = malloc(ck->n + 1))) {
         free(rstat);
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
+        _qf_say(r, QF_CAUSE_HARNESS, "out of memory for the reference");
         return -1;
     }
     if (ck->n == p->out_n) {
@@ -345,7 +345,7 @@ static int reference_gemm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_res
         d.stats = &s1;
         d2.stats = &s2;
         if ((s = qf_gemm(&d)) != QF_OK || (s = qf_gemm(&d2)) != QF_OK) {
-            _qf_say(r, QF_VERDICT_MISTRUSTED, "reference failed: %s", qf_status_str(s));
+            _qf_say(r, QF_CAUSE_HARNESS, "reference failed: %s", qf_status_str(s));
             free(rstat);
             return -1;
         }
@@ -364,7 +364,7 @@ static int reference_gemm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_res
         qf_dot_acc_init(&abs);
         s = qf_gemm_acc_element(&d, pb, rem / g->n, rem % g->n, &acc, &abs);
         if (s != QF_OK) {
-            _qf_say(r, QF_VERDICT_MISTRUSTED, "reference failed: %s", qf_status_str(s));
+            _qf_say(r, QF_CAUSE_HARNESS, "reference failed: %s", qf_status_str(s));
             free(rstat);
             return -1;
         }
@@ -385,7 +385,7 @@ static int reference_gemm(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_res
     free(rstat);
     s = qf_bound_gemm_coef(&p->t->arith, g->k, epilogue, p->outf, 3.0, &coef);
     if (s != QF_OK) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot derive the bound from the claim: %s", qf_status_str(s));
+        _qf_say(r, QF_CAUSE_HARNESS, "cannot derive the bound from the claim: %s", qf_status_str(s));
         return -1;
     }
     if (p->recipe != QF_SCALE_RECIPE_NONE) /* underflow inside the scale epilogue (gemm_range.c) */

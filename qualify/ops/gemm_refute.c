@@ -72,7 +72,7 @@ static int store(_qf_case *p, qf_result *r, int slot, const double *x, size_t ro
     p->inval[slot] = malloc((n ? n : 1) * sizeof(double));
     p->incode[slot] = malloc(qf_format_array_bytes(f, n ? n : 1) + 8);
     if (!p->inval[slot] || !p->incode[slot]) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory generating inputs");
+        _qf_say(r, QF_CAUSE_HARNESS, "out of memory generating inputs");
         return -1;
     }
     for (b = 0; b < batch; b++)
@@ -81,7 +81,7 @@ static int store(_qf_case *p, qf_result *r, int slot, const double *x, size_t ro
                 p->inval[slot][b * rows * cols + (tr ? j * rows + i : i * cols + j)] = x[i * cols + j];
     /* The values are members of the format: encoding is exact. */
     if (qf_inputs_quantize(f, NULL, p->inval[slot], n, 0, p->inval[slot], p->incode[slot]) != QF_OK) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot encode the refuting input %s", qf_op_slot_name(p->op.op, 0, slot));
+        _qf_say(r, QF_CAUSE_HARNESS, "cannot encode the refuting input %s", qf_op_slot_name(p->op.op, 0, slot));
         return -1;
     }
     qf_tensor_init(&p->in[slot], f->id, ndim, shape);
@@ -98,17 +98,17 @@ int _qf_gemm_refute_gen(_qf_case *p, qf_result *r, int ndim, const int64_t *sa, 
     double *a, *b;
     int rc = -1;
     if (!spec_of(p->c, p->t, _qf_case_refute(p->c), &s, why, sizeof why)) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: refuting inputs: %s", why);
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: refuting inputs: %s", why);
         return -1;
     }
     a = malloc((g->m * g->k + g->k * g->n + 1) * sizeof *a);
     if (!a) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory generating inputs");
+        _qf_say(r, QF_CAUSE_HARNESS, "out of memory generating inputs");
         return -1;
     }
     b = a + g->m * g->k;
     if (qf_refute_gemm(&s, g->m, g->n, a, b, why, sizeof why) != QF_OK)
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: refute:%s: %s", qf_refute_family_name(s.family), why);
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: refute:%s: %s", qf_refute_family_name(s.family), why);
     else
         rc = store(p, r, 0, a, g->m, g->k, g->trans_a, ndim, sa, g->batch) ||
                      store(p, r, 1, b, g->k, g->n, g->trans_b, ndim, sb, g->batch)

@@ -78,7 +78,7 @@ static int reference_moe(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_resu
     mp.route_scale = m->route_scale;
     if (_qf_checked_all(ck, n) || qf_ref_out_alloc(&ex, n) != QF_OK || qf_ref_out_alloc(&ro, n) != QF_OK ||
         !(ri = malloc((n + 1) * sizeof *ri)) || !(ties = calloc(n + 1, 1))) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
+        _qf_say(r, QF_CAUSE_HARNESS, "out of memory for the reference");
         goto done;
     }
     o64.threads = oo.threads = 1;
@@ -87,7 +87,7 @@ static int reference_moe(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_resu
     if (s == QF_OK)
         s = qf_ref_moe_router(&oo, &mp, p->inval[0], ri, &ro, NULL);
     if (s != QF_OK) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "reference failed: %s", qf_status_str(s));
+        _qf_say(r, QF_CAUSE_HARNESS, "reference failed: %s", qf_status_str(s));
         goto done;
     }
     _qf_take_ref(ck, &ex, &ro, r);

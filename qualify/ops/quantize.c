@@ -47,17 +47,17 @@ static int build(_qf_case *p, qf_result *r)
             fam = QF_REF_BLOCK_GROUP;
     }
     if (qf_suite_case_param(c, "round", &v, &dflt) == QF_OK && v.s && qf_round_lookup(v.s, &rnd) != QF_OK) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: quantize: unknown rounding '%s'", v.s);
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: quantize: unknown rounding '%s'", v.s);
         return -1;
     }
     if (rnd == QF_ROUND_STOCHASTIC) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED,
+        _qf_say(r, QF_CAUSE_UNSUPPORTED,
                 "unsupported: quantize: stochastic rounding has no exact expectation the runner can check");
         return -1;
     }
     qf_ref_block_params_init(bp, fam);
     if (!out) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: quantize: no out format");
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: quantize: no out format");
         return -1;
     }
     switch (fam) {
@@ -68,7 +68,7 @@ static int build(_qf_case *p, qf_result *r)
             bp->mx.block = block;
         if (qf_suite_case_param(c, "scale_rule", &v, &dflt) == QF_OK && v.s &&
             qf_block_mx_rule_lookup(v.s, &bp->mx.rule) != QF_OK) {
-            _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: quantize: unknown scale_rule '%s'", v.s);
+            _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: quantize: unknown scale_rule '%s'", v.s);
             return -1;
         }
         break;
@@ -84,7 +84,7 @@ static int build(_qf_case *p, qf_result *r)
             bp->group.group = block;
         if (_qf_param_real(c, "symmetric", 1) == 0) {
             _qf_say(
-                r, QF_VERDICT_UNSUPPORTED,
+                r, QF_CAUSE_UNSUPPORTED,
                 "unsupported: quantize: asymmetric groups (zero points) are not driven by the runner yet");
             return -1;
         }
@@ -137,7 +137,7 @@ static int quantize_scales(_qf_case *p, qf_result *r)
     sf = qf_format_get(sc->format);
     sc->count = qf_ref_block_scale_count(bp, p->rows, p->cols);
     if (!sf || sf->storage_bits % 8 || sc->count == 0) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED,
+        _qf_say(r, QF_CAUSE_UNSUPPORTED,
                 "unsupported: quantize: no scale layout for this family and shape");
         return -1;
     }
@@ -174,13 +174,13 @@ static int reference_quantize(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf
     memset(&sc, 0, sizeof sc);
     if (_qf_checked_all(ck, n) || qf_ref_out_alloc(&q, n) != QF_OK ||
         !(sc.codes = calloc(ns + 1, sizeof *sc.codes))) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
+        _qf_say(r, QF_CAUSE_HARNESS, "out of memory for the reference");
         goto done;
     }
     o.threads = 1;
     s = qf_ref_block_quantize(&o, bp, p->inval[0], p->rows, p->cols, &q, &sc);
     if (s != QF_OK) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "reference failed: %s", qf_status_str(s));
+        _qf_say(r, QF_CAUSE_HARNESS, "reference failed: %s", qf_status_str(s));
         goto done;
     }
     for (i = 0; i < n; i++) {

@@ -178,9 +178,9 @@ static qf_status block_ref(_qf_case *p, const _qf_rowops *ops, _qf_checked *ck, 
     rr->pos = NULL;
     s = ops->ref(p, rr, &b, &oo, &ro);
     if (s == QF_ENOMEM)
-        return _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference"), s;
+        return _qf_say(r, QF_CAUSE_HARNESS, "out of memory for the reference"), s;
     if (s != QF_OK)
-        return _qf_say(r, QF_VERDICT_MISTRUSTED, "reference failed: %s", qf_status_str(s)), s;
+        return _qf_say(r, QF_CAUSE_HARNESS, "reference failed: %s", qf_status_str(s)), s;
     r->ref_exact += ro.n_exact;
     r->ref_rounded += ro.n_rounded;
     r->ref_undecided += ro.n_undecided;
@@ -211,7 +211,7 @@ int _qf_reference_rows(_qf_case *p, const _qf_rowops *ops, _qf_checked *ck, qf_r
         (nr < p->rows && !(ck->idx = malloc((nr * C + 1) * sizeof *ck->idx))) ||
         (!all && !(x = malloc((per * C + 1) * sizeof *x))) || !(err = malloc((per * C + 1) * sizeof *err)) ||
         !(approx = malloc((per * C + 1) * sizeof *approx))) {
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
+        _qf_say(r, QF_CAUSE_HARNESS, "out of memory for the reference");
         goto done;
     }
     fill_idx(ck, rows, nr, C);
@@ -224,14 +224,14 @@ int _qf_reference_rows(_qf_case *p, const _qf_rowops *ops, _qf_checked *ck, qf_r
         rr.cols = C;
         rr.x = all ? p->inval[0] + b0 * C : gather(p, rows + b0, bn, C, x);
         if (!rr.x) {
-            _qf_say(r, QF_VERDICT_MISTRUSTED, "out of memory for the reference");
+            _qf_say(r, QF_CAUSE_HARNESS, "out of memory for the reference");
             goto done;
         }
         s = block_ref(p, ops, ck, &rr, b0 * C, err, approx, r, &sb);
         b0 += bn;
     } while (b0 < nr && s == QF_OK);
     if (s == QF_OK && sb != QF_OK)
-        _qf_say(r, QF_VERDICT_MISTRUSTED, "cannot derive the bound from the claim: %s", qf_status_str(sb));
+        _qf_say(r, QF_CAUSE_HARNESS, "cannot derive the bound from the claim: %s", qf_status_str(sb));
     if (s == QF_OK && sb == QF_OK)
         rc = 0;
 done:

@@ -344,7 +344,7 @@ static int build_activation(_qf_case *p, qf_result *r, int glu)
     p->op.u.activation.n = p->c->dims[0] * p->c->dims[1];
     p->op.u.activation.glu = glu;
     if (!fn || qf_ref_act_lookup(fn, &p->op.u.activation.act) != QF_OK) {
-        _qf_say(r, QF_VERDICT_UNSUPPORTED, "unsupported: %s: unknown activation fn '%s'", p->cls->name,
+        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: %s: unknown activation fn '%s'", p->cls->name,
                 fn ? fn : "(none)");
         return -1;
     }

@@ -334,9 +334,8 @@ START_TEST(test_f16_claimed_f32_fails)
         qf_metrics m;
         qf_metrics_input mi = {0};
         qf_policy p = qf_policy_default(1);
-        qf_verdict_input vi = qf_verdict_input_default();
-        qf_verdict v;
-        char why[256];
+        qf_evidence ev = qf_evidence_default();
+        qf_decision d;
         size_t j;
         ck_assert_int_eq(qf_bound_gemm_coef(&c, K, 0, out, 3, &coef), QF_OK);
         for (j = 0; j < N; j++) {
@@ -352,10 +351,11 @@ START_TEST(test_f16_claimed_f32_fails)
         qf_bound_apply(&coef, N, absu, exact, bnd);
         mi.out = out, mi.n = N, mi.got = got, mi.exact = exact, mi.bound = bnd, mi.cols = 4;
         ck_assert_int_eq(qf_metrics_compute(&mi, &m, NULL), QF_OK);
-        vi.metrics = &m;
-        ck_assert_int_eq(qf_verdict_decide(&vi, &p, &v, why, sizeof why), QF_OK);
-        fprintf(stderr, "  %s: %s\n", qf_verdict_name(v), why);
-        ck_assert_int_eq(v, QF_VERDICT_FAILED);
+        ev.bound = 1;
+        ck_assert_int_eq(qf_verdict_decide(&ev, &m, &p, NULL, &d), QF_OK);
+        fprintf(stderr, "  %s: %s\n", qf_verdict_name(d.verdict), d.reason);
+        ck_assert_int_eq(d.verdict, QF_VERDICT_FAILED);
+        ck_assert_int_eq(d.cause, QF_CAUSE_BOUND);
     }
 }
 END_TEST

@@ -13,6 +13,7 @@
 
 #include "qf_report.h"
 #include "qf_cli_test.h"
+#include "qf_test_seal.h"
 #include "qf_test.h"
 
 static const char *bin;
@@ -48,6 +49,7 @@ static void make(qf_result *r, const char *kernel, qf_verdict v, uint64_t k, con
     r->ndims = 2;
     r->verdict = v;
     snprintf(r->reason, sizeof r->reason, "%s", reason);
+    qf_test_seal(r);
     snprintf(r->reproducer, sizeof r->reproducer,
              "qualify run shapes/premerge.yaml --case '%.400s' --kernel %s", r->case_id, kernel);
 }

@@ -10,6 +10,7 @@
 #include "qf_cli_test.h"
 #include "qf_diff.h"
 #include "qf_report.h"
+#include "qf_test_seal.h"
 #include "qf_test.h"
 
 static qf_result mk(const char *kernel, unsigned k, qf_verdict v, double ulp)
@@ -29,6 +30,7 @@ static qf_result mk(const char *kernel, unsigned k, qf_verdict v, double ulp)
         r.has_metrics = 1;
         r.metrics.max_ulp = ulp;
     }
+    qf_test_seal(&r);
     return r;
 }
 

@@ -13,6 +13,7 @@
 #include "qf_enable.h"
 #include "qf_guard.h"
 #include "qf_suite.h"
+#include "qf_test_seal.h"
 #include "qf_test.h"
 
 static qf_result mk(const char *op, const char *kernel, unsigned rows, qf_verdict v, const char *why)
@@ -30,6 +31,7 @@ static qf_result mk(const char *op, const char *kernel, unsigned rows, qf_verdic
     snprintf(r.dims[0].name, sizeof r.dims[0].name, "rows");
     r.dims[0].value = rows;
     r.verdict = v;
+    qf_test_seal(&r);
     return r;
 }
 

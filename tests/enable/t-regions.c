@@ -11,6 +11,7 @@
 
 #include "qf_enable.h"
 #include "qf_guard.h"
+#include "qf_test_seal.h"
 #include "qf_test.h"
 
 static qf_result mk(const char *arch, const char *kernel, unsigned m, unsigned k, qf_verdict v,
@@ -31,6 +32,7 @@ static qf_result mk(const char *arch, const char *kernel, unsigned m, unsigned k
     r.dims[0].value = m;
     r.dims[1].value = k;
     r.verdict = v;
+    qf_test_seal(&r);
     return r;
 }
 

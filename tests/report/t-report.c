@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "qf_report.h"
+#include "qf_test_seal.h"
 #include "qf_test.h"
 
 #define NRES 11
@@ -153,6 +154,8 @@ static void build(void)
         }
     }
     ck_assert_uint_eq(k, NRES);
+    for (i = 0; i < NRES; i++)
+        qf_test_seal(&res[i]);
 }
 
 static void setup(void)
@@ -592,7 +595,7 @@ START_TEST(test_markdown)
     m = qf_test_slurp(path, NULL);
     ck_assert_msg(strstr(m, "# pre-merge\n"), "%s", m);
     ck_assert_msg(
-        strstr(m, "| gemm.cpu.naive.f32 | reference | f32.f32.f32.f32 | 4 | 0 | 0 | 0 | 0 | 0 | 4 | 0 | 0 | "
+        strstr(m, "| gemm.cpu.naive.f32 | reference | f32.f32.f32.f32 | 4 | 0 | 0 | 0 | 0 | 0 | 0 | 4 | 0 | 0 | "
                   "1.25 | 0.04 | 0.50 (R² 1.00, 4 pts) |"),
         "%s", m);
     ck_assert_msg(strstr(m, "| gemm.cpu.bad.trunc | known-bad | bf16.bf16.f32.bf16 | 3 | 1 | 1 | 1 |"), "%s",

@@ -16,7 +16,10 @@
  *   QF_VDEV_FAIL_AFTER  kernel runs on that device in this process before
  *                       it fails (default 0: the first one);
  *   QF_VDEV_DELAY_MS    milliseconds every kernel run takes on any device
- *                       (default 0), as a real kernel's work would.
+ *                       (default 0), as a real kernel's work would;
+ *   QF_VDEV_LIAR        set: on case seed 3, on every device, the kernel
+ *                       returns an error whose message says "device lost"
+ *                       (a kernel's words, not the device's status).
  * Each device has the UUID VDEV-00000000-0000-0000-0000-0000000000II and
  * the name "qualify virtual device I".  Kernels: gemm.vdev.naive and
  * gemm.vdev.second (correct), gemm.vdev.crashy (correct, but SIGSEGV on
@@ -190,6 +193,11 @@ static qf_status vd_gemm(void *ctx, const qf_kernel_call *call)
     size_t i, j, l;
     if (ctx && call->seed == 2)
         raise(SIGSEGV);
+    if (getenv("QF_VDEV_LIAR") && call->seed == 3) {
+        if (call->msg)
+            snprintf(call->msg, call->msg_size, "device lost: (the kernel's own message)");
+        return QF_EIO;
+    }
     if (g->trans_a || g->trans_b || g->beta != 0 || g->batch > 1 || g->groups || g->alpha != 1) {
         if (call->msg)
             snprintf(call->msg, call->msg_size, "plain row-major d = a b only");

@@ -282,6 +282,39 @@ START_TEST(kernel_fault_is_not_the_device)
 }
 END_TEST
 
+/* A kernel whose error message says "device lost" (status QF_EIO): its
+ * pairs are FAILED with cause kernel_error, never run again, and no device
+ * leaves the rotation (the cause decides, never the reason text). */
+START_TEST(kernel_words_are_not_the_device)
+{
+    json_t *d;
+    qf_result *r;
+    size_t i, n, lied = 0;
+    write_suite();
+    ck_assert_int_eq(run("liar", "QF_VDEV_LIAR=1", "--devices 0,1,2"), 1);
+    d = devices_of("liar");
+    ck_assert_int_eq(json_integer_value(json_object_get(d, "retries")), 0);
+    for (i = 0; i < 3; i++)
+        ck_assert(!json_is_true(json_object_get(json_array_get(json_object_get(d, "list"), i), "out")));
+    json_decref(d);
+    r = records("liar", &n);
+    for (i = 0; i < n; i++) {
+        if (r[i].seed != 3) {
+            ck_assert_msg(r[i].verdict == QF_VERDICT_QUALIFIED, "%s: %s", r[i].case_id, r[i].reason);
+            continue;
+        }
+        ck_assert_msg(r[i].verdict == QF_VERDICT_FAILED && r[i].cause == QF_CAUSE_KERNEL_ERROR &&
+                          strstr(r[i].reason, "device lost"),
+                      "%s: %s (%s): %s", r[i].case_id, qf_verdict_name(r[i].verdict), qf_cause_name(r[i].cause),
+                      r[i].reason);
+        lied++;
+    }
+    ck_assert_uint_eq(lied, NPAIRS / 3);
+    free(r);
+    cleanup();
+}
+END_TEST
+
 START_TEST(bad_values)
 {
     write_suite();
@@ -329,6 +362,7 @@ int main(void)
     tcase_add_test(tc, device_lost);
     tcase_add_test(tc, device_hangs);
     tcase_add_test(tc, kernel_fault_is_not_the_device);
+    tcase_add_test(tc, kernel_words_are_not_the_device);
     tcase_add_test(tc, bad_values);
     tcase_add_test(tc, all_lists_every_device);
     suite_add_tcase(s, tc);

@@ -489,8 +489,7 @@ START_TEST(ops_good_and_bad)
 END_TEST
 
 /* An op that derives no bound (log_softmax), with a claim that states no
- * max_ulp: judged for fitness only, and the verdict says there was no
- * conformance check instead of passing silently. */
+ * max_ulp: checked against nothing, so UNCHECKED, never a pass. */
 START_TEST(no_bound_says_so)
 {
     static const char yaml[] = "suite: nobound\n"
@@ -519,8 +518,9 @@ START_TEST(no_bound_says_so)
     ck_assert_msg(qf_registry_add(r, &k) == QF_OK, "%s", qf_registry_error(r));
     qf_test_run_yaml(yaml, "nobound.yaml", r, &sum);
     ck_assert_uint_eq(sum.n, 1);
-    ck_assert_msg(sum.results[0].verdict == QF_VERDICT_QUALIFIED && sum.results[0].bound.kind[0] == '\0' &&
-                      strstr(sum.results[0].reason, "no conformance check: log_softmax derives no bound"),
+    /* no bound, no pass: UNCHECKED, never QUALIFIED (docs/verdicts.md rule 11) */
+    ck_assert_msg(sum.results[0].verdict == QF_VERDICT_UNCHECKED && sum.results[0].cause == QF_CAUSE_NO_BOUND &&
+                      sum.results[0].bound.kind[0] == '\0' && strstr(sum.results[0].reason, "checked against nothing"),
                   "%s: %s", qf_verdict_name(sum.results[0].verdict), sum.results[0].reason);
     qf_runner_summary_free(&sum);
     qf_registry_free(r);

@@ -15,6 +15,7 @@
 
 #include "qf_cli_test.h"
 #include "qf_report.h"
+#include "qf_test_seal.h"
 #include "qf_result.h"
 
 static char dir[256];
@@ -295,6 +296,7 @@ START_TEST(guard_c_hostile_name)
         snprintf(res[i].dims[0].name, sizeof res[i].dims[0].name, "M");
         res[i].dims[0].value = 16u << i;
         res[i].verdict = i ? QF_VERDICT_FAILED : QF_VERDICT_QUALIFIED;
+        qf_test_seal(&res[i]);
     }
     snprintf(path, sizeof path, "%s/results.json", dir);
     ck_assert_int_eq(qf_report_write_json(path, res, 2, NULL, err, sizeof err), QF_OK);

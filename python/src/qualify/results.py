@@ -17,7 +17,8 @@ from typing import Any, Iterator
 
 __all__ = ["VERDICTS", "Pair", "Results", "load_results"]
 
-VERDICTS = ("QUALIFIED", "MARGINAL", "FAILED", "CRASHED", "TIMEOUT", "MISTRUSTED", "UNSUPPORTED", "SKIPPED")
+VERDICTS = ("QUALIFIED", "MARGINAL", "FAILED", "CRASHED", "TIMEOUT", "MISTRUSTED", "UNSUPPORTED", "SKIPPED",
+            "UNCHECKED")
 
 _SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 

@@ -7,7 +7,7 @@
  *                 docs/schema/results.schema.json is its JSON Schema.  Each
  *                 case is the journal record (qf_result_to_json) plus the
  *                 report keys dtypes, shape and reproduce.
- *   report.md     Markdown: per kernel and dtype tuple the verdict counts,
+ *   report.md     Markdown: per kernel, op and dtype tuple the verdict counts,
  *                 worst error in ulps, worst bound utilization and the growth
  *                 exponent of a K sweep; a failures section with reasons and
  *                 reproducers; the provenance.
@@ -55,10 +55,14 @@ int qf_report_is_failure(qf_verdict v, int strict);
 /* Number of results that are failures (qf_report_is_failure). */
 size_t qf_report_failed(const qf_result *r, size_t n, int strict);
 
-/* One row of the summary: a kernel and a dtype tuple. */
+/* One row of the summary: a kernel, an op and a dtype tuple.  The op is
+ * the suite's (qf_result.op: log_softmax, glu), not the kernel ABI op it
+ * runs on (softmax, activation): two ops served by one kernel are two
+ * rows. */
 typedef struct qf_report_group {
     char kernel[QF_RESULT_NAME_MAX];
     char kernel_kind[16];
+    char op[QF_RESULT_NAME_MAX];
     char dtype[QF_RESULT_NAME_MAX];
     size_t n;                       /* cases */
     size_t count[QF_VERDICT_COUNT]; /* per verdict */

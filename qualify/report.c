@@ -70,6 +70,12 @@ static double nanmax(double a, double b)
     return a > b ? a : b;
 }
 
+/* Does result x belong to group g (its kernel, op and dtype tuple)? */
+static int in_group(const qf_result *x, const qf_report_group *g)
+{
+    return !strcmp(x->kernel, g->kernel) && !strcmp(x->op, g->op) && !strcmp(x->dtype, g->dtype);
+}
+
 static void group_growth(const qf_result *r, size_t n, qf_report_group *g)
 {
     double *k = malloc((n ? n : 1) * sizeof *k), *e = malloc((n ? n : 1) * sizeof *e);
@@ -84,7 +90,7 @@ static void group_growth(const qf_result *r, size_t n, qf_report_group *g)
     for (i = 0; i < n; i++) {
         const qf_result *x = &r[i];
         uint64_t kk;
-        if (strcmp(x->kernel, g->kernel) || strcmp(x->dtype, g->dtype) || !x->has_metrics)
+        if (!in_group(x, g) || !x->has_metrics)
             continue;
         kk = case_k(x);
         if (!kk || !isfinite(x->metrics.max_abs) || x->metrics.max_abs <= 0)
@@ -121,7 +127,7 @@ qf_status qf_report_summarize(const qf_result *r, size_t n, qf_report_group **gr
         const qf_result *x = &r[i];
         qf_report_group *y = NULL;
         for (j = 0; j < ng; j++)
-            if (!strcmp(g[j].kernel, x->kernel) && !strcmp(g[j].dtype, x->dtype)) {
+            if (in_group(x, &g[j])) {
                 y = &g[j];
                 break;
             }
@@ -129,6 +135,7 @@ qf_status qf_report_summarize(const qf_result *r, size_t n, qf_report_group **gr
             y = &g[ng++];
             snprintf(y->kernel, sizeof y->kernel, "%s", x->kernel);
             snprintf(y->kernel_kind, sizeof y->kernel_kind, "%s", x->kernel_kind);
+            snprintf(y->op, sizeof y->op, "%s", x->op);
             snprintf(y->dtype, sizeof y->dtype, "%s", x->dtype);
             y->worst_ulp = y->worst_util = NAN;
         }
@@ -488,6 +495,7 @@ static json_t *summary_json(const qf_result *r, size_t n, const qf_report_group 
         if (!bad) {
             bad |= _qf_json_set_new(go, "kernel", json_string(g[i].kernel));
             bad |= _qf_json_set_new(go, "kernel_kind", json_string(g[i].kernel_kind));
+            bad |= _qf_json_set_new(go, "op", json_string(g[i].op));
             bad |= _qf_json_set_new(go, "dtype", json_string(g[i].dtype));
             bad |= _qf_json_set_new(go, "cases", json_integer((json_int_t)g[i].n));
             bad |= _qf_json_set_new(go, "verdicts", gc);
@@ -722,11 +730,11 @@ qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const
             fprintf(out, " %zu %s,", tot[order[j]], verdict_name(order[j]));
     fprintf(out, " %s.\n\n", nfail ? "NOT PASSING" : "passing");
 
-    fputs("## Summary per kernel and dtype tuple\n\n", out);
-    fputs("| kernel | kind | dtypes | cases |", out);
+    fputs("## Summary per kernel, op and dtype tuple\n\n", out);
+    fputs("| kernel | kind | op | dtypes | cases |", out);
     for (j = 0; j < sizeof order / sizeof order[0]; j++)
         fprintf(out, " %s |", verdict_name(order[j]));
-    fputs(" worst ulp | worst bound util | growth exponent |\n|---|---|---|---:|", out);
+    fputs(" worst ulp | worst bound util | growth exponent |\n|---|---|---|---|---:|", out);
     for (j = 0; j < sizeof order / sizeof order[0]; j++)
         fputs("---:|", out);
     fputs("---:|---:|---:|\n", out);
@@ -735,6 +743,8 @@ qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const
         md_cell(out, g[i].kernel);
         fputs(" | ", out);
         md_cell(out, g[i].kernel_kind[0] ? g[i].kernel_kind : "-");
+        fputs(" | ", out);
+        md_cell(out, g[i].op[0] ? g[i].op : "-");
         fputs(" | ", out);
         md_cell(out, g[i].dtype);
         fprintf(out, " | %zu |", g[i].n);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,7 +75,9 @@ static void setup(void)
 
 static void teardown(void)
 {
-    char p[256];
+    char p[512];
+    snprintf(p, sizeof p, "rm -rf '%s/run'", dir);
+    ck_assert_int_eq(system(p), 0);
     remove(pass_json);
     remove(fail_json);
     snprintf(p, sizeof p, "%s/bad.json", dir);
@@ -89,7 +92,7 @@ START_TEST(test_summary)
     snprintf(args, sizeof args, "'%s'", pass_json);
     r = run(args);
     ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
-    ck_assert_msg(strstr(r.out, "| gemm.cpu.naive.f32 | reference | f32.f32.f32.f32 | 3 |"), "%s", r.out);
+    ck_assert_msg(strstr(r.out, "| gemm.cpu.naive.f32 | reference | gemm | f32.f32.f32.f32 | 3 |"), "%s", r.out);
     ck_assert_msg(strstr(r.out, "## Provenance") && strstr(r.out, "## Failures\n\nNone."), "%s", r.out);
     ck_assert_str_eq(r.err, "");
     done(&r);
@@ -103,7 +106,7 @@ START_TEST(test_summary)
     r = run(args);
     ck_assert_msg(r.rc == 1, "exit %d: %s", r.rc, r.err);
     ck_assert_msg(strstr(r.out, "### FAILED `gemm.cpu.bad.trunc`") &&
-                      strstr(r.out, "| gemm.cpu.bad.trunc | reference | f32.f32.f32.f32 | 1 | 1 |"),
+                      strstr(r.out, "| gemm.cpu.bad.trunc | reference | gemm | f32.f32.f32.f32 | 1 | 1 |"),
                   "%s", r.out);
     done(&r);
 }
@@ -185,6 +188,56 @@ START_TEST(test_json)
 }
 END_TEST
 
+/* `qualify run SUITE -o DIR/run/OUT` on a suite written into DIR/run;
+ * then `qualify show` of its results.json, which must print what the run
+ * wrote into report.md.  The output of show, to free. */
+static char *run_and_show(const char *name, const char *suite, int rc)
+{
+    char sub[256], args[1024], path[512], *md;
+    run_result r;
+    snprintf(sub, sizeof sub, "%s/run", dir);
+    mkdir(sub, 0700);
+    qf_test_write_text(sub, name, suite);
+    snprintf(args, sizeof args, "'%s/%s' -o '%s/out-%s' -q -j 2", sub, name, sub, name);
+    r = qf_cli_run(bin, "run", args);
+    ck_assert_msg(r.rc == rc, "run %s: exit %d: %s", name, r.rc, r.err);
+    done(&r);
+    snprintf(args, sizeof args, "'%s/out-%s/results.json'", sub, name);
+    r = run(args);
+    ck_assert_msg(r.rc == rc, "show %s: exit %d: %s", name, r.rc, r.err);
+    snprintf(path, sizeof path, "%s/out-%s/report.md", sub, name);
+    md = qf_cli_slurp(path);
+    /* The same text but the title (the suite's name in report.md). */
+    ck_assert_msg(strstr(md, "\n## Summary") && strstr(r.out, "\n## Summary") &&
+                      !strcmp(strstr(md, "\n## Summary"), strstr(r.out, "\n## Summary")),
+                  "report.md:\n%s\nshow:\n%s", md, r.out);
+    free(md);
+    free(r.err);
+    return r.out;
+}
+
+/* log_softmax runs on softmax kernels: a run of both ops on one kernel
+ * shows one row per suite op, not one row for the kernel's ABI op. */
+START_TEST(test_rows_per_op)
+{
+    char *out = run_and_show("ops.yaml",
+                             "suite: rows\n"
+                             "groups:\n"
+                             "  - op: softmax\n"
+                             "    kernels: [softmax.cpu.f32]\n"
+                             "    dtypes: [float32]\n"
+                             "    shapes: {rows: [2], cols: [8]}\n"
+                             "  - op: log_softmax\n"
+                             "    kernels: ['*softmax.cpu.f32']\n"
+                             "    dtypes: [float32]\n"
+                             "    shapes: {rows: [2], cols: [8, 9]}\n",
+                             0);
+    ck_assert_msg(strstr(out, "| softmax.cpu.f32 | reference | softmax | f32.f32.f32 | 1 |"), "%s", out);
+    ck_assert_msg(strstr(out, "| softmax.cpu.f32 | reference | log_softmax | f32.f32.f32 | 2 |"), "%s", out);
+    free(out);
+}
+END_TEST
+
 /* Exit 2 with has (and also, when not NULL) on stderr; quiet: nothing on
  * stdout. */
 static void expect_usage(const char *args, int quiet, const char *has, const char *also)
@@ -227,5 +280,5 @@ int main(void)
 {
     qf_test_require_env("QF_QUALIFY_BIN");
     return qf_test_main("cli/show", "show", 60, setup, teardown,
-                        QF_TESTS(test_summary, test_failed, test_journal, test_json, test_usage));
+                        QF_TESTS(test_summary, test_failed, test_journal, test_json, test_rows_per_op, test_usage));
 }

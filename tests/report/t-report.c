@@ -458,6 +458,7 @@ START_TEST(test_summary)
     ck_assert_int_eq(qf_report_summarize(res, NRES, &g, &ng), QF_OK);
     ck_assert_uint_eq(ng, 3);
     ck_assert_str_eq(g[0].kernel, "gemm.cpu.naive.f32");
+    ck_assert_str_eq(g[0].op, "gemm");
     ck_assert_uint_eq(g[0].n, 4);
     ck_assert_uint_eq(g[0].count[QF_VERDICT_QUALIFIED], 4);
     ck_assert_double_eq(g[0].worst_ulp, 1.25);
@@ -476,6 +477,51 @@ START_TEST(test_summary)
     ck_assert_int_eq(qf_report_summarize(NULL, 0, &g, &ng), QF_OK);
     ck_assert_uint_eq(ng, 0);
     free(g);
+}
+END_TEST
+
+/* Two suite ops served by one kernel and dtype tuple (log_softmax runs on
+ * softmax kernels) are two rows everywhere: the summary, results.json's
+ * groups and report.md; the growth fit stays within each op. */
+START_TEST(test_rows_per_op)
+{
+    static const char *ops[4] = {"softmax", "log_softmax", "softmax", "log_softmax"};
+    qf_result r[4];
+    qf_report_group *g = NULL;
+    size_t ng = 0, i;
+    char path[256], err[512] = "", *m;
+    json_t *doc, *groups;
+    json_error_t je;
+    for (i = 0; i < 4; i++) {
+        base(&r[i], ops[i], "softmax.cpu.f32", "reference", "f32.f32", QF_VERDICT_QUALIFIED, i);
+        dim(&r[i], "rows", 4), dim(&r[i], "cols", 8);
+        snprintf(r[i].case_id, sizeof r[i].case_id, "%s/rows=4,cols=8/f32.f32/normal/seed=%zu", ops[i], i);
+        metrics(&r[i], i < 2 ? 0.5 : 0.75, 1e-7, 0.1);
+    }
+    r[1].verdict = QF_VERDICT_MARGINAL;
+    ck_assert_int_eq(qf_report_summarize(r, 4, &g, &ng), QF_OK);
+    ck_assert_uint_eq(ng, 2);
+    ck_assert_str_eq(g[0].op, "softmax");
+    ck_assert_str_eq(g[1].op, "log_softmax");
+    ck_assert_uint_eq(g[0].n, 2);
+    ck_assert_uint_eq(g[1].count[QF_VERDICT_MARGINAL], 1);
+    free(g);
+    ck_assert_msg(qf_report_write_all(dir, r, 4, &prov, NULL, err, sizeof err) == QF_OK, "%s", err);
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    m = qf_test_slurp(path, NULL);
+    ck_assert_msg(strstr(m, "| softmax.cpu.f32 | reference | softmax | f32.f32 | 2 | 0 | 0 | 0 | 0 | 0 | 2 |"),
+                  "%s", m);
+    ck_assert_msg(
+        strstr(m, "| softmax.cpu.f32 | reference | log_softmax | f32.f32 | 2 | 0 | 0 | 0 | 0 | 1 | 1 |"), "%s",
+        m);
+    free(m);
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    doc = json_load_file(path, 0, &je);
+    ck_assert_msg(doc != NULL, "%s", je.text);
+    groups = json_object_get(json_object_get(doc, "summary"), "groups");
+    ck_assert_uint_eq(json_array_size(groups), 2);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(groups, 1), "op")), "log_softmax");
+    json_decref(doc);
 }
 END_TEST
 
@@ -592,12 +638,12 @@ START_TEST(test_markdown)
     m = qf_test_slurp(path, NULL);
     ck_assert_msg(strstr(m, "# pre-merge\n"), "%s", m);
     ck_assert_msg(
-        strstr(m, "| gemm.cpu.naive.f32 | reference | f32.f32.f32.f32 | 4 | 0 | 0 | 0 | 0 | 0 | 4 | 0 | 0 | "
-                  "1.25 | 0.04 | 0.50 (R² 1.00, 4 pts) |"),
+        strstr(m, "| gemm.cpu.naive.f32 | reference | gemm | f32.f32.f32.f32 | 4 | 0 | 0 | 0 | 0 | 0 | 4 | 0 | "
+                  "0 | 1.25 | 0.04 | 0.50 (R² 1.00, 4 pts) |"),
         "%s", m);
-    ck_assert_msg(strstr(m, "| gemm.cpu.bad.trunc | known-bad | bf16.bf16.f32.bf16 | 3 | 1 | 1 | 1 |"), "%s",
-                  m);
-    ck_assert_msg(strstr(m, "| softmax.cpu.f32 | reference | f32.f32 | 4 |"), "%s", m);
+    ck_assert_msg(strstr(m, "| gemm.cpu.bad.trunc | known-bad | gemm | bf16.bf16.f32.bf16 | 3 | 1 | 1 | 1 |"),
+                  "%s", m);
+    ck_assert_msg(strstr(m, "| softmax.cpu.f32 | reference | softmax | f32.f32 | 4 |"), "%s", m);
     ck_assert_msg(strstr(m, "### FAILED `gemm.cpu.bad.trunc`"), "%s", m);
     ck_assert_msg(strstr(m, "### CRASHED") && strstr(m, "### TIMEOUT") && !strstr(m, "### MARGINAL"), "%s",
                   m);
@@ -637,5 +683,5 @@ int main(void)
 {
     return qf_test_main("report/report", "report", 0, setup, teardown,
                         QF_TESTS(test_json_schema, test_read_back, test_read_journal, test_summary,
-                                 test_junit, test_markdown, test_errors));
+                                 test_rows_per_op, test_junit, test_markdown, test_errors));
 }

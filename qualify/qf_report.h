@@ -55,6 +55,16 @@ int qf_report_is_failure(qf_verdict v, int strict);
 /* Number of results that are failures (qf_report_is_failure). */
 size_t qf_report_failed(const qf_result *r, size_t n, int strict);
 
+/* Is r a pair the runner did not run because its kernel claims no dtype
+ * tuple for the case's dtypes (a kernel glob that matched kernels of
+ * other dtypes)?  UNSUPPORTED, no tuple named, and the runner's own reason
+ * for it ("unsupported: KERNEL claims no dtype tuple for DTYPE", rebuilt
+ * from the record's kernel and dtype; runner.c run_pair).  The record has
+ * no structured field that says so; a kernel's own message never matches
+ * (a kernel speaks only after its tuple is named).  The reports fold such
+ * pairs into one line per kernel (docs/reports.md "Pairs not run"). */
+int qf_report_no_tuple(const qf_result *r);
+
 /* One row of the summary: a kernel, an op and a dtype tuple.  The op is
  * the suite's (qf_result.op: log_softmax, glu), not the kernel ABI op it
  * runs on (softmax, activation): two ops served by one kernel are two
@@ -66,6 +76,7 @@ typedef struct qf_report_group {
     char dtype[QF_RESULT_NAME_MAX];
     size_t n;                       /* cases */
     size_t count[QF_VERDICT_COUNT]; /* per verdict */
+    size_t n_no_tuple;              /* cases not run: no dtype tuple (qf_report_no_tuple) */
     size_t n_metrics;               /* cases with metrics */
     double worst_ulp;               /* max of metrics.max_ulp; NaN without metrics */
     double worst_util;              /* max of metrics.max_util; NaN without bounds */

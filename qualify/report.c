@@ -14,6 +14,7 @@
 #include "_escape.h"
 #include "_files.h"
 #include "_json.h"
+#include "_report.h"
 #include "_status.h"
 #include "qf_metrics.h"
 #include "qf_report.h"
@@ -49,6 +50,17 @@ static const char *verdict_name(qf_verdict v)
 }
 
 /* ---- Summary --------------------------------------------------------------- */
+
+int qf_report_no_tuple(const qf_result *r)
+{
+    char why[sizeof r->reason];
+    int n;
+    if (!r || r->verdict != QF_VERDICT_UNSUPPORTED || r->dtype_tuple[0] || r->has_metrics)
+        return 0;
+    /* The runner's text, byte for byte (runner.c run_pair). */
+    n = snprintf(why, sizeof why, "unsupported: %s claims no dtype tuple for %s", r->kernel, r->dtype);
+    return n > 0 && (size_t)n < sizeof why && !strcmp(why, r->reason);
+}
 
 /* The K of a case (a dimension named K or k), 0 when it has none. */
 static uint64_t case_k(const qf_result *r)
@@ -142,6 +154,7 @@ qf_status qf_report_summarize(const qf_result *r, size_t n, qf_report_group **gr
         y->n++;
         if ((unsigned)x->verdict < QF_VERDICT_COUNT)
             y->count[x->verdict]++;
+        y->n_no_tuple += (size_t)qf_report_no_tuple(x);
         if (x->has_metrics) {
             y->n_metrics++;
             y->worst_ulp = nanmax(y->worst_ulp, x->metrics.max_ulp);
@@ -498,6 +511,7 @@ static json_t *summary_json(const qf_result *r, size_t n, const qf_report_group 
             bad |= _qf_json_set_new(go, "op", json_string(g[i].op));
             bad |= _qf_json_set_new(go, "dtype", json_string(g[i].dtype));
             bad |= _qf_json_set_new(go, "cases", json_integer((json_int_t)g[i].n));
+            bad |= _qf_json_set_new(go, "no_tuple", json_integer((json_int_t)g[i].n_no_tuple));
             bad |= _qf_json_set_new(go, "verdicts", gc);
             gc = NULL;
             bad |= _qf_json_set_new(go, "worst_ulp", _qf_json_real(g[i].worst_ulp));
@@ -700,37 +714,22 @@ static void md_provenance(FILE *out, const qf_provenance *p)
     fputc('\n', out);
 }
 
-qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const qf_provenance *prov,
-                                  const qf_report_options *opt)
-{
-    static const qf_verdict order[] = {QF_VERDICT_FAILED,      QF_VERDICT_CRASHED,  QF_VERDICT_TIMEOUT,
-                                       QF_VERDICT_MISTRUSTED,  QF_VERDICT_MARGINAL, QF_VERDICT_QUALIFIED,
-                                       QF_VERDICT_UNSUPPORTED, QF_VERDICT_SKIPPED};
-    qf_report_options d = {0, NULL, NULL};
-    qf_report_group *g = NULL;
-    size_t i, j, ng = 0, tot[QF_VERDICT_COUNT] = {0}, nfail;
-    qf_status st;
-    if (!out || (!r && n))
-        return QF_EINVAL;
-    if (!opt)
-        opt = &d;
-    st = qf_report_summarize(r, n, &g, &ng);
-    if (st != QF_OK)
-        return st;
-    for (i = 0; i < n; i++)
-        if ((unsigned)r[i].verdict < QF_VERDICT_COUNT)
-            tot[r[i].verdict]++;
-    nfail = qf_report_failed(r, n, opt->strict);
-    fputs("# ", out);
-    md_cell(out, opt->title ? opt->title : "qualify report");
-    fputs("\n\n", out);
-    fprintf(out, "%zu case%s:", n, n == 1 ? "" : "s");
-    for (j = 0; j < sizeof order / sizeof order[0]; j++)
-        if (tot[order[j]])
-            fprintf(out, " %zu %s,", tot[order[j]], verdict_name(order[j]));
-    fprintf(out, " %s.\n\n", nfail ? "NOT PASSING" : "passing");
+/* The verdict columns of report.md, worst first. */
+static const qf_verdict order[] = {QF_VERDICT_FAILED,      QF_VERDICT_CRASHED,  QF_VERDICT_TIMEOUT,
+                                   QF_VERDICT_MISTRUSTED,  QF_VERDICT_MARGINAL, QF_VERDICT_QUALIFIED,
+                                   QF_VERDICT_UNSUPPORTED, QF_VERDICT_SKIPPED};
 
-    fputs("## Summary per kernel, op and dtype tuple\n\n", out);
+/* Pairs not run for want of a dtype tuple (qf_report_no_tuple) are no
+ * evidence about anything: a group made only of them leaves the table for
+ * one line per kernel (md_not_run). */
+static int folded(const qf_report_group *g)
+{
+    return g->n && g->n_no_tuple == g->n;
+}
+
+static void md_summary_table(FILE *out, const qf_report_group *g, size_t ng)
+{
+    size_t i, j;
     fputs("| kernel | kind | op | dtypes | cases |", out);
     for (j = 0; j < sizeof order / sizeof order[0]; j++)
         fprintf(out, " %s |", verdict_name(order[j]));
@@ -739,6 +738,8 @@ qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const
         fputs("---:|", out);
     fputs("---:|---:|---:|\n", out);
     for (i = 0; i < ng; i++) {
+        if (folded(&g[i]))
+            continue;
         fputs("| ", out);
         md_cell(out, g[i].kernel);
         fputs(" | ", out);
@@ -764,7 +765,117 @@ qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const
         fputs(" |\n", out);
     }
     fputc('\n', out);
+}
+
+static int same_kernel(const _qf_not_run *a, const _qf_not_run *b)
+{
+    return !strcmp(a->kernel, b->kernel);
+}
+
+void _qf_report_md_not_run(FILE *out, const _qf_not_run *rows, size_t n, const char *intro)
+{
+    size_t i, j, k, m, pairs;
+    int ops;
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < i && !same_kernel(&rows[j], &rows[i]); j++)
+            ;
+        if (j < i)
+            continue; /* the kernel's line is written */
+        if (i == 0)
+            fprintf(out, "%s\n\n", intro);
+        pairs = 0;
+        ops = 0;
+        for (j = i; j < n; j++)
+            if (same_kernel(&rows[j], &rows[i])) {
+                pairs += rows[j].pairs;
+                ops |= strcmp(rows[j].op, rows[i].op) != 0;
+            }
+        fputs("- ", out);
+        md_cell(out, rows[i].kernel);
+        fprintf(out, ": %zu pair%s not run: no dtype tuple for ", pairs, pairs == 1 ? "" : "s");
+        for (j = i, k = 0; j < n; j++) {
+            if (!same_kernel(&rows[j], &rows[i]))
+                continue;
+            for (m = i; m < j; m++) /* each dtype tuple (and op) once */
+                if (same_kernel(&rows[m], &rows[i]) && !strcmp(rows[m].op, rows[j].op) &&
+                    !strcmp(rows[m].dtype, rows[j].dtype))
+                    break;
+            if (m < j)
+                continue;
+            fputs(k++ ? ", " : "", out);
+            md_cell(out, rows[j].dtype);
+            if (ops) {
+                fputs(" (", out);
+                md_cell(out, rows[j].op);
+                fputc(')', out);
+            }
+        }
+        fputs(" (UNSUPPORTED)\n", out);
+    }
+}
+
+/* report.md's folded groups (md_not_run's rows). */
+static qf_status md_not_run(FILE *out, const qf_report_group *g, size_t ng)
+{
+    _qf_not_run *rows = malloc((ng ? ng : 1) * sizeof *rows);
+    size_t i, n = 0;
+    if (!rows)
+        return QF_ENOMEM;
+    for (i = 0; i < ng; i++)
+        if (folded(&g[i])) {
+            rows[n].kernel = g[i].kernel;
+            rows[n].op = g[i].op;
+            rows[n].dtype = g[i].dtype;
+            rows[n++].pairs = g[i].n;
+        }
+    _qf_report_md_not_run(out, rows, n,
+                          "Not run, one line per kernel (UNSUPPORTED: the kernel claims no dtype tuple for "
+                          "the case's dtypes; counted in the totals above, one record each in results.json "
+                          "and junit.xml):");
+    if (n)
+        fputc('\n', out);
+    free(rows);
+    return QF_OK;
+}
+
+qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const qf_provenance *prov,
+                                  const qf_report_options *opt)
+{
+    qf_report_options d = {0, NULL, NULL};
+    qf_report_group *g = NULL;
+    size_t i, j, ng = 0, tot[QF_VERDICT_COUNT] = {0}, nfail;
+    qf_status st;
+    if (!out || (!r && n))
+        return QF_EINVAL;
+    if (!opt)
+        opt = &d;
+    st = qf_report_summarize(r, n, &g, &ng);
+    if (st != QF_OK)
+        return st;
+    for (i = 0; i < n; i++)
+        if ((unsigned)r[i].verdict < QF_VERDICT_COUNT)
+            tot[r[i].verdict]++;
+    nfail = qf_report_failed(r, n, opt->strict);
+    fputs("# ", out);
+    md_cell(out, opt->title ? opt->title : "qualify report");
+    fputs("\n\n", out);
+    fprintf(out, "%zu case%s:", n, n == 1 ? "" : "s");
+    for (j = 0; j < sizeof order / sizeof order[0]; j++)
+        if (tot[order[j]])
+            fprintf(out, " %zu %s,", tot[order[j]], verdict_name(order[j]));
+    fprintf(out, " %s.\n\n", nfail ? "NOT PASSING" : "passing");
+
+    fputs("## Summary per kernel, op and dtype tuple\n\n", out);
+    for (i = 0, j = 0; i < ng; i++)
+        j += !folded(&g[i]);
+    if (!j && ng)
+        fputs("No pair ran: no kernel claims a dtype tuple for its cases (below).\n\n", out);
+    if (j || !ng)
+        md_summary_table(out, g, ng);
+    st = md_not_run(out, g, ng);
     free(g);
+    if (st != QF_OK)
+        return st;
 
     fputs("## Failures\n\n", out);
     if (!nfail)

@@ -238,6 +238,47 @@ START_TEST(test_rows_per_op)
 }
 END_TEST
 
+/* A kernel list over several dtypes: the pairs whose kernel claims no
+ * tuple for the case's dtypes are one line per kernel, in show and in
+ * report.md, and still one record each in results.json and junit.xml
+ * (the runner's reason for them is what qf_report_no_tuple knows). */
+START_TEST(test_not_run)
+{
+    char path[512], *x, *out = run_and_show("glob.yaml",
+                                            "suite: glob\n"
+                                            "refute: false\n"
+                                            "groups:\n"
+                                            "  - op: gemm\n"
+                                            "    kernels: [gemm.cpu.naive.f32, gemm.cpu.fp8]\n"
+                                            "    dtypes: [float32, {a: float8_e5m2, b: float8_e5m2, out: "
+                                            "bfloat16}]\n"
+                                            "    shapes: {M: [2, 3], N: [4], K: [8]}\n",
+                                            0);
+    json_t *doc;
+    json_error_t je;
+    ck_assert_msg(strstr(out, "8 cases: 2 QUALIFIED, 6 UNSUPPORTED, passing."), "%s", out);
+    ck_assert_msg(strstr(out, "| gemm.cpu.naive.f32 | reference | gemm | f32.f32.f32.f32 | 2 |"), "%s", out);
+    ck_assert_msg(strstr(out, "- gemm.cpu.naive.f32: 2 pairs not run: no dtype tuple for e5m2.e5m2.f32.bf16 "
+                              "(UNSUPPORTED)\n"),
+                  "%s", out);
+    ck_assert_msg(strstr(out, "- gemm.cpu.fp8: 4 pairs not run: no dtype tuple for f32.f32.f32.f32, "
+                              "e5m2.e5m2.f32.bf16 (UNSUPPORTED)\n"),
+                  "%s", out);
+    ck_assert_msg(!strstr(out, "| gemm.cpu.fp8 |") && !strstr(out, "| e5m2.e5m2.f32.bf16 |"), "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/run/out-glob.yaml/results.json", dir);
+    doc = json_load_file(path, 0, &je);
+    ck_assert_msg(doc != NULL, "%s", je.text);
+    ck_assert_uint_eq(json_array_size(json_object_get(doc, "cases")), 8);
+    json_decref(doc);
+    snprintf(path, sizeof path, "%s/run/out-glob.yaml/junit.xml", dir);
+    x = qf_cli_slurp(path);
+    ck_assert_msg(strstr(x, "tests=\"8\" failures=\"0\" errors=\"0\" skipped=\"6\""), "%s", x);
+    ck_assert_msg(strstr(x, "unsupported: gemm.cpu.fp8 claims no dtype tuple for f32.f32.f32.f32"), "%s", x);
+    free(x);
+}
+END_TEST
+
 /* Exit 2 with has (and also, when not NULL) on stderr; quiet: nothing on
  * stdout. */
 static void expect_usage(const char *args, int quiet, const char *has, const char *also)
@@ -280,5 +321,6 @@ int main(void)
 {
     qf_test_require_env("QF_QUALIFY_BIN");
     return qf_test_main("cli/show", "show", 60, setup, teardown,
-                        QF_TESTS(test_summary, test_failed, test_journal, test_json, test_rows_per_op, test_usage));
+                        QF_TESTS(test_summary, test_failed, test_journal, test_json, test_rows_per_op, test_not_run,
+                                 test_usage));
 }

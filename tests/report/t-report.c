@@ -482,7 +482,7 @@ END_TEST
 
 /* Two suite ops served by one kernel and dtype tuple (log_softmax runs on
  * softmax kernels) are two rows everywhere: the summary, results.json's
- * groups and report.md; the growth fit stays within each op. */
+ * groups and report.md. */
 START_TEST(test_rows_per_op)
 {
     static const char *ops[4] = {"softmax", "log_softmax", "softmax", "log_softmax"};
@@ -522,6 +522,99 @@ START_TEST(test_rows_per_op)
     ck_assert_uint_eq(json_array_size(groups), 2);
     ck_assert_str_eq(json_string_value(json_object_get(json_array_get(groups, 1), "op")), "log_softmax");
     json_decref(doc);
+}
+END_TEST
+
+/* Pairs the runner did not run because the kernel claims no dtype tuple
+ * for the case (a glob over kernels of other dtypes) leave report.md's
+ * table for one line per kernel, stay in the totals, results.json and
+ * junit.xml; an UNSUPPORTED pair for any other reason keeps its row. */
+static size_t count_str(const char *s, const char *w);
+
+static void no_tuple(qf_result *r, const char *kernel, const char *dtype, uint64_t k)
+{
+    base(r, "gemm", kernel, "optimized", dtype, QF_VERDICT_UNSUPPORTED, 0);
+    dim(r, "M", 4), dim(r, "N", 4), dim(r, "K", k);
+    snprintf(r->case_id, sizeof r->case_id, "gemm/M=4,N=4,K=%llu/%s/normal/seed=0", (unsigned long long)k,
+             dtype);
+    /* The runner's reason (runner.c run_pair) */
+    snprintf(r->reason, sizeof r->reason, "unsupported: %s claims no dtype tuple for %s", kernel, dtype);
+}
+
+START_TEST(test_not_run)
+{
+    qf_result r[8];
+    qf_report_group *g = NULL;
+    size_t ng = 0, i;
+    char path[256], err[512] = "", *m;
+    json_t *doc, *groups;
+    json_error_t je;
+    no_tuple(&r[0], "gemm.x.f64", "f32.f32.f32.f32", 16);
+    no_tuple(&r[1], "gemm.x.f64", "f32.f32.f32.f32", 32);
+    no_tuple(&r[2], "gemm.x.f64", "bf16.bf16.f32.bf16", 16);
+    base(&r[3], "gemm", "gemm.cpu.naive.f32", "reference", "f32.f32.f32.f32", QF_VERDICT_QUALIFIED, 0);
+    metrics(&r[3], 0.5, 1e-7, 0.1);
+    no_tuple(&r[4], "gemm.cpu.naive.f32", "bf16.bf16.f32.bf16", 16);
+    /* Look-alikes that are not the runner's: a kernel's own message after
+     * its tuple was named, another reason, another kernel's name. */
+    no_tuple(&r[5], "gemm.y", "f32.f32.f32.f32", 16);
+    snprintf(r[5].dtype_tuple, sizeof r[5].dtype_tuple, "f32");
+    no_tuple(&r[6], "gemm.z", "f32.f32.f32.f32", 16);
+    snprintf(r[6].reason, sizeof r[6].reason, "unsupported: the kernel declined: gemm.z claims no dtype tuple "
+             "for f32.f32.f32.f32");
+    no_tuple(&r[7], "gemm.w", "f32.f32.f32.f32", 16);
+    snprintf(r[7].reason, sizeof r[7].reason, "unsupported: gemm.v claims no dtype tuple for f32.f32.f32.f32");
+    for (i = 0; i < 8; i++)
+        ck_assert_int_eq(qf_report_no_tuple(&r[i]), i < 3 || i == 4);
+    ck_assert_int_eq(qf_report_summarize(r, 8, &g, &ng), QF_OK);
+    ck_assert_uint_eq(ng, 7);
+    ck_assert_uint_eq(g[0].n, 2);
+    ck_assert_uint_eq(g[0].n_no_tuple, 2);
+    ck_assert_uint_eq(g[0].count[QF_VERDICT_UNSUPPORTED], 2);
+    ck_assert_uint_eq(g[4].n_no_tuple, 0);
+    free(g);
+
+    ck_assert_msg(qf_report_write_all(dir, r, 8, &prov, NULL, err, sizeof err) == QF_OK, "%s", err);
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    m = qf_test_slurp(path, NULL);
+    ck_assert_msg(strstr(m, "8 cases: 1 QUALIFIED, 7 UNSUPPORTED, passing."), "%s", m);
+    ck_assert_msg(strstr(m, "\n- gemm.x.f64: 3 pairs not run: no dtype tuple for f32.f32.f32.f32, "
+                            "bf16.bf16.f32.bf16 (UNSUPPORTED)\n"
+                            "- gemm.cpu.naive.f32: 1 pair not run: no dtype tuple for bf16.bf16.f32.bf16 "
+                            "(UNSUPPORTED)\n"),
+                  "%s", m);
+    ck_assert_msg(!strstr(m, "| gemm.x.f64 |") && !strstr(m, "| bf16.bf16.f32.bf16 |"), "%s", m);
+    ck_assert_msg(strstr(m, "| gemm.cpu.naive.f32 | reference | gemm | f32.f32.f32.f32 | 1 |"), "%s", m);
+    ck_assert_msg(strstr(m, "| gemm.y | optimized | gemm | f32.f32.f32.f32 | 1 |") &&
+                      strstr(m, "| gemm.z |") && strstr(m, "| gemm.w |"),
+                  "%s", m);
+    free(m);
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    doc = json_load_file(path, 0, &je);
+    ck_assert_msg(doc != NULL, "%s", je.text);
+    ck_assert_uint_eq(json_array_size(json_object_get(doc, "cases")), 8);
+    groups = json_object_get(json_object_get(doc, "summary"), "groups");
+    ck_assert_uint_eq(json_array_size(groups), 7);
+    ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(groups, 0), "no_tuple")), 2);
+    ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(groups, 2), "no_tuple")), 0);
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(json_object_get(json_object_get(doc, "summary"), "verdicts"),
+                                           "UNSUPPORTED")),
+        7);
+    json_decref(doc);
+    snprintf(path, sizeof path, "%s/junit.xml", dir);
+    m = qf_test_slurp(path, NULL);
+    ck_assert_uint_eq(count_str(m, "<testcase "), 8);
+    ck_assert_uint_eq(count_str(m, "<skipped "), 7);
+    free(m);
+
+    /* Only pairs not run: no table, the lines. */
+    ck_assert_msg(qf_report_write_all(dir, r, 3, &prov, NULL, err, sizeof err) == QF_OK, "%s", err);
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    m = qf_test_slurp(path, NULL);
+    ck_assert_msg(strstr(m, "No pair ran") && !strstr(m, "| kernel |") && strstr(m, "- gemm.x.f64: 3 pairs"),
+                  "%s", m);
+    free(m);
 }
 END_TEST
 
@@ -683,5 +776,5 @@ int main(void)
 {
     return qf_test_main("report/report", "report", 0, setup, teardown,
                         QF_TESTS(test_json_schema, test_read_back, test_read_journal, test_summary,
-                                 test_rows_per_op, test_junit, test_markdown, test_errors));
+                                 test_rows_per_op, test_not_run, test_junit, test_markdown, test_errors));
 }

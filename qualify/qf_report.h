@@ -80,6 +80,19 @@ typedef struct qf_report_group {
     size_t n_metrics;               /* cases with metrics */
     double worst_ulp;               /* max of metrics.max_ulp; NaN without metrics */
     double worst_util;              /* max of metrics.max_util; NaN without bounds */
+    /* The ulp headline of report.md: the largest qf_report_ulp_nonzero of
+     * the group's cases (the ulp error where the exact value is not zero),
+     * NaN when none has one; ulp_unsure: it comes from a record that does
+     * not separate its exact zeros and missed one (it may count a result
+     * at an exact zero in ulps of zero).  Over the cases that do separate
+     * them: exact zeros checked, those returned as nonzero, the largest
+     * |result| there (NaN when none was checked); zeros_unsure: some case
+     * had exact zeros but does not say how they went. */
+    double worst_ulp_nonzero;
+    int ulp_unsure;
+    size_t n_zero_checked, n_zero_inexact;
+    double worst_abs_zero;
+    int zeros_unsure;
     /* Growth exponent (qf_metrics_growth) of the error against K: one
      * point per distinct K (the largest metrics.max_abs of the group's
      * cases at that K), when there are at least two (a K sweep); NaN
@@ -87,6 +100,23 @@ typedef struct qf_report_group {
     double growth, growth_r2;
     size_t growth_points;
 } qf_report_group;
+
+/* The ulp error of a case where its exact value is not zero
+ * (metrics.max_ulp_nonzero, docs/verdicts.md "Exact zeros").  A record
+ * without the exact-zero figures (n_zero_checked 0: a record read back
+ * from a journal that does not carry them) gives metrics.max_ulp, which
+ * is the same number unless an exact zero was missed (its relative error,
+ * max_rel, is then infinite): *unsure (may be NULL) is 1 then.  NaN
+ * without metrics or without a nonzero exact value. */
+double qf_report_ulp_nonzero(const qf_result *r, int *unsure);
+
+/* The error of a case in ulps, as report.md's failures and qualify show
+ * --failed print it: "2.5 ulp"; with exact zeros apart, "2.5 ulp where the
+ * exact value is not 0; 3 of 40 exact zeros returned nonzero (max abs
+ * 0.25)"; from a record that does not separate a missed exact zero,
+ * "7.136e+44 ulp (may count a result at an exact zero in ulps of zero)".
+ * Into buf (cut to size). */
+void qf_report_error_text(const qf_result *r, char *buf, size_t size);
 
 /* Groups in order of first appearance.  *groups is malloc'ed (free()). */
 qf_status qf_report_summarize(const qf_result *r, size_t n, qf_report_group **groups, size_t *ngroups);

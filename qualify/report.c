@@ -88,6 +88,46 @@ static int in_group(const qf_result *x, const qf_report_group *g)
     return !strcmp(x->kernel, g->kernel) && !strcmp(x->op, g->op) && !strcmp(x->dtype, g->dtype);
 }
 
+double qf_report_ulp_nonzero(const qf_result *r, int *unsure)
+{
+    const qf_metrics *m = &r->metrics;
+    if (unsure)
+        *unsure = 0;
+    if (!r->has_metrics)
+        return NAN;
+    if (m->n_zero_checked)
+        return m->max_ulp_nonzero;
+    /* No exact zero among the checked elements, or a record that does not
+     * say: max_ulp counts an exact zero only when one was missed, which
+     * makes its relative error infinite. */
+    if (unsure)
+        *unsure = m->n_zero_ref > 0 && isinf(m->max_rel);
+    return m->max_ulp;
+}
+
+void qf_report_error_text(const qf_result *r, char *buf, size_t size)
+{
+    const qf_metrics *m = &r->metrics;
+    int unsure;
+    double u = qf_report_ulp_nonzero(r, &unsure);
+    char ulp[32], zabs[48] = "";
+    if (!buf || !size)
+        return;
+    if (isnan(u))
+        snprintf(ulp, sizeof ulp, "-");
+    else
+        snprintf(ulp, sizeof ulp, "%.4g", u);
+    if (m->n_zero_checked && m->n_zero_inexact)
+        snprintf(zabs, sizeof zabs, " (max abs %.4g)", m->max_abs_zero);
+    if (m->n_zero_checked)
+        snprintf(buf, size,
+                 "%s ulp where the exact value is not 0; %zu of %zu exact zeros returned nonzero%s", ulp,
+                 m->n_zero_inexact, m->n_zero_checked, zabs);
+    else
+        snprintf(buf, size, "%s ulp%s", ulp,
+                 unsure ? " (may count a result at an exact zero in ulps of zero)" : "");
+}
+
 static void group_growth(const qf_result *r, size_t n, qf_report_group *g)
 {
     double *k = malloc((n ? n : 1) * sizeof *k), *e = malloc((n ? n : 1) * sizeof *e);
@@ -149,7 +189,7 @@ qf_status qf_report_summarize(const qf_result *r, size_t n, qf_report_group **gr
             snprintf(y->kernel_kind, sizeof y->kernel_kind, "%s", x->kernel_kind);
             snprintf(y->op, sizeof y->op, "%s", x->op);
             snprintf(y->dtype, sizeof y->dtype, "%s", x->dtype);
-            y->worst_ulp = y->worst_util = NAN;
+            y->worst_ulp = y->worst_util = y->worst_ulp_nonzero = y->worst_abs_zero = NAN;
         }
         y->n++;
         if ((unsigned)x->verdict < QF_VERDICT_COUNT)
@@ -157,8 +197,22 @@ qf_status qf_report_summarize(const qf_result *r, size_t n, qf_report_group **gr
         y->n_no_tuple += (size_t)qf_report_no_tuple(x);
         if (x->has_metrics) {
             y->n_metrics++;
+            int unsure;
+            double u = qf_report_ulp_nonzero(x, &unsure);
             y->worst_ulp = nanmax(y->worst_ulp, x->metrics.max_ulp);
             y->worst_util = nanmax(y->worst_util, x->metrics.max_util);
+            if (u > y->worst_ulp_nonzero || (isnan(y->worst_ulp_nonzero) && !isnan(u)))
+                y->ulp_unsure = unsure;
+            else if (u == y->worst_ulp_nonzero)
+                y->ulp_unsure |= unsure;
+            y->worst_ulp_nonzero = nanmax(y->worst_ulp_nonzero, u);
+            if (x->metrics.n_zero_checked) {
+                y->n_zero_checked += x->metrics.n_zero_checked;
+                y->n_zero_inexact += x->metrics.n_zero_inexact;
+                y->worst_abs_zero = nanmax(y->worst_abs_zero, x->metrics.max_abs_zero);
+            } else {
+                y->zeros_unsure |= x->metrics.n_zero_ref > 0;
+            }
         }
     }
     for (j = 0; j < ng; j++)
@@ -727,16 +781,36 @@ static int folded(const qf_report_group *g)
     return g->n && g->n_no_tuple == g->n;
 }
 
+/* The exact-zero cell: "-" (none checked), "0 of 12", "2 of 12 (max abs
+ * 1)"; a star when some case did not say. */
+static void md_zeros(FILE *out, const qf_report_group *g)
+{
+    if (!g->n_zero_checked)
+        fputs(g->zeros_unsure ? "?\\*" : "-", out);
+    else {
+        fprintf(out, "%zu of %zu", g->n_zero_inexact, g->n_zero_checked);
+        if (g->n_zero_inexact) {
+            fputs(" (max abs ", out);
+            md_num(out, g->worst_abs_zero, "%.3g");
+            fputc(')', out);
+        }
+        fputs(g->zeros_unsure ? "\\*" : "", out);
+    }
+}
+
 static void md_summary_table(FILE *out, const qf_report_group *g, size_t ng)
 {
     size_t i, j;
+    int unsure = 0;
     fputs("| kernel | kind | op | dtypes | cases |", out);
     for (j = 0; j < sizeof order / sizeof order[0]; j++)
         fprintf(out, " %s |", verdict_name(order[j]));
-    fputs(" worst ulp | worst bound util | growth exponent |\n|---|---|---|---|---:|", out);
+    fputs(" worst ulp (exact ≠ 0) | exact zeros missed | worst bound util | growth exponent |\n"
+          "|---|---|---|---|---:|",
+          out);
     for (j = 0; j < sizeof order / sizeof order[0]; j++)
         fputs("---:|", out);
-    fputs("---:|---:|---:|\n", out);
+    fputs("---:|---:|---:|---:|\n", out);
     for (i = 0; i < ng; i++) {
         if (folded(&g[i]))
             continue;
@@ -752,7 +826,9 @@ static void md_summary_table(FILE *out, const qf_report_group *g, size_t ng)
         for (j = 0; j < sizeof order / sizeof order[0]; j++)
             fprintf(out, " %zu |", g[i].count[order[j]]);
         fputc(' ', out);
-        md_num(out, g[i].worst_ulp, "%.3g");
+        md_num(out, g[i].worst_ulp_nonzero, "%.3g");
+        fputs(g[i].ulp_unsure ? "\\* | " : " | ", out);
+        md_zeros(out, &g[i]);
         fputs(" | ", out);
         md_num(out, g[i].worst_util, "%.3g");
         fputs(" | ", out);
@@ -763,8 +839,15 @@ static void md_summary_table(FILE *out, const qf_report_group *g, size_t ng)
             fputs("-", out);
         }
         fputs(" |\n", out);
+        unsure |= g[i].ulp_unsure || g[i].zeros_unsure;
     }
     fputc('\n', out);
+    if (unsure)
+        fputs("\\* from records that do not separate their exact zeros (read back from a journal or "
+              "results.json without `n_zero_checked`): the ulp figure may count a result at an exact "
+              "zero in ulps of zero, and the zeros' count is incomplete (docs/verdicts.md, \"Exact "
+              "zeros\").\n\n",
+              out);
 }
 
 static int same_kernel(const _qf_not_run *a, const _qf_not_run *b)
@@ -908,9 +991,11 @@ qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const
         fputs("\n- reason: ", out);
         md_cell(out, x->reason[0] ? x->reason : "(none given)");
         if (x->has_metrics) {
+            char e[256];
+            qf_report_error_text(x, e, sizeof e);
             fputs("\n- max error: ", out);
-            md_num(out, x->metrics.max_ulp, "%.4g");
-            fputs(" ulp, bound utilization ", out);
+            md_cell(out, e);
+            fputs(", bound utilization ", out);
             md_num(out, x->metrics.max_util, "%.4g");
             fprintf(out, ", %zu violation%s", x->metrics.n_violations,
                     x->metrics.n_violations == 1 ? "" : "s");

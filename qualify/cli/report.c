@@ -279,9 +279,10 @@ static int plot_k(FILE *out, const qf_result *r, const group *g)
                  bcol, bpat, bsc, blw, lcol, lsty, lw, scol, ss, snum, sym);
     }
     snprintf(cap, sizeof cap,
-             "%s, %s, %s: the largest |error| of the cases at each K (red) and the largest per-element derived bound "
-             "(blue, dashed); %zu K values%s.",
-             g->kernel, g->op, g->dtype, nk, zeros ? "; K values whose error was exactly 0 are not drawn (log axis)" : "");
+             "%s, %s, %s: the largest |error| of the cases at each K (red) and the largest per-element "
+             "derived bound (blue, dashed); %zu K values%s.",
+             g->kernel, g->op, g->dtype, nk,
+             zeros ? "; K values whose error was exactly 0 are not drawn (log axis)" : "");
     rc = plot_end(out, cap) == 0;
 done:
     free(ks), free(err), free(bnd), free(x), free(ye), free(xb), free(yb);

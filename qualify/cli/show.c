@@ -75,9 +75,12 @@ static void print_failed(const qf_result *r, size_t n, int strict)
         putchar(' ');
         put_line("", x->case_id);
         put_line("  reason: ", x->reason[0] ? x->reason : "(none given)");
-        if (x->has_metrics)
-            printf("  max error: %.4g ulp, bound utilization %.4g, %zu violations\n", x->metrics.max_ulp,
-                   x->metrics.max_util, x->metrics.n_violations);
+        if (x->has_metrics) {
+            char e[256];
+            qf_report_error_text(x, e, sizeof e);
+            printf("  max error: %s, bound utilization %.4g, %zu violations\n", e, x->metrics.max_util,
+                   x->metrics.n_violations);
+        }
         if (x->reproducer[0])
             put_line("  reproduce: ", x->reproducer);
         else if (x->suite[0])

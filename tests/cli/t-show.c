@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "qf_npy.h"
 #include "qf_report.h"
 #include "qf_cli_test.h"
 #include "qf_test.h"
@@ -92,7 +93,8 @@ START_TEST(test_summary)
     snprintf(args, sizeof args, "'%s'", pass_json);
     r = run(args);
     ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
-    ck_assert_msg(strstr(r.out, "| gemm.cpu.naive.f32 | reference | gemm | f32.f32.f32.f32 | 3 |"), "%s", r.out);
+    ck_assert_msg(strstr(r.out, "| gemm.cpu.naive.f32 | reference | gemm | f32.f32.f32.f32 | 3 |"), "%s",
+                  r.out);
     ck_assert_msg(strstr(r.out, "## Provenance") && strstr(r.out, "## Failures\n\nNone."), "%s", r.out);
     ck_assert_str_eq(r.err, "");
     done(&r);
@@ -244,16 +246,14 @@ END_TEST
  * (the runner's reason for them is what qf_report_no_tuple knows). */
 START_TEST(test_not_run)
 {
-    char path[512], *x, *out = run_and_show("glob.yaml",
-                                            "suite: glob\n"
-                                            "refute: false\n"
-                                            "groups:\n"
-                                            "  - op: gemm\n"
-                                            "    kernels: [gemm.cpu.naive.f32, gemm.cpu.fp8]\n"
-                                            "    dtypes: [float32, {a: float8_e5m2, b: float8_e5m2, out: "
-                                            "bfloat16}]\n"
-                                            "    shapes: {M: [2, 3], N: [4], K: [8]}\n",
-                                            0);
+    static const char suite[] = "suite: glob\n"
+                                "refute: false\n"
+                                "groups:\n"
+                                "  - op: gemm\n"
+                                "    kernels: [gemm.cpu.naive.f32, gemm.cpu.fp8]\n"
+                                "    dtypes: [float32, {a: float8_e5m2, b: float8_e5m2, out: bfloat16}]\n"
+                                "    shapes: {M: [2, 3], N: [4], K: [8]}\n";
+    char path[512], *x, *out = run_and_show("glob.yaml", suite, 0);
     json_t *doc;
     json_error_t je;
     ck_assert_msg(strstr(out, "8 cases: 2 QUALIFIED, 6 UNSUPPORTED, passing."), "%s", out);
@@ -276,6 +276,88 @@ START_TEST(test_not_run)
     ck_assert_msg(strstr(x, "tests=\"8\" failures=\"0\" errors=\"0\" skipped=\"6\""), "%s", x);
     ck_assert_msg(strstr(x, "unsupported: gemm.cpu.fp8 claims no dtype tuple for f32.f32.f32.f32"), "%s", x);
     free(x);
+}
+END_TEST
+
+/* An e5m2 GEMM whose exact result is 0 where the kernel's accumulator
+ * leaves a residue: row 0 of A is 2^15, four 0.25, -2^15, four -0.25 in
+ * separate blocks of 32, which the H100 model (13 fraction bits aligned
+ * to the block's largest exponent, truncated) sums to -1.  QUALIFIED:
+ * the bound is relative to sum |a||b|.  max_ulp counts -1 against the
+ * ulp of 0 in float32, 2^-149: 7.1e+44 ulps.  report.md's headline leaves
+ * exact zeros out of the ulp figure and counts them apart. */
+START_TEST(test_exact_zeros)
+{
+    enum { K = 96 };
+    float a[2 * K] = {0}, b[K * 2];
+    size_t sa[2] = {2, K}, sb[2] = {K, 2}, i;
+    char sub[256], path[512], err[256] = "", *out, *md;
+    json_t *doc, *m;
+    json_error_t je;
+    a[0] = 32768, a[40] = -32768;
+    for (i = 0; i < 4; i++)
+        a[1 + i] = 0.25f, a[70 + i] = -0.25f;
+    for (i = 0; i < K; i++)
+        a[K + i] = (float)((int)(i % 7) - 3), b[2 * i] = b[2 * i + 1] = 1;
+    snprintf(sub, sizeof sub, "%s/run", dir);
+    mkdir(sub, 0700);
+    snprintf(path, sizeof path, "%s/A.npy", sub);
+    ck_assert_msg(qf_npy_write_data(path, QF_NPY_FLOAT32, 2, sa, a, err, sizeof err) == QF_OK, "%s", err);
+    snprintf(path, sizeof path, "%s/B.npy", sub);
+    ck_assert_msg(qf_npy_write_data(path, QF_NPY_FLOAT32, 2, sb, b, err, sizeof err) == QF_OK, "%s", err);
+    snprintf(path, sizeof path,
+             "suite: zeros\n"
+             "refute: false\n"
+             "groups:\n"
+             "  - op: gemm\n"
+             "    kernels: [gemm.model.h100.e5m2]\n"
+             "    dtypes: [{a: float8_e5m2, b: float8_e5m2, out: float32}]\n"
+             "    shapes: {M: [2], N: [2], K: [%d]}\n"
+             "    inputs: [{a: {name: file, path: A.npy}, b: {name: file, path: B.npy}}]\n",
+             K);
+    qf_test_write_text(sub, "zeros.yaml", path);
+    {
+        char args[1024];
+        run_result r;
+        snprintf(args, sizeof args, "'%s/zeros.yaml' -o '%s/out-zeros' -q", sub, sub);
+        r = qf_cli_run(bin, "run", args);
+        ck_assert_msg(r.rc == 0, "run: exit %d: %s", r.rc, r.err);
+        done(&r);
+    }
+    snprintf(path, sizeof path, "%s/out-zeros/results.json", sub);
+    doc = json_load_file(path, 0, &je);
+    ck_assert_msg(doc != NULL, "%s", je.text);
+    m = json_object_get(json_array_get(json_object_get(doc, "cases"), 0), "metrics");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_array_get(json_object_get(doc, "cases"), 0), "verdict")),
+        "QUALIFIED");
+    /* The verdict input is the standard figure: 2^149 ulps of zero. */
+    ck_assert(json_real_value(json_object_get(m, "max_ulp")) == 0x1p149);
+    snprintf(path, sizeof path, "%s/out-zeros/report.md", sub);
+    md = qf_cli_slurp(path);
+    ck_assert_msg(strstr(md,
+                         "| gemm.model.h100.e5m2 | model | gemm | e5m2.e5m2.f32.f32 | 1 | 0 | 0 | 0 | 0 | "
+                         "0 | 1 | 0 | 0 | 0 | 2 of 2 (max abs 1) |"),
+                  "%s", md);
+    ck_assert_msg(!strstr(md, "e+44"), "%s", md);
+    free(md);
+    /* qualify show reads results.json: the same rows when the records
+     * carry the exact-zero figures; a record without them (the journal's
+     * metrics table does not list them yet) keeps max_ulp, marked. */
+    snprintf(path, sizeof path, "'%s/out-zeros/results.json'", sub);
+    {
+        run_result r = run(path);
+        ck_assert_int_eq(r.rc, 0);
+        out = r.out;
+        free(r.err);
+    }
+    if (json_object_get(m, "n_zero_checked"))
+        ck_assert_msg(strstr(out, "| 0 | 2 of 2 (max abs 1) |"), "%s", out);
+    else
+        ck_assert_msg(strstr(out, "| 7.14e+44\\* | ?\\* |") && strstr(out, "\\* from records that do not"),
+                      "%s", out);
+    free(out);
+    json_decref(doc);
 }
 END_TEST
 
@@ -321,6 +403,6 @@ int main(void)
 {
     qf_test_require_env("QF_QUALIFY_BIN");
     return qf_test_main("cli/show", "show", 60, setup, teardown,
-                        QF_TESTS(test_summary, test_failed, test_journal, test_json, test_rows_per_op, test_not_run,
-                                 test_usage));
+                        QF_TESTS(test_summary, test_failed, test_journal, test_json, test_rows_per_op,
+                                 test_not_run, test_exact_zeros, test_usage));
 }

@@ -241,7 +241,8 @@ START_TEST(test_not_run_folded)
     for (i = 0; i < 3; i++) {
         char dt[sizeof r[i].dtype];
         snprintf(dt, sizeof dt, "%s", r[i].dtype);
-        snprintf(r[i].reason, sizeof r[i].reason, "unsupported: gemm.x.f64 claims no dtype tuple for %.64s", dt);
+        snprintf(r[i].reason, sizeof r[i].reason, "unsupported: gemm.x.f64 claims no dtype tuple for %.64s",
+                 dt);
     }
     ck_assert_ptr_nonnull(mkdtemp(dir));
     qf_enable_init(&t);

@@ -509,11 +509,12 @@ START_TEST(test_rows_per_op)
     ck_assert_msg(qf_report_write_all(dir, r, 4, &prov, NULL, err, sizeof err) == QF_OK, "%s", err);
     snprintf(path, sizeof path, "%s/report.md", dir);
     m = qf_test_slurp(path, NULL);
-    ck_assert_msg(strstr(m, "| softmax.cpu.f32 | reference | softmax | f32.f32 | 2 | 0 | 0 | 0 | 0 | 0 | 2 |"),
-                  "%s", m);
     ck_assert_msg(
-        strstr(m, "| softmax.cpu.f32 | reference | log_softmax | f32.f32 | 2 | 0 | 0 | 0 | 0 | 1 | 1 |"), "%s",
+        strstr(m, "| softmax.cpu.f32 | reference | softmax | f32.f32 | 2 | 0 | 0 | 0 | 0 | 0 | 2 |"), "%s",
         m);
+    ck_assert_msg(
+        strstr(m, "| softmax.cpu.f32 | reference | log_softmax | f32.f32 | 2 | 0 | 0 | 0 | 0 | 1 | 1 |"),
+        "%s", m);
     free(m);
     snprintf(path, sizeof path, "%s/results.json", dir);
     doc = json_load_file(path, 0, &je);
@@ -560,10 +561,12 @@ START_TEST(test_not_run)
     no_tuple(&r[5], "gemm.y", "f32.f32.f32.f32", 16);
     snprintf(r[5].dtype_tuple, sizeof r[5].dtype_tuple, "f32");
     no_tuple(&r[6], "gemm.z", "f32.f32.f32.f32", 16);
-    snprintf(r[6].reason, sizeof r[6].reason, "unsupported: the kernel declined: gemm.z claims no dtype tuple "
+    snprintf(r[6].reason, sizeof r[6].reason,
+             "unsupported: the kernel declined: gemm.z claims no dtype tuple "
              "for f32.f32.f32.f32");
     no_tuple(&r[7], "gemm.w", "f32.f32.f32.f32", 16);
-    snprintf(r[7].reason, sizeof r[7].reason, "unsupported: gemm.v claims no dtype tuple for f32.f32.f32.f32");
+    snprintf(r[7].reason, sizeof r[7].reason,
+             "unsupported: gemm.v claims no dtype tuple for f32.f32.f32.f32");
     for (i = 0; i < 8; i++)
         ck_assert_int_eq(qf_report_no_tuple(&r[i]), i < 3 || i == 4);
     ck_assert_int_eq(qf_report_summarize(r, 8, &g, &ng), QF_OK);
@@ -597,10 +600,9 @@ START_TEST(test_not_run)
     ck_assert_uint_eq(json_array_size(groups), 7);
     ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(groups, 0), "no_tuple")), 2);
     ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(groups, 2), "no_tuple")), 0);
-    ck_assert_int_eq(
-        json_integer_value(json_object_get(json_object_get(json_object_get(doc, "summary"), "verdicts"),
-                                           "UNSUPPORTED")),
-        7);
+    ck_assert_int_eq(json_integer_value(json_object_get(
+                         json_object_get(json_object_get(doc, "summary"), "verdicts"), "UNSUPPORTED")),
+                     7);
     json_decref(doc);
     snprintf(path, sizeof path, "%s/junit.xml", dir);
     m = qf_test_slurp(path, NULL);
@@ -614,6 +616,74 @@ START_TEST(test_not_run)
     m = qf_test_slurp(path, NULL);
     ck_assert_msg(strstr(m, "No pair ran") && !strstr(m, "| kernel |") && strstr(m, "- gemm.x.f64: 3 pairs"),
                   "%s", m);
+    free(m);
+}
+END_TEST
+
+/* Exact zeros apart (docs/verdicts.md "Exact zeros"): the ulp headline is
+ * the error where the exact value is not 0, the zeros are counted apart
+ * with their absolute error; a record that does not separate them keeps
+ * max_ulp, marked, when it missed one (max_rel infinite). */
+START_TEST(test_exact_zeros)
+{
+    qf_result r[3];
+    qf_report_group *g = NULL;
+    size_t ng = 0, i;
+    int unsure;
+    char path[256], err[512] = "", text[256], *m;
+    for (i = 0; i < 3; i++) {
+        base(&r[i], "gemm", i < 2 ? "gemm.a" : "gemm.b", "model", "e5m2.e5m2.f32.f32", QF_VERDICT_QUALIFIED,
+             i);
+        dim(&r[i], "M", 2), dim(&r[i], "N", 2), dim(&r[i], "K", 96 + i);
+        snprintf(r[i].case_id, sizeof r[i].case_id, "gemm/M=2,N=2,K=%zu/e5m2/file/seed=0", 96 + i);
+        metrics(&r[i], 0x1p149, 1, 0.01);
+        r[i].metrics.n_zero_ref = 3;
+        r[i].metrics.max_rel = INFINITY;
+    }
+    /* r[0], r[1]: records that separate their exact zeros */
+    r[0].metrics.max_ulp_nonzero = 3, r[0].metrics.n_zero_checked = 3, r[0].metrics.n_zero_inexact = 2;
+    r[0].metrics.max_abs_zero = 1;
+    r[1].metrics.max_ulp_nonzero = 2.5, r[1].metrics.n_zero_checked = 3, r[1].metrics.n_zero_inexact = 0;
+    r[1].metrics.max_abs_zero = 0;
+    r[1].verdict = QF_VERDICT_FAILED;
+    /* r[2]: one that does not (read from a journal without them) */
+    ck_assert(qf_report_ulp_nonzero(&r[0], &unsure) == 3 && !unsure);
+    ck_assert(qf_report_ulp_nonzero(&r[2], &unsure) == 0x1p149 && unsure);
+    r[2].metrics.max_rel = 0.5; /* no zero was missed: max_ulp is the figure */
+    ck_assert(qf_report_ulp_nonzero(&r[2], &unsure) == 0x1p149 && !unsure);
+    r[2].metrics.max_rel = INFINITY;
+    qf_report_error_text(&r[1], text, sizeof text);
+    ck_assert_str_eq(text, "2.5 ulp where the exact value is not 0; 0 of 3 exact zeros returned nonzero");
+    qf_report_error_text(&r[0], text, sizeof text);
+    ck_assert_str_eq(text,
+                     "3 ulp where the exact value is not 0; 2 of 3 exact zeros returned nonzero (max abs 1)");
+    qf_report_error_text(&r[2], text, sizeof text);
+    ck_assert_str_eq(text, "7.136e+44 ulp (may count a result at an exact zero in ulps of zero)");
+    ck_assert_int_eq(qf_report_summarize(r, 3, &g, &ng), QF_OK);
+    ck_assert_uint_eq(ng, 2);
+    ck_assert(g[0].worst_ulp == 0x1p149 && g[0].worst_ulp_nonzero == 3 && !g[0].ulp_unsure);
+    ck_assert(g[0].n_zero_checked == 6 && g[0].n_zero_inexact == 2 && g[0].worst_abs_zero == 1);
+    ck_assert(g[1].ulp_unsure && g[1].zeros_unsure && g[1].n_zero_checked == 0);
+    free(g);
+    ck_assert_msg(qf_report_write_all(dir, r, 3, &prov, NULL, err, sizeof err) == QF_OK, "%s", err);
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    m = qf_test_slurp(path, NULL);
+    ck_assert_msg(strstr(m, "| worst ulp (exact ≠ 0) | exact zeros missed | worst bound util |"), "%s", m);
+    ck_assert_msg(strstr(m,
+                         "| gemm.a | model | gemm | e5m2.e5m2.f32.f32 | 2 | 1 | 0 | 0 | 0 | 0 | 1 | 0 | 0 | "
+                         "3 | 2 of 6 (max abs 1) | 0.01 |"),
+                  "%s", m);
+    ck_assert_msg(strstr(m, "| 7.14e+44\\* | ?\\* | 0.01 |") && strstr(m, "\n\\* from records that do not"),
+                  "%s", m);
+    ck_assert_msg(strstr(m,
+                         "- max error: 2.5 ulp where the exact value is not 0; 0 of 3 exact zeros returned "
+                         "nonzero, bound utilization 0.01"),
+                  "%s", m);
+    free(m);
+    /* Records without exact zeros: the figures as before, no mark. */
+    write_all(NULL);
+    m = qf_test_slurp(path, NULL);
+    ck_assert_msg(!strstr(m, "\\*"), "%s", m);
     free(m);
 }
 END_TEST
@@ -731,8 +801,9 @@ START_TEST(test_markdown)
     m = qf_test_slurp(path, NULL);
     ck_assert_msg(strstr(m, "# pre-merge\n"), "%s", m);
     ck_assert_msg(
-        strstr(m, "| gemm.cpu.naive.f32 | reference | gemm | f32.f32.f32.f32 | 4 | 0 | 0 | 0 | 0 | 0 | 4 | 0 | "
-                  "0 | 1.25 | 0.04 | 0.50 (R² 1.00, 4 pts) |"),
+        strstr(m,
+               "| gemm.cpu.naive.f32 | reference | gemm | f32.f32.f32.f32 | 4 | 0 | 0 | 0 | 0 | 0 | 4 | 0 | "
+               "0 | 1.25 | - | 0.04 | 0.50 (R² 1.00, 4 pts) |"),
         "%s", m);
     ck_assert_msg(strstr(m, "| gemm.cpu.bad.trunc | known-bad | gemm | bf16.bf16.f32.bf16 | 3 | 1 | 1 | 1 |"),
                   "%s", m);
@@ -776,5 +847,6 @@ int main(void)
 {
     return qf_test_main("report/report", "report", 0, setup, teardown,
                         QF_TESTS(test_json_schema, test_read_back, test_read_journal, test_summary,
-                                 test_rows_per_op, test_not_run, test_junit, test_markdown, test_errors));
+                                 test_rows_per_op, test_not_run, test_exact_zeros, test_junit, test_markdown,
+                                 test_errors));
 }

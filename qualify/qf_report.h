@@ -8,9 +8,11 @@
  *                 case is the journal record (qf_result_to_json) plus the
  *                 report keys dtypes, shape and reproduce.
  *   report.md     Markdown: per kernel, op and dtype tuple the verdict counts,
- *                 worst error in ulps, worst bound utilization and the growth
- *                 exponent of a K sweep; a failures section with reasons and
- *                 reproducers; the provenance.
+ *                 worst error in ulps where the exact value is not zero,
+ *                 exact zeros missed, worst bound utilization and the growth
+ *                 exponent of a K sweep; pairs not run for want of a dtype
+ *                 tuple as one line per kernel; a failures section with
+ *                 reasons and reproducers; the provenance.
  *   junit.xml     one <testsuite> per kernel, one <testcase> per case, a
  *                 <failure> carrying the reason and the reproducer for
  *                 FAILED, CRASHED, TIMEOUT (and MARGINAL, MISTRUSTED when

@@ -11,8 +11,10 @@
 
 #include "_enable.h"
 #include "_escape.h"
+#include "_report.h"
 #include "qf_enable.h"
 #include "qf_guard.h"
+#include "qf_report.h"
 #include "qf_suite.h"
 #include "qf_verdict.h"
 #include "qf_version.h"
@@ -306,6 +308,7 @@ static qf_status add_case(qf_enable_table *t, const qf_result *c, const char *ar
             return QF_EINVAL;
         }
     e->cases++;
+    e->no_tuple += (size_t)qf_report_no_tuple(c);
     for (p = 0; p < e->npoints && !pt; p++) {
         for (d = 0; d < e->ndims && e->points[p].x[d] == c->dims[d].value; d++)
             ;
@@ -678,6 +681,40 @@ void qf__enable_md_cell(FILE *f, const char *s)
 
 #define md_cell qf__enable_md_cell
 
+/* An entry whose every case was not run for want of a dtype tuple (a
+ * kernel glob over kernels of other dtypes) holds no evidence at all: it
+ * leaves the Markdown table for one line per kernel (md_not_run); it stays
+ * in enable.json and the C pair, where it qualifies nothing. */
+static int folded(const qf_enable_entry *e)
+{
+    return e->cases && e->no_tuple == e->cases;
+}
+
+/* The folded entries of arch, one line per kernel (_qf_report_md_not_run). */
+static qf_status md_not_run(FILE *f, const qf_enable_table *t, const char *arch)
+{
+    _qf_not_run *rows = malloc((t->nentries ? t->nentries : 1) * sizeof *rows);
+    size_t i, n = 0;
+    if (!rows)
+        return QF_ENOMEM;
+    for (i = 0; i < t->nentries; i++) {
+        const qf_enable_entry *e = &t->entries[i];
+        if (strcmp(e->arch, arch) || !folded(e))
+            continue;
+        rows[n].kernel = e->kernel;
+        rows[n].op = e->op;
+        rows[n].dtype = e->dtype;
+        rows[n++].pairs = e->cases;
+    }
+    if (n)
+        fputc('\n', f);
+    _qf_report_md_not_run(f, rows, n,
+                          "Not run, one line per kernel (UNSUPPORTED: the kernel claims no dtype tuple for "
+                          "the case's dtypes; no evidence, so no row):");
+    free(rows);
+    return QF_OK;
+}
+
 qf_status qf_enable_write_markdown(const qf_enable_table *t, const char *path, char *err, size_t err_size)
 {
     FILE *f = fopen(path, "w");
@@ -718,7 +755,7 @@ qf_status qf_enable_write_markdown(const qf_enable_table *t, const char *path, c
         for (i = 0; i < t->nentries; i++) {
             const qf_enable_entry *e = &t->entries[i];
             int first;
-            if (strcmp(e->arch, ar->arch))
+            if (strcmp(e->arch, ar->arch) || folded(e))
                 continue;
             fputs("| ", f);
             md_cell(f, e->kernel);
@@ -762,6 +799,11 @@ qf_status qf_enable_write_markdown(const qf_enable_table *t, const char *path, c
                 fputc('}', f);
             }
             fprintf(f, " | %zu/%zu/%zu |\n", e->n_qualified, e->n_failed, e->n_unsupported);
+        }
+        if (md_not_run(f, t, ar->arch) != QF_OK) {
+            fclose(f);
+            errf(err, err_size, "%s: out of memory", path);
+            return QF_ENOMEM;
         }
     }
     fputs("\nparameters: the op's parameters of the row (docs/enable.md \"The key\"), defaults spelled out; "

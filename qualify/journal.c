@@ -33,6 +33,7 @@ void qf_result_init(qf_result *r)
     r->timing.median_s = r->timing.min_s = r->timing.max_s = r->timing.spread = NAN;
     r->wall_s = NAN;
     r->device_index = -1;
+    r->metrics.max_ulp_nonzero = r->metrics.max_abs_zero = NAN; /* not in a record of an older qualify */
     r->cause = QF_CAUSE_SKIPPED;
     r->ev = qf_evidence_default();
     r->ev.outcome = QF_CAUSE_SKIPPED;
@@ -73,6 +74,8 @@ static const mfield metric_fields[] = {
     MS(n_exact_rounded), MR(frac_exact_rounded), MS(n_zero_ref), MR(frac_zero_ref),
     MS(n_bound), MS(n_violations), MS(at_violation), MR(viol_err), MR(viol_bound),
     MR(viol_err_ulp), MR(viol_bound_ulp), MS(cols),
+    MR(max_ulp_nonzero), MS(at_ulp_nonzero), MS(n_zero_checked), MS(n_zero_inexact), MR(max_abs_zero),
+    MS(at_abs_zero),
 };
 /* clang-format on */
 #define N_METRIC_FIELDS (sizeof metric_fields / sizeof metric_fields[0])

@@ -345,8 +345,8 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
     memset(m, 0, sizeof *m);
     m->n = n;
     m->cols = in->cols;
-    m->max_ulp = m->max_abs = m->max_rel = m->max_util = NAN;
-    m->at_ulp = m->at_abs = m->at_rel = m->at_util = n;
+    m->max_ulp = m->max_abs = m->max_rel = m->max_util = m->max_ulp_nonzero = m->max_abs_zero = NAN;
+    m->at_ulp = m->at_abs = m->at_rel = m->at_util = m->at_ulp_nonzero = m->at_abs_zero = n;
     m->at_nonfinite_bad = m->at_finite_bad = m->at_violation = n;
     m->viol_err = m->viol_bound = m->viol_err_ulp = m->viol_bound_ulp = NAN;
     S = malloc(sizeof *S);
@@ -413,6 +413,13 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
             elems[i] = e;
         nc++;
         set_max(fabs(e.ulp), i, &m->max_ulp, &m->at_ulp);
+        if (x != 0) {
+            set_max(fabs(e.ulp), i, &m->max_ulp_nonzero, &m->at_ulp_nonzero);
+        } else { /* an exact zero: its error is |g|, in value */
+            m->n_zero_checked++;
+            m->n_zero_inexact += g != 0;
+            set_max(e.abs, i, &m->max_abs_zero, &m->at_abs_zero);
+        }
         set_max(e.abs, i, &m->max_abs, &m->at_abs);
         set_max(e.rel, i, &m->max_rel, &m->at_rel);
         if (!isnan(bnd)) {

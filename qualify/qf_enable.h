@@ -64,6 +64,7 @@ typedef struct qf_enable_entry {
     size_t ndims;
     char dims[QF_RESULT_MAX_DIMS][32];
     size_t cases;
+    size_t no_tuple; /* cases not run: the kernel claims no dtype tuple (qf_report_no_tuple) */
     size_t npoints;
     qf_enable_point *points;
     /* Filled by qf_enable_finish: the distinct swept values per dimension

@@ -67,6 +67,21 @@ typedef struct qf_metrics {
     /* maxima of |ulp|, abs, rel, util over the checked elements and where */
     double max_ulp, max_abs, max_rel, max_util;
     size_t at_ulp, at_abs, at_rel, at_util;
+    /* The same ulp maximum over the checked elements whose exact value is
+     * not zero (NaN when there is none), and the elements whose exact
+     * value is zero apart: at an exact zero the ulp is the format's
+     * smallest subnormal (every standard definition, docs/verdicts.md), so
+     * max_ulp counts a result y there as |y| / 2^(emin - man) ulps, a
+     * figure about the format's range, not the kernel's accuracy.
+     * n_zero_checked: checked elements with an exact zero; n_zero_inexact:
+     * those where got is not zero; max_abs_zero: the largest |got| among
+     * them (their absolute error), 0 when every one was zero, NaN when
+     * none was checked. */
+    double max_ulp_nonzero;
+    size_t at_ulp_nonzero;
+    size_t n_zero_checked, n_zero_inexact;
+    double max_abs_zero;
+    size_t at_abs_zero;
     /* percentiles of |ulp|, abs, rel, util (qf_metrics_pct) */
     double pct_ulp[QF_METRICS_NPCT], pct_abs[QF_METRICS_NPCT], pct_rel[QF_METRICS_NPCT],
         pct_util[QF_METRICS_NPCT];

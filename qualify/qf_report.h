@@ -7,10 +7,12 @@
  *                 docs/schema/results.schema.json is its JSON Schema.  Each
  *                 case is the journal record (qf_result_to_json) plus the
  *                 report keys dtypes, shape and reproduce.
- *   report.md     Markdown: per kernel and dtype tuple the verdict counts,
- *                 worst error in ulps, worst bound utilization and the growth
- *                 exponent of a K sweep; a failures section with reasons and
- *                 reproducers; the provenance.
+ *   report.md     Markdown: per kernel, op and dtype tuple the verdict counts,
+ *                 worst error in ulps where the exact value is not zero,
+ *                 exact zeros missed, worst bound utilization and the growth
+ *                 exponent of a K sweep; pairs not run for want of a dtype
+ *                 tuple as one line per kernel; a failures section with
+ *                 reasons and reproducers; the provenance.
  *   junit.xml     one <testsuite> per kernel, one <testcase> per case, a
  *                 <failure> carrying the reason and the reproducer for
  *                 FAILED, CRASHED, TIMEOUT (and MARGINAL, MISTRUSTED when
@@ -55,16 +57,41 @@ int qf_report_is_failure(qf_verdict v, int strict);
 /* Number of results that are failures (qf_report_is_failure). */
 size_t qf_report_failed(const qf_result *r, size_t n, int strict);
 
-/* One row of the summary: a kernel and a dtype tuple. */
+/* Is r a pair the runner did not run because its kernel claims no dtype
+ * tuple for the case's dtypes (a kernel glob that matched kernels of
+ * other dtypes)?  UNSUPPORTED with cause QF_CAUSE_NO_TUPLE (qf_verdict.h):
+ * the record's cause, never its reason text.  The reports fold such pairs
+ * into one line per kernel (docs/reports.md "Pairs not run"). */
+int qf_report_no_tuple(const qf_result *r);
+
+/* One row of the summary: a kernel, an op and a dtype tuple.  The op is
+ * the suite's (qf_result.op: log_softmax, glu), not the kernel ABI op it
+ * runs on (softmax, activation): two ops served by one kernel are two
+ * rows. */
 typedef struct qf_report_group {
     char kernel[QF_RESULT_NAME_MAX];
     char kernel_kind[16];
+    char op[QF_RESULT_NAME_MAX];
     char dtype[QF_RESULT_NAME_MAX];
     size_t n;                       /* cases */
     size_t count[QF_VERDICT_COUNT]; /* per verdict */
+    size_t n_no_tuple;              /* cases not run: no dtype tuple (qf_report_no_tuple) */
     size_t n_metrics;               /* cases with metrics */
     double worst_ulp;               /* max of metrics.max_ulp; NaN without metrics */
     double worst_util;              /* max of metrics.max_util; NaN without bounds */
+    /* The ulp headline of report.md: the largest qf_report_ulp_nonzero of
+     * the group's cases (the ulp error where the exact value is not zero),
+     * NaN when none has one; ulp_unsure: it comes from a record that does
+     * not separate its exact zeros and missed one (it may count a result
+     * at an exact zero in ulps of zero).  Over the cases that do separate
+     * them: exact zeros checked, those returned as nonzero, the largest
+     * |result| there (NaN when none was checked); zeros_unsure: some case
+     * had exact zeros but does not say how they went. */
+    double worst_ulp_nonzero;
+    int ulp_unsure;
+    size_t n_zero_checked, n_zero_inexact;
+    double worst_abs_zero;
+    int zeros_unsure;
     /* Growth exponent (qf_metrics_growth) of the error against K: one
      * point per distinct K (the largest metrics.max_abs of the group's
      * cases at that K), when there are at least two (a K sweep); NaN
@@ -72,6 +99,23 @@ typedef struct qf_report_group {
     double growth, growth_r2;
     size_t growth_points;
 } qf_report_group;
+
+/* The ulp error of a case where its exact value is not zero
+ * (metrics.max_ulp_nonzero, docs/verdicts.md "Exact zeros").  A record
+ * without the exact-zero figures (n_zero_checked 0: a record read back
+ * from a journal that does not carry them) gives metrics.max_ulp, which
+ * is the same number unless an exact zero was missed (its relative error,
+ * max_rel, is then infinite): *unsure (may be NULL) is 1 then.  NaN
+ * without metrics or without a nonzero exact value. */
+double qf_report_ulp_nonzero(const qf_result *r, int *unsure);
+
+/* The error of a case in ulps, as report.md's failures and qualify show
+ * --failed print it: "2.5 ulp"; with exact zeros apart, "2.5 ulp where the
+ * exact value is not 0; 3 of 40 exact zeros returned nonzero (max abs
+ * 0.25)"; from a record that does not separate a missed exact zero,
+ * "7.136e+44 ulp (may count a result at an exact zero in ulps of zero)".
+ * Into buf (cut to size). */
+void qf_report_error_text(const qf_result *r, char *buf, size_t size);
 
 /* Groups in order of first appearance.  *groups is malloc'ed (free()). */
 qf_status qf_report_summarize(const qf_result *r, size_t n, qf_report_group **groups, size_t *ngroups);

@@ -94,6 +94,7 @@ typedef enum qf_cause {
     QF_CAUSE_SKIPPED,        /* SKIPPED: not run (filtered, resumed, user request) */
     QF_CAUSE_UNSUPPORTED,    /* UNSUPPORTED: the case is outside what the kernel or op takes */
     QF_CAUSE_DECLINED,       /* UNSUPPORTED: the kernel returned QF_EUNSUPPORTED */
+    QF_CAUSE_NO_TUPLE,       /* UNSUPPORTED: the kernel claims no dtype tuple for the case's dtypes */
     QF_CAUSE_CRASH,          /* CRASHED: the kernel's process died (signal, exit, abort) */
     QF_CAUSE_WORKER_DIED,    /* CRASHED: qualify's worker process died (runner or reference) */
     QF_CAUSE_TIMEOUT,        /* TIMEOUT: the kernel ran past its limit and was killed */

@@ -14,6 +14,7 @@
 #include "_escape.h"
 #include "_files.h"
 #include "_json.h"
+#include "_report.h"
 #include "_status.h"
 #include "qf_metrics.h"
 #include "qf_report.h"
@@ -51,6 +52,12 @@ static const char *verdict_name(qf_verdict v)
 
 /* ---- Summary --------------------------------------------------------------- */
 
+int qf_report_no_tuple(const qf_result *r)
+{
+    /* The record's cause (qf_cause), never its reason text. */
+    return r && r->verdict == QF_VERDICT_UNSUPPORTED && r->cause == QF_CAUSE_NO_TUPLE;
+}
+
 /* The K of a case (a dimension named K or k), 0 when it has none. */
 static uint64_t case_k(const qf_result *r)
 {
@@ -71,6 +78,52 @@ static double nanmax(double a, double b)
     return a > b ? a : b;
 }
 
+/* Does result x belong to group g (its kernel, op and dtype tuple)? */
+static int in_group(const qf_result *x, const qf_report_group *g)
+{
+    return !strcmp(x->kernel, g->kernel) && !strcmp(x->op, g->op) && !strcmp(x->dtype, g->dtype);
+}
+
+double qf_report_ulp_nonzero(const qf_result *r, int *unsure)
+{
+    const qf_metrics *m = &r->metrics;
+    if (unsure)
+        *unsure = 0;
+    if (!r->has_metrics)
+        return NAN;
+    if (m->n_zero_checked)
+        return m->max_ulp_nonzero;
+    /* No exact zero among the checked elements, or a record that does not
+     * say: max_ulp counts an exact zero only when one was missed, which
+     * makes its relative error infinite. */
+    if (unsure)
+        *unsure = m->n_zero_ref > 0 && isinf(m->max_rel);
+    return m->max_ulp;
+}
+
+void qf_report_error_text(const qf_result *r, char *buf, size_t size)
+{
+    const qf_metrics *m = &r->metrics;
+    int unsure;
+    double u = qf_report_ulp_nonzero(r, &unsure);
+    char ulp[32], zabs[48] = "";
+    if (!buf || !size)
+        return;
+    if (isnan(u))
+        snprintf(ulp, sizeof ulp, "-");
+    else
+        snprintf(ulp, sizeof ulp, "%.4g", u);
+    if (m->n_zero_checked && m->n_zero_inexact)
+        snprintf(zabs, sizeof zabs, " (max abs %.4g)", m->max_abs_zero);
+    if (m->n_zero_checked)
+        snprintf(buf, size,
+                 "%s ulp where the exact value is not 0; %zu of %zu exact zeros returned nonzero%s", ulp,
+                 m->n_zero_inexact, m->n_zero_checked, zabs);
+    else
+        snprintf(buf, size, "%s ulp%s", ulp,
+                 unsure ? " (may count a result at an exact zero in ulps of zero)" : "");
+}
+
 static void group_growth(const qf_result *r, size_t n, qf_report_group *g)
 {
     double *k = malloc((n ? n : 1) * sizeof *k), *e = malloc((n ? n : 1) * sizeof *e);
@@ -85,7 +138,7 @@ static void group_growth(const qf_result *r, size_t n, qf_report_group *g)
     for (i = 0; i < n; i++) {
         const qf_result *x = &r[i];
         uint64_t kk;
-        if (strcmp(x->kernel, g->kernel) || strcmp(x->dtype, g->dtype) || !x->has_metrics)
+        if (!in_group(x, g) || !x->has_metrics)
             continue;
         kk = case_k(x);
         if (!kk || !isfinite(x->metrics.max_abs) || x->metrics.max_abs <= 0)
@@ -122,7 +175,7 @@ qf_status qf_report_summarize(const qf_result *r, size_t n, qf_report_group **gr
         const qf_result *x = &r[i];
         qf_report_group *y = NULL;
         for (j = 0; j < ng; j++)
-            if (!strcmp(g[j].kernel, x->kernel) && !strcmp(g[j].dtype, x->dtype)) {
+            if (in_group(x, &g[j])) {
                 y = &g[j];
                 break;
             }
@@ -130,16 +183,32 @@ qf_status qf_report_summarize(const qf_result *r, size_t n, qf_report_group **gr
             y = &g[ng++];
             snprintf(y->kernel, sizeof y->kernel, "%s", x->kernel);
             snprintf(y->kernel_kind, sizeof y->kernel_kind, "%s", x->kernel_kind);
+            snprintf(y->op, sizeof y->op, "%s", x->op);
             snprintf(y->dtype, sizeof y->dtype, "%s", x->dtype);
-            y->worst_ulp = y->worst_util = NAN;
+            y->worst_ulp = y->worst_util = y->worst_ulp_nonzero = y->worst_abs_zero = NAN;
         }
         y->n++;
         if ((unsigned)x->verdict < QF_VERDICT_COUNT)
             y->count[x->verdict]++;
+        y->n_no_tuple += (size_t)qf_report_no_tuple(x);
         if (x->has_metrics) {
             y->n_metrics++;
+            int unsure;
+            double u = qf_report_ulp_nonzero(x, &unsure);
             y->worst_ulp = nanmax(y->worst_ulp, x->metrics.max_ulp);
             y->worst_util = nanmax(y->worst_util, x->metrics.max_util);
+            if (u > y->worst_ulp_nonzero || (isnan(y->worst_ulp_nonzero) && !isnan(u)))
+                y->ulp_unsure = unsure;
+            else if (u == y->worst_ulp_nonzero)
+                y->ulp_unsure |= unsure;
+            y->worst_ulp_nonzero = nanmax(y->worst_ulp_nonzero, u);
+            if (x->metrics.n_zero_checked) {
+                y->n_zero_checked += x->metrics.n_zero_checked;
+                y->n_zero_inexact += x->metrics.n_zero_inexact;
+                y->worst_abs_zero = nanmax(y->worst_abs_zero, x->metrics.max_abs_zero);
+            } else {
+                y->zeros_unsure |= x->metrics.n_zero_ref > 0;
+            }
         }
     }
     for (j = 0; j < ng; j++)
@@ -489,8 +558,10 @@ static json_t *summary_json(const qf_result *r, size_t n, const qf_report_group 
         if (!bad) {
             bad |= _qf_json_set_new(go, "kernel", json_string(g[i].kernel));
             bad |= _qf_json_set_new(go, "kernel_kind", json_string(g[i].kernel_kind));
+            bad |= _qf_json_set_new(go, "op", json_string(g[i].op));
             bad |= _qf_json_set_new(go, "dtype", json_string(g[i].dtype));
             bad |= _qf_json_set_new(go, "cases", json_integer((json_int_t)g[i].n));
+            bad |= _qf_json_set_new(go, "no_tuple", json_integer((json_int_t)g[i].n_no_tuple));
             bad |= _qf_json_set_new(go, "verdicts", gc);
             gc = NULL;
             bad |= _qf_json_set_new(go, "worst_ulp", _qf_json_real(g[i].worst_ulp));
@@ -693,12 +764,162 @@ static void md_provenance(FILE *out, const qf_provenance *p)
     fputc('\n', out);
 }
 
+/* The verdict columns of report.md, worst first. */
+static const qf_verdict order[] = {QF_VERDICT_FAILED,      QF_VERDICT_CRASHED,     QF_VERDICT_TIMEOUT,
+                                   QF_VERDICT_MISTRUSTED,  QF_VERDICT_MARGINAL,    QF_VERDICT_UNCHECKED,
+                                   QF_VERDICT_QUALIFIED,   QF_VERDICT_UNSUPPORTED, QF_VERDICT_SKIPPED};
+
+/* Pairs not run for want of a dtype tuple (qf_report_no_tuple) are no
+ * evidence about anything: a group made only of them leaves the table for
+ * one line per kernel (md_not_run). */
+static int folded(const qf_report_group *g)
+{
+    return g->n && g->n_no_tuple == g->n;
+}
+
+/* The exact-zero cell: "-" (none checked), "0 of 12", "2 of 12 (max abs
+ * 1)"; a star when some case did not say. */
+static void md_zeros(FILE *out, const qf_report_group *g)
+{
+    if (!g->n_zero_checked)
+        fputs(g->zeros_unsure ? "?\\*" : "-", out);
+    else {
+        fprintf(out, "%zu of %zu", g->n_zero_inexact, g->n_zero_checked);
+        if (g->n_zero_inexact) {
+            fputs(" (max abs ", out);
+            md_num(out, g->worst_abs_zero, "%.3g");
+            fputc(')', out);
+        }
+        fputs(g->zeros_unsure ? "\\*" : "", out);
+    }
+}
+
+static void md_summary_table(FILE *out, const qf_report_group *g, size_t ng)
+{
+    size_t i, j;
+    int unsure = 0;
+    fputs("| kernel | kind | op | dtypes | cases |", out);
+    for (j = 0; j < sizeof order / sizeof order[0]; j++)
+        fprintf(out, " %s |", verdict_name(order[j]));
+    fputs(" worst ulp (exact ≠ 0) | exact zeros missed | worst bound util | growth exponent |\n"
+          "|---|---|---|---|---:|",
+          out);
+    for (j = 0; j < sizeof order / sizeof order[0]; j++)
+        fputs("---:|", out);
+    fputs("---:|---:|---:|---:|\n", out);
+    for (i = 0; i < ng; i++) {
+        if (folded(&g[i]))
+            continue;
+        fputs("| ", out);
+        md_cell(out, g[i].kernel);
+        fputs(" | ", out);
+        md_cell(out, g[i].kernel_kind[0] ? g[i].kernel_kind : "-");
+        fputs(" | ", out);
+        md_cell(out, g[i].op[0] ? g[i].op : "-");
+        fputs(" | ", out);
+        md_cell(out, g[i].dtype);
+        fprintf(out, " | %zu |", g[i].n);
+        for (j = 0; j < sizeof order / sizeof order[0]; j++)
+            fprintf(out, " %zu |", g[i].count[order[j]]);
+        fputc(' ', out);
+        md_num(out, g[i].worst_ulp_nonzero, "%.3g");
+        fputs(g[i].ulp_unsure ? "\\* | " : " | ", out);
+        md_zeros(out, &g[i]);
+        fputs(" | ", out);
+        md_num(out, g[i].worst_util, "%.3g");
+        fputs(" | ", out);
+        if (g[i].growth_points) {
+            md_num(out, g[i].growth, "%.2f");
+            fprintf(out, " (R² %.2f, %zu pts)", g[i].growth_r2, g[i].growth_points);
+        } else {
+            fputs("-", out);
+        }
+        fputs(" |\n", out);
+        unsure |= g[i].ulp_unsure || g[i].zeros_unsure;
+    }
+    fputc('\n', out);
+    if (unsure)
+        fputs("\\* from records that do not separate their exact zeros (read back from a journal or "
+              "results.json without `n_zero_checked`): the ulp figure may count a result at an exact "
+              "zero in ulps of zero, and the zeros' count is incomplete (docs/verdicts.md, \"Exact "
+              "zeros\").\n\n",
+              out);
+}
+
+static int same_kernel(const _qf_not_run *a, const _qf_not_run *b)
+{
+    return !strcmp(a->kernel, b->kernel);
+}
+
+void _qf_report_md_not_run(FILE *out, const _qf_not_run *rows, size_t n, const char *intro)
+{
+    size_t i, j, k, m, pairs;
+    int ops;
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < i && !same_kernel(&rows[j], &rows[i]); j++)
+            ;
+        if (j < i)
+            continue; /* the kernel's line is written */
+        if (i == 0)
+            fprintf(out, "%s\n\n", intro);
+        pairs = 0;
+        ops = 0;
+        for (j = i; j < n; j++)
+            if (same_kernel(&rows[j], &rows[i])) {
+                pairs += rows[j].pairs;
+                ops |= strcmp(rows[j].op, rows[i].op) != 0;
+            }
+        fputs("- ", out);
+        md_cell(out, rows[i].kernel);
+        fprintf(out, ": %zu pair%s not run: no dtype tuple for ", pairs, pairs == 1 ? "" : "s");
+        for (j = i, k = 0; j < n; j++) {
+            if (!same_kernel(&rows[j], &rows[i]))
+                continue;
+            for (m = i; m < j; m++) /* each dtype tuple (and op) once */
+                if (same_kernel(&rows[m], &rows[i]) && !strcmp(rows[m].op, rows[j].op) &&
+                    !strcmp(rows[m].dtype, rows[j].dtype))
+                    break;
+            if (m < j)
+                continue;
+            fputs(k++ ? ", " : "", out);
+            md_cell(out, rows[j].dtype);
+            if (ops) {
+                fputs(" (", out);
+                md_cell(out, rows[j].op);
+                fputc(')', out);
+            }
+        }
+        fputs(" (UNSUPPORTED)\n", out);
+    }
+}
+
+/* report.md's folded groups (md_not_run's rows). */
+static qf_status md_not_run(FILE *out, const qf_report_group *g, size_t ng)
+{
+    _qf_not_run *rows = malloc((ng ? ng : 1) * sizeof *rows);
+    size_t i, n = 0;
+    if (!rows)
+        return QF_ENOMEM;
+    for (i = 0; i < ng; i++)
+        if (folded(&g[i])) {
+            rows[n].kernel = g[i].kernel;
+            rows[n].op = g[i].op;
+            rows[n].dtype = g[i].dtype;
+            rows[n++].pairs = g[i].n;
+        }
+    _qf_report_md_not_run(out, rows, n,
+                          "Not run, one line per kernel (UNSUPPORTED: the kernel claims no dtype tuple for "
+                          "the case's dtypes; counted in the totals above, one record each in results.json "
+                          "and junit.xml):");
+    if (n)
+        fputc('\n', out);
+    free(rows);
+    return QF_OK;
+}
+
 qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const qf_provenance *prov,
                                   const qf_report_options *opt)
 {
-    static const qf_verdict order[] = {QF_VERDICT_FAILED,      QF_VERDICT_CRASHED,  QF_VERDICT_TIMEOUT,
-                                       QF_VERDICT_MISTRUSTED,  QF_VERDICT_MARGINAL, QF_VERDICT_UNCHECKED,
-                                       QF_VERDICT_QUALIFIED,   QF_VERDICT_UNSUPPORTED, QF_VERDICT_SKIPPED};
     qf_report_options d = {0, NULL, NULL};
     qf_report_group *g = NULL;
     size_t i, j, ng = 0, tot[QF_VERDICT_COUNT] = {0}, nfail;
@@ -723,39 +944,17 @@ qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const
             fprintf(out, " %zu %s,", tot[order[j]], verdict_name(order[j]));
     fprintf(out, " %s.\n\n", nfail ? "NOT PASSING" : "passing");
 
-    fputs("## Summary per kernel and dtype tuple\n\n", out);
-    fputs("| kernel | kind | dtypes | cases |", out);
-    for (j = 0; j < sizeof order / sizeof order[0]; j++)
-        fprintf(out, " %s |", verdict_name(order[j]));
-    fputs(" worst ulp | worst bound util | growth exponent |\n|---|---|---|---:|", out);
-    for (j = 0; j < sizeof order / sizeof order[0]; j++)
-        fputs("---:|", out);
-    fputs("---:|---:|---:|\n", out);
-    for (i = 0; i < ng; i++) {
-        fputs("| ", out);
-        md_cell(out, g[i].kernel);
-        fputs(" | ", out);
-        md_cell(out, g[i].kernel_kind[0] ? g[i].kernel_kind : "-");
-        fputs(" | ", out);
-        md_cell(out, g[i].dtype);
-        fprintf(out, " | %zu |", g[i].n);
-        for (j = 0; j < sizeof order / sizeof order[0]; j++)
-            fprintf(out, " %zu |", g[i].count[order[j]]);
-        fputc(' ', out);
-        md_num(out, g[i].worst_ulp, "%.3g");
-        fputs(" | ", out);
-        md_num(out, g[i].worst_util, "%.3g");
-        fputs(" | ", out);
-        if (g[i].growth_points) {
-            md_num(out, g[i].growth, "%.2f");
-            fprintf(out, " (R² %.2f, %zu pts)", g[i].growth_r2, g[i].growth_points);
-        } else {
-            fputs("-", out);
-        }
-        fputs(" |\n", out);
-    }
-    fputc('\n', out);
+    fputs("## Summary per kernel, op and dtype tuple\n\n", out);
+    for (i = 0, j = 0; i < ng; i++)
+        j += !folded(&g[i]);
+    if (!j && ng)
+        fputs("No pair ran: no kernel claims a dtype tuple for its cases (below).\n\n", out);
+    if (j || !ng)
+        md_summary_table(out, g, ng);
+    st = md_not_run(out, g, ng);
     free(g);
+    if (st != QF_OK)
+        return st;
 
     fputs("## Failures\n\n", out);
     if (!nfail)
@@ -788,9 +987,11 @@ qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const
         fputs("\n- reason: ", out);
         md_cell(out, x->reason[0] ? x->reason : "(none given)");
         if (x->has_metrics) {
+            char e[256];
+            qf_report_error_text(x, e, sizeof e);
             fputs("\n- max error: ", out);
-            md_num(out, x->metrics.max_ulp, "%.4g");
-            fputs(" ulp, bound utilization ", out);
+            md_cell(out, e);
+            fputs(", bound utilization ", out);
             md_num(out, x->metrics.max_util, "%.4g");
             fprintf(out, ", %zu violation%s", x->metrics.n_violations,
                     x->metrics.n_violations == 1 ? "" : "s");

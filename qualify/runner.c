@@ -804,7 +804,7 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
             break;
         }
     if (!p.t) {
-        _qf_say(r, QF_CAUSE_UNSUPPORTED, "unsupported: %s claims no dtype tuple for %s", pr->k->name,
+        _qf_say(r, QF_CAUSE_NO_TUPLE, "unsupported: %s claims no dtype tuple for %s", pr->k->name,
                 c->dtype->label);
         goto out;
     }

@@ -63,6 +63,7 @@ static const struct {
     [QF_CAUSE_SKIPPED] = {"skipped", QF_VERDICT_SKIPPED},
     [QF_CAUSE_UNSUPPORTED] = {"unsupported", QF_VERDICT_UNSUPPORTED},
     [QF_CAUSE_DECLINED] = {"declined", QF_VERDICT_UNSUPPORTED},
+    [QF_CAUSE_NO_TUPLE] = {"no_tuple", QF_VERDICT_UNSUPPORTED},
     [QF_CAUSE_CRASH] = {"crash", QF_VERDICT_CRASHED},
     [QF_CAUSE_WORKER_DIED] = {"worker_died", QF_VERDICT_CRASHED},
     [QF_CAUSE_TIMEOUT] = {"timeout", QF_VERDICT_TIMEOUT},
@@ -277,10 +278,26 @@ static void decide_fitness(const output_ev *o, const qf_policy *p, qf_decision *
     }
 }
 
+/* The headline error in ulps: where the exact value is not 0 when exact
+ * zeros were checked (the ulp of 0 is the smallest subnormal: a result of
+ * 2^-20 at an exact 0 is 2^129 "ulps"; docs/verdicts.md "Exact zeros"),
+ * with the exact zeros missed and their largest absolute error. */
+static void ulp_text(const qf_metrics *m, char *buf, size_t size)
+{
+    if (m->n_zero_checked && m->n_zero_inexact)
+        snprintf(buf, size, "max error %.4g ulp where the exact value is not 0 (%zu of %zu exact zeros nonzero, max abs %.4g)",
+                 m->max_ulp_nonzero, m->n_zero_inexact, m->n_zero_checked, m->max_abs_zero);
+    else if (m->n_zero_checked)
+        snprintf(buf, size, "max error %.4g ulp", m->max_ulp_nonzero);
+    else
+        snprintf(buf, size, "max error %.4g ulp", m->max_ulp);
+}
+
 /* One output, every rule; the bound's absence is the caller's (UNCHECKED). */
 static void decide_output(const output_ev *o, const qf_policy *p, qf_decision *d)
 {
     const qf_metrics *m = o->m;
+    char err[160];
     decide_conformance(o, p, d);
     if (d->verdict != QF_VERDICT_COUNT)
         return;
@@ -290,12 +307,12 @@ static void decide_output(const output_ev *o, const qf_policy *p, qf_decision *d
     decide_fitness(o, p, d);
     if (d->verdict != QF_VERDICT_COUNT)
         return;
+    ulp_text(m, err, sizeof err);
     if (m->n_bound)
-        return say(d, QF_VERDICT_QUALIFIED, QF_CAUSE_CONFORMS,
-                   "max error %.4g ulp, max bound utilization %.3g, normwise %.3g, SQNR %.4g dB", m->max_ulp,
-                   m->max_util, m->normwise, m->sqnr_db);
-    say(d, QF_VERDICT_QUALIFIED, QF_CAUSE_CONFORMS, "max error %.4g ulp, normwise %.3g, SQNR %.4g dB (no bound)",
-        m->max_ulp, m->normwise, m->sqnr_db);
+        return say(d, QF_VERDICT_QUALIFIED, QF_CAUSE_CONFORMS, "%s, max bound utilization %.3g, normwise %.3g, SQNR %.4g dB",
+                   err, m->max_util, m->normwise, m->sqnr_db);
+    say(d, QF_VERDICT_QUALIFIED, QF_CAUSE_CONFORMS, "%s, normwise %.3g, SQNR %.4g dB (no bound)", err, m->normwise,
+        m->sqnr_db);
 }
 
 /* The worse of d and o stands, o's reason prefixed. */
@@ -405,11 +422,14 @@ qf_status qf_verdict_decide(const qf_evidence *e, const qf_metrics *m, const qf_
     if (e->out2 >= 2)
         decide_out2(e, &e->out2_run2_metrics, 1, d);
     /* ---- 11. No bound, no conformance check: never a pass. */
-    if (!e->bound && d->verdict == QF_VERDICT_QUALIFIED && d->cause != QF_CAUSE_EMPTY)
+    if (!e->bound && d->verdict == QF_VERDICT_QUALIFIED && d->cause != QF_CAUSE_EMPTY) {
+        char err[160];
+        ulp_text(m, err, sizeof err);
         say(d, QF_VERDICT_UNCHECKED, QF_CAUSE_NO_BOUND,
-            "no bound applied (the op derives none for this case and the claim states no max_ulp): max error %.4g "
-            "ulp, normwise %.3g, SQNR %.4g dB, checked against nothing",
-            m->max_ulp, m->normwise, m->sqnr_db);
+            "no bound applied (the op derives none for this case and the claim states no max_ulp): %s, normwise "
+            "%.3g, SQNR %.4g dB, checked against nothing",
+            err, m->normwise, m->sqnr_db);
+    }
     return QF_OK;
 }
 

@@ -25,8 +25,8 @@ static const char *help_text =
     "Write one self-contained HTML page (no network needed: the plots are\n"
     "inline SVG drawn with PLplot) from sweep reports (results.json or a run's\n"
     "journal.jsonl) and quantization audits (audit.json):\n"
-    "  - max error against K, log-log, with the derived bound, per kernel and\n"
-    "    dtype (cases that have a K dimension);\n"
+    "  - max error against K, log-log, with the derived bound, per kernel, op\n"
+    "    and dtype (cases that have a K dimension);\n"
     "  - verdict maps over the two shape dimensions with the most values;\n"
     "  - SQNR of each audited scheme, pooled and per tensor.\n"
     "\n"
@@ -141,8 +141,10 @@ static int plot_end(FILE *out, const char *caption)
 
 /* ---- Sweep results ------------------------------------------------------------ */
 
+/* One kernel, op and dtype tuple: the suite's op (log_softmax apart from
+ * softmax, though both run on softmax kernels), as in report.md. */
 typedef struct group {
-    const char *kernel, *dtype;
+    const char *kernel, *op, *dtype;
     size_t *idx; /* result indices */
     size_t n;
 } group;
@@ -165,7 +167,8 @@ static group *make_groups(const qf_result *r, size_t n, size_t *ng)
     *ng = 0;
     for (i = 0; i < n; i++) {
         for (j = 0; j < *ng; j++)
-            if (!strcmp(g[j].kernel, r[i].kernel) && !strcmp(g[j].dtype, r[i].dtype))
+            if (!strcmp(g[j].kernel, r[i].kernel) && !strcmp(g[j].op, r[i].op) &&
+                !strcmp(g[j].dtype, r[i].dtype))
                 break;
         if (j == *ng) {
             if (*ng == cap) {
@@ -175,6 +178,7 @@ static group *make_groups(const qf_result *r, size_t n, size_t *ng)
                 g = ng_;
             }
             g[j].kernel = r[i].kernel;
+            g[j].op = r[i].op;
             g[j].dtype = r[i].dtype;
             g[j].idx = malloc(n * sizeof *g[j].idx);
             g[j].n = 0;
@@ -249,7 +253,7 @@ static int plot_k(FILE *out, const qf_result *r, const group *g)
         goto done;
     plot_begin(640, 400);
     plenv(xmin - 0.15, xmax + 0.15, floor(ymin - 0.3), ceil(ymax + 0.3), 0, 30);
-    snprintf(t2, sizeof t2, "%s  %s", g->kernel, g->dtype);
+    snprintf(t2, sizeof t2, "%s  %s  %s", g->kernel, g->op, g->dtype);
     pllab("K", "max |error|", pl_text(t2, t1, sizeof t1));
     plwidth(2);
     if (nb) {
@@ -275,9 +279,10 @@ static int plot_k(FILE *out, const qf_result *r, const group *g)
                  bcol, bpat, bsc, blw, lcol, lsty, lw, scol, ss, snum, sym);
     }
     snprintf(cap, sizeof cap,
-             "%s, %s: the largest |error| of the cases at each K (red) and the largest per-element derived bound "
-             "(blue, dashed); %zu K values%s.",
-             g->kernel, g->dtype, nk, zeros ? "; K values whose error was exactly 0 are not drawn (log axis)" : "");
+             "%s, %s, %s: the largest |error| of the cases at each K (red) and the largest per-element "
+             "derived bound (blue, dashed); %zu K values%s.",
+             g->kernel, g->op, g->dtype, nk,
+             zeros ? "; K values whose error was exactly 0 are not drawn (log axis)" : "");
     rc = plot_end(out, cap) == 0;
 done:
     free(ks), free(err), free(bnd), free(x), free(ye), free(xb), free(yb);
@@ -396,7 +401,7 @@ static int plot_verdicts(FILE *out, const qf_result *r, const group *g)
     }
     plmtex("b", nx > 8 ? 4.0 : 3.0, 0.5, 0.5, pl_text(dn[0], t1, sizeof t1));
     plmtex("l", 4.0, 0.5, 0.5, pl_text(dn[1], t1, sizeof t1));
-    snprintf(t2, sizeof t2, "%s  %s", g->kernel, g->dtype);
+    snprintf(t2, sizeof t2, "%s  %s  %s", g->kernel, g->op, g->dtype);
     plmtex("t", 2.0, 0.5, 0.5, pl_text(t2, t1, sizeof t1));
     /* the legend: a square and the name of each verdict present */
     {
@@ -416,10 +421,10 @@ static int plot_verdicts(FILE *out, const qf_result *r, const group *g)
             }
     }
     snprintf(cap, sizeof cap,
-             "%s, %s: verdict per (%s, %s), the worst over the other dimensions, inputs and seeds "
+             "%s, %s, %s: verdict per (%s, %s), the worst over the other dimensions, inputs and seeds "
              "(FAILED > CRASHED > TIMEOUT > MISTRUSTED > MARGINAL > QUALIFIED > UNSUPPORTED > SKIPPED); "
              "white: no case.",
-             g->kernel, g->dtype, dn[0], dn[1]);
+             g->kernel, g->op, g->dtype, dn[0], dn[1]);
     rc = plot_end(out, cap) == 0;
 done:
     free(tmp), free(vals[0]), free(vals[1]), free(cell);
@@ -612,7 +617,7 @@ typedef struct input {
     size_t n;
 } input;
 
-/* One plot per kernel and dtype of every sweep input; the plots drawn. */
+/* One plot per kernel, op and dtype of every sweep input; the plots drawn. */
 static size_t plot_sweeps(FILE *out, const input *in, int nin, int (*plot)(FILE *, const qf_result *, const group *))
 {
     size_t plots = 0, ng, i;
@@ -746,7 +751,7 @@ int qf_cli_report(int argc, char **argv)
     fputs("<h2>Verdict maps</h2>\n", out);
     plots_v = plot_sweeps(out, in, nin, plot_verdicts);
     if (!plots_v)
-        fputs("<p>No kernel and dtype with two shape dimensions of at least two values each.</p>\n", out);
+        fputs("<p>No kernel, op and dtype with two shape dimensions of at least two values each.</p>\n", out);
     fputs("<h2>Quantization audit: formats compared</h2>\n", out);
     for (a = 0; a < nin; a++)
         if (in[a].audit)

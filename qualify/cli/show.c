@@ -13,8 +13,8 @@
 static const char *help_text = "usage: qualify show RESULTS.json [--failed] [--strict] [--json]\n"
                                "\n"
                                "Print a report written by 'qualify run' (results.json, or the run's\n"
-                               "journal): the Markdown summary per kernel and dtype tuple, the failures\n"
-                               "with their reasons and reproducers, and the provenance.\n"
+                               "journal): the Markdown summary per kernel, op and dtype tuple, the\n"
+                               "failures with their reasons and reproducers, and the provenance.\n"
                                "\n"
                                "  --failed    print only the failing cases, one block each: verdict,\n"
                                "              kernel, case id, reason and the command that reruns it\n"
@@ -75,9 +75,12 @@ static void print_failed(const qf_result *r, size_t n, int strict)
         putchar(' ');
         put_line("", x->case_id);
         put_line("  reason: ", x->reason[0] ? x->reason : "(none given)");
-        if (x->has_metrics)
-            printf("  max error: %.4g ulp, bound utilization %.4g, %zu violations\n", x->metrics.max_ulp,
-                   x->metrics.max_util, x->metrics.n_violations);
+        if (x->has_metrics) {
+            char e[256];
+            qf_report_error_text(x, e, sizeof e);
+            printf("  max error: %s, bound utilization %.4g, %zu violations\n", e, x->metrics.max_util,
+                   x->metrics.n_violations);
+        }
         if (x->reproducer[0])
             put_line("  reproduce: ", x->reproducer);
         else if (x->suite[0])

@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "qf_npy.h"
 #include "qf_report.h"
 #include "qf_cli_test.h"
 #include "qf_test_seal.h"
@@ -76,7 +78,9 @@ static void setup(void)
 
 static void teardown(void)
 {
-    char p[256];
+    char p[512];
+    snprintf(p, sizeof p, "rm -rf '%s/run'", dir);
+    ck_assert_int_eq(system(p), 0);
     remove(pass_json);
     remove(fail_json);
     snprintf(p, sizeof p, "%s/bad.json", dir);
@@ -91,7 +95,8 @@ START_TEST(test_summary)
     snprintf(args, sizeof args, "'%s'", pass_json);
     r = run(args);
     ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
-    ck_assert_msg(strstr(r.out, "| gemm.cpu.naive.f32 | reference | f32.f32.f32.f32 | 3 |"), "%s", r.out);
+    ck_assert_msg(strstr(r.out, "| gemm.cpu.naive.f32 | reference | gemm | f32.f32.f32.f32 | 3 |"), "%s",
+                  r.out);
     ck_assert_msg(strstr(r.out, "## Provenance") && strstr(r.out, "## Failures\n\nNone."), "%s", r.out);
     ck_assert_str_eq(r.err, "");
     done(&r);
@@ -105,7 +110,7 @@ START_TEST(test_summary)
     r = run(args);
     ck_assert_msg(r.rc == 1, "exit %d: %s", r.rc, r.err);
     ck_assert_msg(strstr(r.out, "### FAILED `gemm.cpu.bad.trunc`") &&
-                      strstr(r.out, "| gemm.cpu.bad.trunc | reference | f32.f32.f32.f32 | 1 | 1 |"),
+                      strstr(r.out, "| gemm.cpu.bad.trunc | reference | gemm | f32.f32.f32.f32 | 1 | 1 |"),
                   "%s", r.out);
     done(&r);
 }
@@ -187,6 +192,177 @@ START_TEST(test_json)
 }
 END_TEST
 
+/* `qualify run SUITE -o DIR/run/OUT` on a suite written into DIR/run;
+ * then `qualify show` of its results.json, which must print what the run
+ * wrote into report.md.  The output of show, to free. */
+static char *run_and_show(const char *name, const char *suite, int rc)
+{
+    char sub[256], args[1024], path[512], *md;
+    run_result r;
+    snprintf(sub, sizeof sub, "%s/run", dir);
+    mkdir(sub, 0700);
+    qf_test_write_text(sub, name, suite);
+    snprintf(args, sizeof args, "'%s/%s' -o '%s/out-%s' -q -j 2", sub, name, sub, name);
+    r = qf_cli_run(bin, "run", args);
+    ck_assert_msg(r.rc == rc, "run %s: exit %d: %s", name, r.rc, r.err);
+    done(&r);
+    snprintf(args, sizeof args, "'%s/out-%s/results.json'", sub, name);
+    r = run(args);
+    ck_assert_msg(r.rc == rc, "show %s: exit %d: %s", name, r.rc, r.err);
+    snprintf(path, sizeof path, "%s/out-%s/report.md", sub, name);
+    md = qf_cli_slurp(path);
+    /* The same text but the title (the suite's name in report.md). */
+    ck_assert_msg(strstr(md, "\n## Summary") && strstr(r.out, "\n## Summary") &&
+                      !strcmp(strstr(md, "\n## Summary"), strstr(r.out, "\n## Summary")),
+                  "report.md:\n%s\nshow:\n%s", md, r.out);
+    free(md);
+    free(r.err);
+    return r.out;
+}
+
+/* log_softmax runs on softmax kernels: a run of both ops on one kernel
+ * shows one row per suite op, not one row for the kernel's ABI op. */
+START_TEST(test_rows_per_op)
+{
+    char *out = run_and_show("ops.yaml",
+                             "suite: rows\n"
+                             "groups:\n"
+                             "  - op: softmax\n"
+                             "    kernels: [softmax.cpu.f32]\n"
+                             "    dtypes: [float32]\n"
+                             "    shapes: {rows: [2], cols: [8]}\n"
+                             "  - op: log_softmax\n"
+                             "    kernels: ['*softmax.cpu.f32']\n"
+                             "    dtypes: [float32]\n"
+                             "    shapes: {rows: [2], cols: [8, 9]}\n",
+                             0);
+    ck_assert_msg(strstr(out, "| softmax.cpu.f32 | reference | softmax | f32.f32.f32 | 1 |"), "%s", out);
+    ck_assert_msg(strstr(out, "| softmax.cpu.f32 | reference | log_softmax | f32.f32.f32 | 2 |"), "%s", out);
+    free(out);
+}
+END_TEST
+
+/* A kernel list over several dtypes: the pairs whose kernel claims no
+ * tuple for the case's dtypes are one line per kernel, in show and in
+ * report.md, and still one record each in results.json and junit.xml
+ * (the runner's reason for them is what qf_report_no_tuple knows). */
+START_TEST(test_not_run)
+{
+    static const char suite[] = "suite: glob\n"
+                                "refute: false\n"
+                                "groups:\n"
+                                "  - op: gemm\n"
+                                "    kernels: [gemm.cpu.naive.f32, gemm.cpu.fp8]\n"
+                                "    dtypes: [float32, {a: float8_e5m2, b: float8_e5m2, out: bfloat16}]\n"
+                                "    shapes: {M: [2, 3], N: [4], K: [8]}\n";
+    char path[512], *x, *out = run_and_show("glob.yaml", suite, 0);
+    json_t *doc;
+    json_error_t je;
+    ck_assert_msg(strstr(out, "8 cases: 2 QUALIFIED, 6 UNSUPPORTED, passing."), "%s", out);
+    ck_assert_msg(strstr(out, "| gemm.cpu.naive.f32 | reference | gemm | f32.f32.f32.f32 | 2 |"), "%s", out);
+    ck_assert_msg(strstr(out, "- gemm.cpu.naive.f32: 2 pairs not run: no dtype tuple for e5m2.e5m2.f32.bf16 "
+                              "(UNSUPPORTED)\n"),
+                  "%s", out);
+    ck_assert_msg(strstr(out, "- gemm.cpu.fp8: 4 pairs not run: no dtype tuple for f32.f32.f32.f32, "
+                              "e5m2.e5m2.f32.bf16 (UNSUPPORTED)\n"),
+                  "%s", out);
+    ck_assert_msg(!strstr(out, "| gemm.cpu.fp8 |") && !strstr(out, "| e5m2.e5m2.f32.bf16 |"), "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/run/out-glob.yaml/results.json", dir);
+    doc = json_load_file(path, 0, &je);
+    ck_assert_msg(doc != NULL, "%s", je.text);
+    ck_assert_uint_eq(json_array_size(json_object_get(doc, "cases")), 8);
+    json_decref(doc);
+    snprintf(path, sizeof path, "%s/run/out-glob.yaml/junit.xml", dir);
+    x = qf_cli_slurp(path);
+    ck_assert_msg(strstr(x, "tests=\"8\" failures=\"0\" errors=\"0\" skipped=\"6\""), "%s", x);
+    ck_assert_msg(strstr(x, "unsupported: gemm.cpu.fp8 claims no dtype tuple for f32.f32.f32.f32"), "%s", x);
+    free(x);
+}
+END_TEST
+
+/* An e5m2 GEMM whose exact result is 0 where the kernel's accumulator
+ * leaves a residue: row 0 of A is 2^15, four 0.25, -2^15, four -0.25 in
+ * separate blocks of 32, which the H100 model (13 fraction bits aligned
+ * to the block's largest exponent, truncated) sums to -1.  QUALIFIED:
+ * the bound is relative to sum |a||b|.  max_ulp counts -1 against the
+ * ulp of 0 in float32, 2^-149: 7.1e+44 ulps.  report.md's headline leaves
+ * exact zeros out of the ulp figure and counts them apart. */
+START_TEST(test_exact_zeros)
+{
+    enum { K = 96 };
+    float a[2 * K] = {0}, b[K * 2];
+    size_t sa[2] = {2, K}, sb[2] = {K, 2}, i;
+    char sub[256], path[512], err[256] = "", *out, *md;
+    json_t *doc, *m;
+    json_error_t je;
+    a[0] = 32768, a[40] = -32768;
+    for (i = 0; i < 4; i++)
+        a[1 + i] = 0.25f, a[70 + i] = -0.25f;
+    for (i = 0; i < K; i++)
+        a[K + i] = (float)((int)(i % 7) - 3), b[2 * i] = b[2 * i + 1] = 1;
+    snprintf(sub, sizeof sub, "%s/run", dir);
+    mkdir(sub, 0700);
+    snprintf(path, sizeof path, "%s/A.npy", sub);
+    ck_assert_msg(qf_npy_write_data(path, QF_NPY_FLOAT32, 2, sa, a, err, sizeof err) == QF_OK, "%s", err);
+    snprintf(path, sizeof path, "%s/B.npy", sub);
+    ck_assert_msg(qf_npy_write_data(path, QF_NPY_FLOAT32, 2, sb, b, err, sizeof err) == QF_OK, "%s", err);
+    snprintf(path, sizeof path,
+             "suite: zeros\n"
+             "refute: false\n"
+             "groups:\n"
+             "  - op: gemm\n"
+             "    kernels: [gemm.model.h100.e5m2]\n"
+             "    dtypes: [{a: float8_e5m2, b: float8_e5m2, out: float32}]\n"
+             "    shapes: {M: [2], N: [2], K: [%d]}\n"
+             "    inputs: [{a: {name: file, path: A.npy}, b: {name: file, path: B.npy}}]\n",
+             K);
+    qf_test_write_text(sub, "zeros.yaml", path);
+    {
+        char args[1024];
+        run_result r;
+        snprintf(args, sizeof args, "'%s/zeros.yaml' -o '%s/out-zeros' -q", sub, sub);
+        r = qf_cli_run(bin, "run", args);
+        ck_assert_msg(r.rc == 0, "run: exit %d: %s", r.rc, r.err);
+        done(&r);
+    }
+    snprintf(path, sizeof path, "%s/out-zeros/results.json", sub);
+    doc = json_load_file(path, 0, &je);
+    ck_assert_msg(doc != NULL, "%s", je.text);
+    m = json_object_get(json_array_get(json_object_get(doc, "cases"), 0), "metrics");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_array_get(json_object_get(doc, "cases"), 0), "verdict")),
+        "QUALIFIED");
+    /* The verdict input is the standard figure: 2^149 ulps of zero. */
+    ck_assert(json_real_value(json_object_get(m, "max_ulp")) == 0x1p149);
+    snprintf(path, sizeof path, "%s/out-zeros/report.md", sub);
+    md = qf_cli_slurp(path);
+    ck_assert_msg(strstr(md,
+                         "| gemm.model.h100.e5m2 | model | gemm | e5m2.e5m2.f32.f32 | 1 | 0 | 0 | 0 | 0 | "
+                         "0 | 0 | 1 | 0 | 0 | 0 | 2 of 2 (max abs 1) |"),
+                  "%s", md);
+    ck_assert_msg(!strstr(md, "e+44"), "%s", md);
+    free(md);
+    /* qualify show reads results.json: the same rows when the records
+     * carry the exact-zero figures; a record without them (the journal's
+     * metrics table does not list them yet) keeps max_ulp, marked. */
+    snprintf(path, sizeof path, "'%s/out-zeros/results.json'", sub);
+    {
+        run_result r = run(path);
+        ck_assert_int_eq(r.rc, 0);
+        out = r.out;
+        free(r.err);
+    }
+    if (json_object_get(m, "n_zero_checked"))
+        ck_assert_msg(strstr(out, "| 0 | 2 of 2 (max abs 1) |"), "%s", out);
+    else
+        ck_assert_msg(strstr(out, "| 7.14e+44\\* | ?\\* |") && strstr(out, "\\* from records that do not"),
+                      "%s", out);
+    free(out);
+    json_decref(doc);
+}
+END_TEST
+
 /* Exit 2 with has (and also, when not NULL) on stderr; quiet: nothing on
  * stdout. */
 static void expect_usage(const char *args, int quiet, const char *has, const char *also)
@@ -229,5 +405,6 @@ int main(void)
 {
     qf_test_require_env("QF_QUALIFY_BIN");
     return qf_test_main("cli/show", "show", 60, setup, teardown,
-                        QF_TESTS(test_summary, test_failed, test_journal, test_json, test_usage));
+                        QF_TESTS(test_summary, test_failed, test_journal, test_json, test_rows_per_op,
+                                 test_not_run, test_exact_zeros, test_usage));
 }

@@ -222,6 +222,60 @@ START_TEST(test_dims_mismatch)
 }
 END_TEST
 
+/* Entries whose every case was not run because the kernel claims no dtype
+ * tuple for it (a kernel glob over kernels of other dtypes) are one line
+ * per kernel in enable.md, not rows; enable.json keeps them. */
+START_TEST(test_not_run_folded)
+{
+    qf_enable_table t;
+    qf_result r[5];
+    char dir[] = "/tmp/qf-regions-XXXXXX", path[256], err[512] = "", *md;
+    json_t *j;
+    json_error_t je;
+    size_t i;
+    r[0] = mk("cpu", "gemm.x.f64", 1, 16, QF_VERDICT_UNSUPPORTED, "");
+    r[1] = mk("cpu", "gemm.x.f64", 1, 32, QF_VERDICT_UNSUPPORTED, "");
+    r[2] = mk("cpu", "gemm.x.f64", 1, 16, QF_VERDICT_UNSUPPORTED, "");
+    snprintf(r[2].dtype, sizeof r[2].dtype, "bf16.bf16.f32.bf16");
+    r[3] = mk("cpu", "k", 1, 16, QF_VERDICT_QUALIFIED, "");
+    /* UNSUPPORTED for another reason: a row, with the reason */
+    r[4] = mk("cpu", "gemm.gpu", 1, 16, QF_VERDICT_UNSUPPORTED, "unsupported: no CUDA device");
+    for (i = 0; i < 3; i++) {
+        char dt[sizeof r[i].dtype];
+        snprintf(dt, sizeof dt, "%s", r[i].dtype);
+        snprintf(r[i].reason, sizeof r[i].reason, "unsupported: gemm.x.f64 claims no dtype tuple for %.64s",
+                 dt);
+        r[i].ev.outcome = r[i].cause = QF_CAUSE_NO_TUPLE; /* the runner's cause (runner.c run_pair) */
+    }
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    qf_enable_init(&t);
+    ck_assert_int_eq(qf_enable_add(&t, r, 5, NULL, "x.json", err, sizeof err), QF_OK);
+    ck_assert_int_eq(qf_enable_finish(&t), QF_OK);
+    ck_assert_uint_eq(t.nentries, 4);
+    ck_assert_uint_eq(t.entries[0].no_tuple, 2);
+    ck_assert_uint_eq(t.entries[3].no_tuple, 0);
+    snprintf(path, sizeof path, "%s/enable.md", dir);
+    ck_assert_int_eq(qf_enable_write_markdown(&t, path, err, sizeof err), QF_OK);
+    md = qf_test_slurp(path, NULL);
+    ck_assert_msg(strstr(md, "\n- gemm.x.f64: 3 pairs not run: no dtype tuple for f32.f32.f32.f32, "
+                             "bf16.bf16.f32.bf16 (UNSUPPORTED)\n"),
+                  "%s", md);
+    ck_assert_msg(!strstr(md, "| gemm.x.f64 |"), "%s", md);
+    ck_assert_msg(strstr(md, "| k | gemm |") && strstr(md, "| gemm.gpu | gemm |") &&
+                      strstr(md, "nothing with evidence: unsupported: no CUDA device"),
+                  "%s", md);
+    free(md);
+    snprintf(path, sizeof path, "%s/enable.json", dir);
+    ck_assert_int_eq(qf_enable_write_json(&t, path, err, sizeof err), QF_OK);
+    j = json_load_file(path, 0, &je);
+    ck_assert_msg(j != NULL, "%s", je.text);
+    ck_assert_uint_eq(json_array_size(json_object_get(j, "entries")), 4);
+    json_decref(j);
+    qf_enable_free(&t);
+    qf_test_rmtree(dir);
+}
+END_TEST
+
 /* Cases without an architecture count as "cpu", and land in one entry
  * with the cases that name it (they made one entry per case before). */
 START_TEST(test_empty_arch_is_cpu)
@@ -250,6 +304,7 @@ int main(void)
     tcase_add_test(tc, test_outputs_roundtrip);
     tcase_add_test(tc, test_dims_mismatch);
     tcase_add_test(tc, test_empty_arch_is_cpu);
+    tcase_add_test(tc, test_not_run_folded);
     suite_add_tcase(s, tc);
     return qf_test_run(s);
 }

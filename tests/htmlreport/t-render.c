@@ -1,5 +1,5 @@
 /* t-render.c: 'qualify report' writes one self-contained HTML page with an
- * inline SVG per plot (error against K for each kernel and dtype, verdict
+ * inline SVG per plot (error against K for each kernel, op and dtype, verdict
  * maps, audit comparisons), nothing fetched from the network, unique SVG
  * ids; corrupt, truncated and foreign inputs are rejected with exit 2 and
  * a message naming the file. */
@@ -37,7 +37,8 @@ START_TEST(test_page)
     /* 3 kernels x (error/K + verdict map) + audit: pooled + 1 tensor */
     ck_assert_uint_eq(count(html, "<figure>"), 8);
     ck_assert_uint_eq(count(html, "<svg"), 8);
-    ck_assert_ptr_nonnull(strstr(html, "gemm.model.h100_promote128.e4m3, e4m3.e4m3.f32.f32: the largest"));
+    ck_assert_ptr_nonnull(
+        strstr(html, "gemm.model.h100_promote128.e4m3, gemm, e4m3.e4m3.f32.f32: the largest"));
     ck_assert_ptr_nonnull(strstr(html, "verdict per (K, M)"));
     ck_assert_ptr_nonnull(strstr(html, "<title>K &lt;sweep&gt;</title>"));
     /* self-contained: no external resource of any kind */

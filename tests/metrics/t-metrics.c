@@ -72,6 +72,40 @@ START_TEST(test_case_hand)
 }
 END_TEST
 
+/* An exact zero that cancelled exactly where the kernel's accumulator
+ * left a residue (an e5m2 GEMM, docs/verdicts.md): max_ulp counts it in
+ * ulps of zero (2^-149 for float32: 2^149 ulps for a residue of 1),
+ * max_ulp_nonzero leaves it out, and the zeros' own figures say how many
+ * were missed and by how much, in value. */
+START_TEST(test_exact_zeros)
+{
+    const qf_format *f32 = qf_format_get(QF_FLOAT32);
+    double x[5] = {0, 0, 1, 2, -0.0}, y[5] = {0, -1, 1 + 0x1p-23, 2, 0x1p-30};
+    qf_metrics_input in = {0};
+    qf_metrics m;
+    in.out = f32, in.n = 5, in.got = y, in.exact = x;
+    ck_assert_int_eq(qf_metrics_compute(&in, &m, NULL), QF_OK);
+    ck_assert(m.max_ulp == 0x1p149 && m.at_ulp == 1); /* unchanged: the policy's max_ulp */
+    ck_assert(m.max_ulp_nonzero == 1 && m.at_ulp_nonzero == 2);
+    ck_assert_uint_eq(m.n_zero_ref, 3);
+    ck_assert_uint_eq(m.n_zero_checked, 3);
+    ck_assert_uint_eq(m.n_zero_inexact, 2);
+    ck_assert(m.max_abs_zero == 1 && m.at_abs_zero == 1);
+    /* Every exact zero right: 0, not NaN; no nonzero reference: NaN. */
+    y[1] = 0, y[4] = -0.0;
+    in.n = 2;
+    ck_assert_int_eq(qf_metrics_compute(&in, &m, NULL), QF_OK);
+    ck_assert(m.max_abs_zero == 0 && m.n_zero_inexact == 0 && m.n_zero_checked == 2);
+    ck_assert(isnan(m.max_ulp_nonzero) && m.at_ulp_nonzero == 2 && m.max_ulp == 0);
+    /* No exact zero: the zeros' figures are NaN and none, and the two ulp
+     * maxima agree. */
+    in.n = 2, in.exact = x + 2, in.got = y + 2;
+    ck_assert_int_eq(qf_metrics_compute(&in, &m, NULL), QF_OK);
+    ck_assert(m.max_ulp_nonzero == m.max_ulp && m.at_ulp_nonzero == m.at_ulp);
+    ck_assert(isnan(m.max_abs_zero) && m.n_zero_checked == 0 && m.at_abs_zero == 2);
+}
+END_TEST
+
 START_TEST(test_percentiles)
 {
     enum { N = 1000 };
@@ -262,6 +296,6 @@ END_TEST
 int main(void)
 {
     return qf_test_main("metrics/metrics", "metrics", 120, NULL, NULL,
-                        QF_TESTS(test_elem, test_case_hand, test_percentiles, test_percentiles_large,
-                                 test_specials, test_growth, test_bitwise));
+                        QF_TESTS(test_elem, test_case_hand, test_exact_zeros, test_percentiles,
+                                 test_percentiles_large, test_specials, test_growth, test_bitwise));
 }

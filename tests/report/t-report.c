@@ -461,6 +461,7 @@ START_TEST(test_summary)
     ck_assert_int_eq(qf_report_summarize(res, NRES, &g, &ng), QF_OK);
     ck_assert_uint_eq(ng, 3);
     ck_assert_str_eq(g[0].kernel, "gemm.cpu.naive.f32");
+    ck_assert_str_eq(g[0].op, "gemm");
     ck_assert_uint_eq(g[0].n, 4);
     ck_assert_uint_eq(g[0].count[QF_VERDICT_QUALIFIED], 4);
     ck_assert_double_eq(g[0].worst_ulp, 1.25);
@@ -479,6 +480,223 @@ START_TEST(test_summary)
     ck_assert_int_eq(qf_report_summarize(NULL, 0, &g, &ng), QF_OK);
     ck_assert_uint_eq(ng, 0);
     free(g);
+}
+END_TEST
+
+/* Two suite ops served by one kernel and dtype tuple (log_softmax runs on
+ * softmax kernels) are two rows everywhere: the summary, results.json's
+ * groups and report.md. */
+START_TEST(test_rows_per_op)
+{
+    static const char *ops[4] = {"softmax", "log_softmax", "softmax", "log_softmax"};
+    qf_result r[4];
+    qf_report_group *g = NULL;
+    size_t ng = 0, i;
+    char path[256], err[512] = "", *m;
+    json_t *doc, *groups;
+    json_error_t je;
+    for (i = 0; i < 4; i++) {
+        base(&r[i], ops[i], "softmax.cpu.f32", "reference", "f32.f32", QF_VERDICT_QUALIFIED, i);
+        dim(&r[i], "rows", 4), dim(&r[i], "cols", 8);
+        snprintf(r[i].case_id, sizeof r[i].case_id, "%s/rows=4,cols=8/f32.f32/normal/seed=%zu", ops[i], i);
+        metrics(&r[i], i < 2 ? 0.5 : 0.75, 1e-7, 0.1);
+    }
+    r[1].verdict = QF_VERDICT_MARGINAL;
+    ck_assert_int_eq(qf_report_summarize(r, 4, &g, &ng), QF_OK);
+    ck_assert_uint_eq(ng, 2);
+    ck_assert_str_eq(g[0].op, "softmax");
+    ck_assert_str_eq(g[1].op, "log_softmax");
+    ck_assert_uint_eq(g[0].n, 2);
+    ck_assert_uint_eq(g[1].count[QF_VERDICT_MARGINAL], 1);
+    free(g);
+    ck_assert_msg(qf_report_write_all(dir, r, 4, &prov, NULL, err, sizeof err) == QF_OK, "%s", err);
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    m = qf_test_slurp(path, NULL);
+    ck_assert_msg(
+        strstr(m, "| softmax.cpu.f32 | reference | softmax | f32.f32 | 2 | 0 | 0 | 0 | 0 | 0 | 0 | 2 |"), "%s",
+        m);
+    ck_assert_msg(
+        strstr(m, "| softmax.cpu.f32 | reference | log_softmax | f32.f32 | 2 | 0 | 0 | 0 | 0 | 1 | 0 | 1 |"),
+        "%s", m);
+    free(m);
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    doc = json_load_file(path, 0, &je);
+    ck_assert_msg(doc != NULL, "%s", je.text);
+    groups = json_object_get(json_object_get(doc, "summary"), "groups");
+    ck_assert_uint_eq(json_array_size(groups), 2);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(groups, 1), "op")), "log_softmax");
+    json_decref(doc);
+}
+END_TEST
+
+/* Pairs the runner did not run because the kernel claims no dtype tuple
+ * for the case (a glob over kernels of other dtypes) leave report.md's
+ * table for one line per kernel, stay in the totals, results.json and
+ * junit.xml; an UNSUPPORTED pair for any other reason keeps its row. */
+static size_t count_str(const char *s, const char *w);
+
+static void no_tuple(qf_result *r, const char *kernel, const char *dtype, uint64_t k)
+{
+    base(r, "gemm", kernel, "optimized", dtype, QF_VERDICT_UNSUPPORTED, 0);
+    dim(r, "M", 4), dim(r, "N", 4), dim(r, "K", k);
+    snprintf(r->case_id, sizeof r->case_id, "gemm/M=4,N=4,K=%llu/%s/normal/seed=0", (unsigned long long)k,
+             dtype);
+    /* The runner's reason and cause (runner.c run_pair) */
+    snprintf(r->reason, sizeof r->reason, "unsupported: %s claims no dtype tuple for %s", kernel, dtype);
+    r->ev.outcome = r->cause = QF_CAUSE_NO_TUPLE;
+}
+
+/* Another outcome cause of UNSUPPORTED, the reason kept. */
+static void other_cause(qf_result *r, qf_cause c)
+{
+    r->ev.outcome = r->cause = c;
+}
+
+START_TEST(test_not_run)
+{
+    qf_result r[8];
+    qf_report_group *g = NULL;
+    size_t ng = 0, i;
+    char path[256], err[512] = "", *m;
+    json_t *doc, *groups;
+    json_error_t je;
+    no_tuple(&r[0], "gemm.x.f64", "f32.f32.f32.f32", 16);
+    no_tuple(&r[1], "gemm.x.f64", "f32.f32.f32.f32", 32);
+    no_tuple(&r[2], "gemm.x.f64", "bf16.bf16.f32.bf16", 16);
+    base(&r[3], "gemm", "gemm.cpu.naive.f32", "reference", "f32.f32.f32.f32", QF_VERDICT_QUALIFIED, 0);
+    metrics(&r[3], 0.5, 1e-7, 0.1);
+    no_tuple(&r[4], "gemm.cpu.naive.f32", "bf16.bf16.f32.bf16", 16);
+    /* Look-alikes that are not the runner's: a kernel's own message after
+     * its tuple was named (cause declined), another reason, the runner's
+     * very words with another cause: the cause decides, never the text. */
+    no_tuple(&r[5], "gemm.y", "f32.f32.f32.f32", 16);
+    snprintf(r[5].dtype_tuple, sizeof r[5].dtype_tuple, "f32");
+    other_cause(&r[5], QF_CAUSE_DECLINED);
+    no_tuple(&r[6], "gemm.z", "f32.f32.f32.f32", 16);
+    snprintf(r[6].reason, sizeof r[6].reason,
+             "unsupported: the kernel declined: gemm.z claims no dtype tuple "
+             "for f32.f32.f32.f32");
+    other_cause(&r[6], QF_CAUSE_DECLINED);
+    no_tuple(&r[7], "gemm.w", "f32.f32.f32.f32", 16);
+    other_cause(&r[7], QF_CAUSE_UNSUPPORTED);
+    for (i = 0; i < 8; i++)
+        ck_assert_int_eq(qf_report_no_tuple(&r[i]), i < 3 || i == 4);
+    ck_assert_int_eq(qf_report_summarize(r, 8, &g, &ng), QF_OK);
+    ck_assert_uint_eq(ng, 7);
+    ck_assert_uint_eq(g[0].n, 2);
+    ck_assert_uint_eq(g[0].n_no_tuple, 2);
+    ck_assert_uint_eq(g[0].count[QF_VERDICT_UNSUPPORTED], 2);
+    ck_assert_uint_eq(g[4].n_no_tuple, 0);
+    free(g);
+
+    ck_assert_msg(qf_report_write_all(dir, r, 8, &prov, NULL, err, sizeof err) == QF_OK, "%s", err);
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    m = qf_test_slurp(path, NULL);
+    ck_assert_msg(strstr(m, "8 cases: 1 QUALIFIED, 7 UNSUPPORTED, passing."), "%s", m);
+    ck_assert_msg(strstr(m, "\n- gemm.x.f64: 3 pairs not run: no dtype tuple for f32.f32.f32.f32, "
+                            "bf16.bf16.f32.bf16 (UNSUPPORTED)\n"
+                            "- gemm.cpu.naive.f32: 1 pair not run: no dtype tuple for bf16.bf16.f32.bf16 "
+                            "(UNSUPPORTED)\n"),
+                  "%s", m);
+    ck_assert_msg(!strstr(m, "| gemm.x.f64 |") && !strstr(m, "| bf16.bf16.f32.bf16 |"), "%s", m);
+    ck_assert_msg(strstr(m, "| gemm.cpu.naive.f32 | reference | gemm | f32.f32.f32.f32 | 1 |"), "%s", m);
+    ck_assert_msg(strstr(m, "| gemm.y | optimized | gemm | f32.f32.f32.f32 | 1 |") &&
+                      strstr(m, "| gemm.z |") && strstr(m, "| gemm.w |"),
+                  "%s", m);
+    free(m);
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    doc = json_load_file(path, 0, &je);
+    ck_assert_msg(doc != NULL, "%s", je.text);
+    ck_assert_uint_eq(json_array_size(json_object_get(doc, "cases")), 8);
+    groups = json_object_get(json_object_get(doc, "summary"), "groups");
+    ck_assert_uint_eq(json_array_size(groups), 7);
+    ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(groups, 0), "no_tuple")), 2);
+    ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(groups, 2), "no_tuple")), 0);
+    ck_assert_int_eq(json_integer_value(json_object_get(
+                         json_object_get(json_object_get(doc, "summary"), "verdicts"), "UNSUPPORTED")),
+                     7);
+    json_decref(doc);
+    snprintf(path, sizeof path, "%s/junit.xml", dir);
+    m = qf_test_slurp(path, NULL);
+    ck_assert_uint_eq(count_str(m, "<testcase "), 8);
+    ck_assert_uint_eq(count_str(m, "<skipped "), 7);
+    free(m);
+
+    /* Only pairs not run: no table, the lines. */
+    ck_assert_msg(qf_report_write_all(dir, r, 3, &prov, NULL, err, sizeof err) == QF_OK, "%s", err);
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    m = qf_test_slurp(path, NULL);
+    ck_assert_msg(strstr(m, "No pair ran") && !strstr(m, "| kernel |") && strstr(m, "- gemm.x.f64: 3 pairs"),
+                  "%s", m);
+    free(m);
+}
+END_TEST
+
+/* Exact zeros apart (docs/verdicts.md "Exact zeros"): the ulp headline is
+ * the error where the exact value is not 0, the zeros are counted apart
+ * with their absolute error; a record that does not separate them keeps
+ * max_ulp, marked, when it missed one (max_rel infinite). */
+START_TEST(test_exact_zeros)
+{
+    qf_result r[3];
+    qf_report_group *g = NULL;
+    size_t ng = 0, i;
+    int unsure;
+    char path[256], err[512] = "", text[256], *m;
+    for (i = 0; i < 3; i++) {
+        base(&r[i], "gemm", i < 2 ? "gemm.a" : "gemm.b", "model", "e5m2.e5m2.f32.f32", QF_VERDICT_QUALIFIED,
+             i);
+        dim(&r[i], "M", 2), dim(&r[i], "N", 2), dim(&r[i], "K", 96 + i);
+        snprintf(r[i].case_id, sizeof r[i].case_id, "gemm/M=2,N=2,K=%zu/e5m2/file/seed=0", 96 + i);
+        metrics(&r[i], 0x1p149, 1, 0.01);
+        r[i].metrics.n_zero_ref = 3;
+        r[i].metrics.max_rel = INFINITY;
+    }
+    /* r[0], r[1]: records that separate their exact zeros */
+    r[0].metrics.max_ulp_nonzero = 3, r[0].metrics.n_zero_checked = 3, r[0].metrics.n_zero_inexact = 2;
+    r[0].metrics.max_abs_zero = 1;
+    r[1].metrics.max_ulp_nonzero = 2.5, r[1].metrics.n_zero_checked = 3, r[1].metrics.n_zero_inexact = 0;
+    r[1].metrics.max_abs_zero = 0;
+    r[1].verdict = QF_VERDICT_FAILED;
+    /* r[2]: one that does not (read from a journal without them) */
+    ck_assert(qf_report_ulp_nonzero(&r[0], &unsure) == 3 && !unsure);
+    ck_assert(qf_report_ulp_nonzero(&r[2], &unsure) == 0x1p149 && unsure);
+    r[2].metrics.max_rel = 0.5; /* no zero was missed: max_ulp is the figure */
+    ck_assert(qf_report_ulp_nonzero(&r[2], &unsure) == 0x1p149 && !unsure);
+    r[2].metrics.max_rel = INFINITY;
+    qf_report_error_text(&r[1], text, sizeof text);
+    ck_assert_str_eq(text, "2.5 ulp where the exact value is not 0; 0 of 3 exact zeros returned nonzero");
+    qf_report_error_text(&r[0], text, sizeof text);
+    ck_assert_str_eq(text,
+                     "3 ulp where the exact value is not 0; 2 of 3 exact zeros returned nonzero (max abs 1)");
+    qf_report_error_text(&r[2], text, sizeof text);
+    ck_assert_str_eq(text, "7.136e+44 ulp (may count a result at an exact zero in ulps of zero)");
+    ck_assert_int_eq(qf_report_summarize(r, 3, &g, &ng), QF_OK);
+    ck_assert_uint_eq(ng, 2);
+    ck_assert(g[0].worst_ulp == 0x1p149 && g[0].worst_ulp_nonzero == 3 && !g[0].ulp_unsure);
+    ck_assert(g[0].n_zero_checked == 6 && g[0].n_zero_inexact == 2 && g[0].worst_abs_zero == 1);
+    ck_assert(g[1].ulp_unsure && g[1].zeros_unsure && g[1].n_zero_checked == 0);
+    free(g);
+    ck_assert_msg(qf_report_write_all(dir, r, 3, &prov, NULL, err, sizeof err) == QF_OK, "%s", err);
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    m = qf_test_slurp(path, NULL);
+    ck_assert_msg(strstr(m, "| worst ulp (exact ≠ 0) | exact zeros missed | worst bound util |"), "%s", m);
+    ck_assert_msg(strstr(m,
+                         "| gemm.a | model | gemm | e5m2.e5m2.f32.f32 | 2 | 1 | 0 | 0 | 0 | 0 | 0 | 1 | 0 | 0 | "
+                         "3 | 2 of 6 (max abs 1) | 0.01 |"),
+                  "%s", m);
+    ck_assert_msg(strstr(m, "| 7.14e+44\\* | ?\\* | 0.01 |") && strstr(m, "\n\\* from records that do not"),
+                  "%s", m);
+    ck_assert_msg(strstr(m,
+                         "- max error: 2.5 ulp where the exact value is not 0; 0 of 3 exact zeros returned "
+                         "nonzero, bound utilization 0.01"),
+                  "%s", m);
+    free(m);
+    /* Records without exact zeros: the figures as before, no mark. */
+    write_all(NULL);
+    m = qf_test_slurp(path, NULL);
+    ck_assert_msg(!strstr(m, "\\*"), "%s", m);
+    free(m);
 }
 END_TEST
 
@@ -595,12 +813,13 @@ START_TEST(test_markdown)
     m = qf_test_slurp(path, NULL);
     ck_assert_msg(strstr(m, "# pre-merge\n"), "%s", m);
     ck_assert_msg(
-        strstr(m, "| gemm.cpu.naive.f32 | reference | f32.f32.f32.f32 | 4 | 0 | 0 | 0 | 0 | 0 | 0 | 4 | 0 | 0 | "
-                  "1.25 | 0.04 | 0.50 (R² 1.00, 4 pts) |"),
+        strstr(m,
+               "| gemm.cpu.naive.f32 | reference | gemm | f32.f32.f32.f32 | 4 | 0 | 0 | 0 | 0 | 0 | 0 | 4 | 0 | "
+               "0 | 1.25 | - | 0.04 | 0.50 (R² 1.00, 4 pts) |"),
         "%s", m);
-    ck_assert_msg(strstr(m, "| gemm.cpu.bad.trunc | known-bad | bf16.bf16.f32.bf16 | 3 | 1 | 1 | 1 |"), "%s",
-                  m);
-    ck_assert_msg(strstr(m, "| softmax.cpu.f32 | reference | f32.f32 | 4 |"), "%s", m);
+    ck_assert_msg(strstr(m, "| gemm.cpu.bad.trunc | known-bad | gemm | bf16.bf16.f32.bf16 | 3 | 1 | 1 | 1 |"),
+                  "%s", m);
+    ck_assert_msg(strstr(m, "| softmax.cpu.f32 | reference | softmax | f32.f32 | 4 |"), "%s", m);
     ck_assert_msg(strstr(m, "### FAILED `gemm.cpu.bad.trunc`"), "%s", m);
     ck_assert_msg(strstr(m, "### CRASHED") && strstr(m, "### TIMEOUT") && !strstr(m, "### MARGINAL"), "%s",
                   m);
@@ -640,5 +859,6 @@ int main(void)
 {
     return qf_test_main("report/report", "report", 0, setup, teardown,
                         QF_TESTS(test_json_schema, test_read_back, test_read_journal, test_summary,
-                                 test_junit, test_markdown, test_errors));
+                                 test_rows_per_op, test_not_run, test_exact_zeros, test_junit, test_markdown,
+                                 test_errors));
 }

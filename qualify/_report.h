@@ -1,0 +1,23 @@
+/* _report.h: what report.c shares with enable.c (internal). */
+#ifndef QF__REPORT_H
+#define QF__REPORT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* One row a Markdown table leaves out because none of its pairs ran for
+ * want of a dtype tuple (qf_report_no_tuple): a summary group of report.md,
+ * an entry of enable.md. */
+typedef struct _qf_not_run {
+    const char *kernel, *op, *dtype;
+    size_t pairs;
+} _qf_not_run;
+
+/* The rows as one line per kernel, in order of first appearance, after
+ * the intro line and a blank line (nothing at all when n is 0):
+ *   - K: 40 pairs not run: no dtype tuple for f32.f32.f32.f32 (UNSUPPORTED)
+ * each dtype tuple once, followed by its op when the kernel's rows span
+ * several ops; text escaped for Markdown. */
+void _qf_report_md_not_run(FILE *out, const _qf_not_run *rows, size_t n, const char *intro);
+
+#endif

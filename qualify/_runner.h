@@ -38,6 +38,20 @@ int _qf_shard_resume_ok(const struct json_t *old, const struct json_t *hdr, cons
 void _qf_runner_identity(qf_result *r, const qf_suite *suite, const qf_suite_case *c, const qf_kernel *k,
                          size_t kidx, const qf_registry *reg, const qf_runner_opts *o);
 
+/* ---- Reproducers (runner_identity.c) ------------------------------------ */
+
+/* s as one word of /bin/sh into dst: as it is when it holds only
+ * letters, digits and / . _ - = , : + @ %, else single-quoted. */
+void _qf_shell_quote(char *dst, size_t size, const char *s);
+/* Put "env NAME=VALUE ... " in front of the command in cmd[size], for a
+ * kernel served by a worker, which inherits qualify's environment: the
+ * variables that choose its code and libraries (PYTHONPATH, PYTHONHOME,
+ * VIRTUAL_ENV, CONDA_PREFIX, LD_LIBRARY_PATH, the GPU selections
+ * CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, the
+ * names listed in $QUALIFY_REPRO_ENV, then PATH) that are set, each one
+ * only if it still fits (docs/workers.md "Reproducers"). */
+void _qf_repro_env_prefix(char *cmd, size_t size);
+
 /* ---- Process and memory plumbing (runner_proc.c) ---------------------- */
 
 #include <sys/types.h>

@@ -156,4 +156,17 @@ int _qf_layout_output(_qf_case *p, qf_result *r);
  * into its padding at row R, col C (ld L, ...)" in why. */
 int _qf_layout_gather(const _qf_case *p, _qf_guarded *g, unsigned char fill, char *why, size_t why_size);
 
+/* ---- Failing pairs' tensors (runner_artifacts.c) ------------------------ */
+
+/* --save-failing (docs/runner.md "Failing pairs' tensors"), once the
+ * pair's verdict is final: for a FAILED, MARGINAL or MISTRUSTED pair, its
+ * inputs, its outputs (when they passed the buffer checks) and the
+ * reference of its checked elements (ck, ck1: outputs 0 and 1; n 0 when
+ * no reference ran) as .npy files under o->save_dir/failing/, with a
+ * suite that reruns the pair from them, within o's limits; r's artifacts
+ * members say what was written, what not and why, and the command.
+ * Nothing without o->save_dir or for another verdict. */
+void _qf_artifacts_save(const _qf_case *p, const _qf_checked *ck, const _qf_checked *ck1, const qf_suite *suite,
+                        const qf_runner_opts *o, qf_result *r);
+
 #endif

@@ -525,7 +525,8 @@ static int judge_run2(_qf_case *p, const _qf_checked *ck, const qf_metrics_input
     return 0;
 }
 
-static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, size_t warmup, size_t reps)
+static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, size_t warmup, size_t reps,
+                     const qf_suite *suite, const qf_runner_opts *o)
 {
     const qf_suite_group *gr = p->c->group;
     _qf_child_report *rep = _qf_rp_shm_alloc(sizeof *rep);
@@ -709,6 +710,8 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
         }
     }
 done:
+    /* The verdict is final: --save-failing (runner_artifacts.c). */
+    _qf_artifacts_save(p, &ck, &ck1, suite, o, r);
     _qf_checked_free(&ck);
     _qf_checked_free(&ck1);
     munmap(rep, sizeof *rep);
@@ -867,7 +870,7 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
         goto out;
     r->n_elements = p.out_n;
     evaluate(&p, r, o->timeout_s > 0 ? o->timeout_s : 60, o->time, o->warmup ? o->warmup : 3,
-             o->reps ? o->reps : 10);
+             o->reps ? o->reps : 10, suite, o);
 out:
     prep_free(&p);
     _qf_case_peak_rss(r);

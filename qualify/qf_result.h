@@ -169,8 +169,9 @@ typedef struct qf_result {
      * written for a FAILED, MARGINAL or MISTRUSTED pair, all in one
      * directory relative to the output directory (artifacts_dir,
      * "failing/<case>--<kernel>-<hash>"), each named by a key: an input or
-     * output slot ("a", "d"), "scale:<slot>", "ref:<slot>" (the correctly
-     * rounded reference in the output format), "exact:<slot>" (binary64),
+     * output slot ("a", "d"), "run2:<slot>" (run 2's output when the runs
+     * differ), "scale:<slot>", "ref:<slot>" (the correctly rounded
+     * reference in the output format), "exact:<slot>" (binary64),
      * "bound:<slot>", "checked:<slot>" (the checked elements' indices when
      * sampled) or "suite" (a suite that reruns the pair from the files).
      * The file of a key is the key with ':' as '.' and ".npy" after it

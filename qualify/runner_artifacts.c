@@ -200,6 +200,8 @@ static void plan_tensors(plan *pl, const _qf_case *p, const _qf_checked *ck, con
         note(pl->left, sizeof pl->left, "outputs not saved: the timed calls of --time wrote over them");
     else {
         add_fmt(pl, "%s", s0, p->outf, p->out[0].ndim, p->out[0].shape, p->out_n, p->g[0].data);
+        if (!r->det_equal && p->g[1].data) /* the runs differ: run 2's too, which may be the one judged */
+            add_fmt(pl, "run2:%s", s0, p->outf, p->out[0].ndim, p->out[0].shape, p->out_n, p->g[1].data);
         if (p->out1_n && p->out1_is_scale)
             add_fmt(pl, "scale:%s", s0, qf_format_get(p->out[0].scale.format), 1, NULL, p->out1_n,
                     p->g1[0].data);

@@ -7,7 +7,8 @@
  * of the case and explain the failure (the saved output is outside the
  * saved bound around the saved exact value at the first violation); the
  * printed reproducer, run from those files, fails the same way (verdict,
- * first failing element, largest error).  A QUALIFIED pair saves nothing;
+ * first failing element, largest error); a kernel whose two runs differ
+ * has run 2's output saved too.  A QUALIFIED pair saves nothing;
  * a pair over the per-pair limit and one past the total are left out with
  * a note; a link planted at a file's place, or at failing/, is refused and
  * not followed; a fresh sweep clears the last one's files; a worker
@@ -279,6 +280,31 @@ START_TEST(fp8_codes)
 }
 END_TEST
 
+/* A kernel whose two runs differ: run 2's output is saved beside run 1's. */
+START_TEST(two_runs)
+{
+    char args[1024];
+    qf_result *rs;
+    size_t n;
+    qf_npy d1, d2;
+    snprintf(args, sizeof args,
+             "'%s/shapes/detection.yaml' -q -o out --kernel gemm.bad.racy_order "
+             "--case 'racy-shows:gemm/M=8,N=8,K=64/f32.f32.f32.f32/normal/seed=0'",
+             getenv("QF_SOURCE_DIR"));
+    ck_assert_int_eq(run(args), 1);
+    rs = qf_test_journal(dir, "out", &n);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(rs[0].verdict, QF_VERDICT_FAILED);
+    ck_assert(!rs[0].det_equal);
+    load("out", &rs[0], "d", &d1, QF_NPY_FLOAT32, 2, 8, 8);
+    load("out", &rs[0], "run2:d", &d2, QF_NPY_FLOAT32, 2, 8, 8);
+    ck_assert(memcmp(d1.data, d2.data, 64 * sizeof(float)) != 0);
+    qf_npy_free(&d1);
+    qf_npy_free(&d2);
+    free(rs);
+}
+END_TEST
+
 /* Over the per-pair limit: nothing, and a note; past the total: the
  * first pair is saved, the second is not. */
 START_TEST(limits)
@@ -430,5 +456,5 @@ int main(void)
     unsetenv("QF_TEST_WORKER_BIAS");
     unsetenv("QUALIFY_REPRO_ENV");
     return qf_test_main("artifacts", "save-failing", 300, setup, teardown,
-                        QF_TESTS(detection_pair, fp8_codes, limits, planted_links, worker_env));
+                        QF_TESTS(detection_pair, fp8_codes, two_runs, limits, planted_links, worker_env));
 }

@@ -38,6 +38,20 @@ int _qf_shard_resume_ok(const struct json_t *old, const struct json_t *hdr, cons
 void _qf_runner_identity(qf_result *r, const qf_suite *suite, const qf_suite_case *c, const qf_kernel *k,
                          size_t kidx, const qf_registry *reg, const qf_runner_opts *o);
 
+/* ---- Reproducers (runner_identity.c) ------------------------------------ */
+
+/* s as one word of /bin/sh into dst: as it is when it holds only
+ * letters, digits and / . _ - = , : + @ %, else single-quoted. */
+void _qf_shell_quote(char *dst, size_t size, const char *s);
+/* Put "env NAME=VALUE ... " in front of the command in cmd[size], for a
+ * kernel served by a worker, which inherits qualify's environment: the
+ * variables that choose its code and libraries (PYTHONPATH, PYTHONHOME,
+ * VIRTUAL_ENV, CONDA_PREFIX, LD_LIBRARY_PATH, the GPU selections
+ * CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, the
+ * names listed in $QUALIFY_REPRO_ENV, then PATH) that are set, each one
+ * only if it still fits (docs/workers.md "Reproducers"). */
+void _qf_repro_env_prefix(char *cmd, size_t size);
+
 /* ---- Process and memory plumbing (runner_proc.c) ---------------------- */
 
 #include <sys/types.h>
@@ -141,5 +155,18 @@ int _qf_layout_output(_qf_case *p, qf_result *r);
  * the dense checks read them.  0, or -1 with "padding: output d written
  * into its padding at row R, col C (ld L, ...)" in why. */
 int _qf_layout_gather(const _qf_case *p, _qf_guarded *g, unsigned char fill, char *why, size_t why_size);
+
+/* ---- Failing pairs' tensors (runner_artifacts.c) ------------------------ */
+
+/* --save-failing (docs/runner.md "Failing pairs' tensors"), once the
+ * pair's verdict is final: for a FAILED, MARGINAL or MISTRUSTED pair, its
+ * inputs, its outputs (when they passed the buffer checks) and the
+ * reference of its checked elements (ck, ck1: outputs 0 and 1; n 0 when
+ * no reference ran) as .npy files under o->save_dir/failing/, with a
+ * suite that reruns the pair from them, within o's limits; r's artifacts
+ * members say what was written, what not and why, and the command.
+ * Nothing without o->save_dir or for another verdict. */
+void _qf_artifacts_save(const _qf_case *p, const _qf_checked *ck, const _qf_checked *ck1, const qf_suite *suite,
+                        const qf_runner_opts *o, qf_result *r);
 
 #endif

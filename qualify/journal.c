@@ -179,6 +179,8 @@ qf_status qf_metrics_from_json(const json_t *j, qf_metrics *m, char *err, size_t
 }
 
 /* ---- qf_result ------------------------------------------------------------ */
+static int artifacts_to_json(const qf_result *r, json_t *o);
+
 
 qf_status qf_result_to_json(const qf_result *r, json_t **out)
 {
@@ -294,6 +296,7 @@ qf_status qf_result_to_json(const qf_result *r, json_t **out)
     bad |= _qf_json_set_new(o, "peak_rss_bytes", jsize(r->peak_rss_bytes));
     bad |= _qf_json_set_new(o, "wall_s", _qf_json_real(r->wall_s));
     bad |= _qf_json_set_new(o, "started", json_string(r->started));
+    bad |= artifacts_to_json(r, o);
     bad |= _qf_json_set_new(o, "reproducer", json_string(r->reproducer));
     if (bad) {
         json_decref(o);
@@ -370,6 +373,92 @@ static int get_dbl(const json_t *o, const char *key, double *dst)
     if (!v)
         return 0;
     return _qf_json_get_real(v, dst);
+}
+
+/* ---- --save-failing's members (runner_artifacts.c) ----------------------- */
+
+void qf_result_artifact_file(const char *key, char *buf, size_t size)
+{
+    size_t i, n = 0;
+    if (!size)
+        return;
+    if (!strcmp(key, "suite")) {
+        snprintf(buf, size, "repro.yaml");
+        return;
+    }
+    for (i = 0; key[i] && n + 1 < size; i++)
+        buf[n++] = key[i] == ':' ? '.' : key[i];
+    snprintf(buf + n, size - n, ".npy");
+}
+
+/* "artifacts" (key -> path relative to the output directory),
+ * "artifacts_note", "artifacts_reproducer", each only when there is one;
+ * nonzero when out of memory. */
+static int artifacts_to_json(const qf_result *r, json_t *o)
+{
+    int bad = 0;
+    size_t i;
+    if (r->nartifacts) {
+        json_t *a = json_object();
+        for (i = 0; a && i < r->nartifacts && i < QF_RESULT_MAX_ARTIFACTS; i++) {
+            char file[QF_RESULT_ARTIFACT_KEY + 16];
+            qf_result_artifact_file(r->artifacts[i], file, sizeof file);
+            bad |= _qf_json_set_new(a, r->artifacts[i], json_sprintf("%s/%s", r->artifacts_dir, file));
+        }
+        bad |= _qf_json_set_new(o, "artifacts", a);
+    }
+    if (r->artifacts_note[0])
+        bad |= _qf_json_set_new(o, "artifacts_note", json_string(r->artifacts_note));
+    if (r->artifacts_reproducer[0])
+        bad |= _qf_json_set_new(o, "artifacts_reproducer", json_string(r->artifacts_reproducer));
+    return bad;
+}
+
+/* The inverse: every path must be one directory and its key's file name
+ * (qf_result_artifact_file), which is all a record keeps.  0, or -1 with
+ * the message in err. */
+static int artifacts_from_json(const json_t *j, qf_result *r, char *err, size_t err_size)
+{
+    const json_t *x = json_object_get(j, "artifacts"), *v;
+    const char *key, *m = NULL;
+    if (get_str(j, "artifacts_note", r->artifacts_note, sizeof r->artifacts_note))
+        m = "artifacts_note";
+    else if (get_str(j, "artifacts_reproducer", r->artifacts_reproducer, sizeof r->artifacts_reproducer))
+        m = "artifacts_reproducer";
+    if (m) {
+        errf(err, err_size, "member '%s': a string of at most %d bytes expected", m,
+             !strcmp(m, "artifacts_note") ? QF_RESULT_TEXT_MAX - 1 : QF_RESULT_CMD_MAX - 1);
+        return -1;
+    }
+    if (!x)
+        return 0;
+    if (!json_is_object(x) || json_object_size(x) > QF_RESULT_MAX_ARTIFACTS) {
+        errf(err, err_size, "member 'artifacts': an object of at most %d paths expected", QF_RESULT_MAX_ARTIFACTS);
+        return -1;
+    }
+    json_object_foreach((json_t *)x, key, v)
+    {
+        char file[QF_RESULT_ARTIFACT_KEY + 16];
+        const char *path = json_string_value(v);
+        size_t plen = path ? strlen(path) : 0, flen, dlen;
+        if (strlen(key) >= QF_RESULT_ARTIFACT_KEY) {
+            errf(err, err_size, "member 'artifacts': key '%.40s' is longer than the %d bytes a result holds", key,
+                 QF_RESULT_ARTIFACT_KEY - 1);
+            return -1;
+        }
+        qf_result_artifact_file(key, file, sizeof file);
+        flen = strlen(file);
+        dlen = plen > flen + 1 ? plen - flen - 1 : 0;
+        if (!dlen || path[dlen] != '/' || strcmp(path + dlen + 1, file) || dlen >= sizeof r->artifacts_dir ||
+            (r->nartifacts && (strlen(r->artifacts_dir) != dlen || strncmp(path, r->artifacts_dir, dlen)))) {
+            errf(err, err_size, "member 'artifacts': '%s' must be DIR/%s, DIR the same for every file", key,
+                 file);
+            return -1;
+        }
+        snprintf(r->artifacts_dir, sizeof r->artifacts_dir, "%.*s", (int)dlen, path);
+        snprintf(r->artifacts[r->nartifacts++], QF_RESULT_ARTIFACT_KEY, "%s", key);
+    }
+    return 0;
 }
 
 #define BAD(what)                                                                                            \
@@ -568,6 +657,8 @@ qf_status qf_result_from_json(const json_t *j, qf_result *r, char *err, size_t e
         BAD("peak_rss_bytes");
     if (get_dbl(j, "wall_s", &r->wall_s))
         BAD("wall_s");
+    if (artifacts_from_json(j, r, err, err_size))
+        return QF_EPARSE;
     return QF_OK;
 }
 

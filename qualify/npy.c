@@ -580,22 +580,32 @@ qf_status qf_npy_read_mem(const void *buf, size_t len, const char *name, qf_npy 
 
 /* ---- Writing --------------------------------------------------------------- */
 
-qf_status qf_npy_write_data(const char *path, qf_npy_dtype t, int ndim, const size_t *shape, const void *data,
-                            char *err, size_t err_size)
+/* The arguments of a write, checked before anything is created; *count
+ * the elements. */
+static qf_status write_args(const char *name, qf_npy_dtype t, int ndim, const size_t *shape, const void *data,
+                            size_t *count, char *err, size_t err_size)
+{
+    if ((unsigned)t >= QF_NPY_DTYPE_COUNT || ndim < 0 || ndim > QF_NPY_MAX_DIMS || (ndim > 0 && !shape))
+        return _qf_fail(err, err_size, QF_EINVAL, name, "invalid dtype or shape");
+    if (!shape_count(ndim, shape, dtypes[t].size, count))
+        return _qf_fail(err, err_size, QF_EINVAL, name, "shape too large");
+    if (data == NULL && *count > 0)
+        return _qf_fail(err, err_size, QF_EINVAL, name, "no data");
+    return QF_OK;
+}
+
+qf_status qf_npy_write_file(FILE *fp, const char *name, qf_npy_dtype t, int ndim, const size_t *shape,
+                            const void *data, char *err, size_t err_size)
 {
     char dict[64 + QF_NPY_MAX_DIMS * 24], shp[QF_NPY_MAX_DIMS * 24];
     unsigned char pre[12];
     size_t count, dlen, total, pre_len, hlen, size, bytes;
-    FILE *fp;
     int ok;
+    qf_status s = write_args(name, t, ndim, shape, data, &count, err, err_size);
 
-    if ((unsigned)t >= QF_NPY_DTYPE_COUNT || ndim < 0 || ndim > QF_NPY_MAX_DIMS || (ndim > 0 && !shape))
-        return _qf_fail(err, err_size, QF_EINVAL, path, "invalid dtype or shape");
+    if (s != QF_OK)
+        return s;
     size = dtypes[t].size;
-    if (!shape_count(ndim, shape, size, &count))
-        return _qf_fail(err, err_size, QF_EINVAL, path, "shape too large");
-    if (data == NULL && count > 0)
-        return _qf_fail(err, err_size, QF_EINVAL, path, "no data");
     bytes = count * size;
     qf_npy_shape_str(ndim, shape, shp, sizeof shp);
     dlen = (size_t)snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
@@ -616,9 +626,6 @@ qf_status qf_npy_write_data(const char *path, qf_npy_dtype t, int ndim, const si
     pre[10] = (unsigned char)(hlen >> 16 & 0xFF);
     pre[11] = (unsigned char)(hlen >> 24 & 0xFF);
 
-    fp = fopen(path, "wb");
-    if (fp == NULL)
-        return _qf_fail(err, err_size, QF_EIO, path, "cannot create: %s", strerror(errno));
     ok = fwrite(pre, 1, pre_len, fp) == pre_len && fwrite(dict, 1, dlen, fp) == dlen;
     for (size_t i = dlen; ok && i + 1 < hlen; i++)
         ok = fputc(' ', fp) != EOF;
@@ -640,14 +647,30 @@ qf_status qf_npy_write_data(const char *path, qf_npy_dtype t, int ndim, const si
             }
         }
     }
-    if (fclose(fp) != 0)
-        ok = 0;
-    if (!ok) {
-        int e = errno;
-        remove(path);
-        return _qf_fail(err, err_size, QF_EIO, path, "write failed: %s", strerror(e));
-    }
+    ok = ok && fflush(fp) == 0;
+    if (!ok)
+        return _qf_fail(err, err_size, QF_EIO, name, "write failed: %s", strerror(errno));
     return QF_OK;
+}
+
+qf_status qf_npy_write_data(const char *path, qf_npy_dtype t, int ndim, const size_t *shape, const void *data,
+                            char *err, size_t err_size)
+{
+    FILE *fp;
+    size_t count;
+    /* The arguments first: a bad call creates no file. */
+    qf_status s = write_args(path, t, ndim, shape, data, &count, err, err_size);
+    if (s != QF_OK)
+        return s;
+    fp = fopen(path, "wb");
+    if (fp == NULL)
+        return _qf_fail(err, err_size, QF_EIO, path, "cannot create: %s", strerror(errno));
+    s = qf_npy_write_file(fp, path, t, ndim, shape, data, err, err_size);
+    if (fclose(fp) != 0 && s == QF_OK)
+        s = _qf_fail(err, err_size, QF_EIO, path, "write failed: %s", strerror(errno));
+    if (s != QF_OK)
+        remove(path);
+    return s;
 }
 
 qf_status qf_npy_write(const char *path, const qf_npy *a, char *err, size_t err_size)

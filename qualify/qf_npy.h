@@ -32,6 +32,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "qf_status.h"
 
@@ -99,6 +100,11 @@ qf_status qf_npy_write(const char *path, const qf_npy *a, char *err, size_t err_
 /* Write count = prod(shape) elements of type t from data. */
 qf_status qf_npy_write_data(const char *path, qf_npy_dtype t, int ndim, const size_t *shape, const void *data,
                             char *err, size_t err_size);
+/* The same into an open stream (flushed, not closed), for callers that
+ * open the file themselves (qualify run --save-failing creates its files
+ * without following links); name is used in messages. */
+qf_status qf_npy_write_file(FILE *fp, const char *name, qf_npy_dtype t, int ndim, const size_t *shape,
+                            const void *data, char *err, size_t err_size);
 
 /* The exact binary64 value of every element (float16 exactly, integers and
  * booleans as numbers).  An integer of magnitude above 2^53 that binary64

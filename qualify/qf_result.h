@@ -48,6 +48,9 @@ struct json_t;
 #define QF_RESULT_MAX_PARAMS 8
 #define QF_RESULT_MAX_ROLES  6
 #define QF_RESULT_OUTPUT_MAX 4097 /* kernel_output: 4 KiB and its NUL */
+#define QF_RESULT_MAX_ARTIFACTS 24  /* files --save-failing writes for one pair */
+#define QF_RESULT_ARTIFACT_KEY  24  /* "a", "ref:d", "checked:lse", "suite" */
+#define QF_RESULT_ARTIFACT_DIR  192 /* "failing/<case>--<kernel>-<hash>" */
 
 /* One named dimension of the case ("M" = 16). */
 typedef struct qf_result_dim {
@@ -168,8 +171,32 @@ typedef struct qf_result {
     double wall_s;    /* whole case: inputs, run, reference, verdict */
     char started[32]; /* UTC time the case started, ISO 8601 */
 
+    /* --save-failing (docs/runner.md "Failing pairs' tensors"): the files
+     * written for a FAILED, MARGINAL or MISTRUSTED pair, all in one
+     * directory relative to the output directory (artifacts_dir,
+     * "failing/<case>--<kernel>-<hash>"), each named by a key: an input or
+     * output slot ("a", "d"), "run2:<slot>" (run 2's output when the runs
+     * differ), "scale:<slot>", "ref:<slot>" (the correctly rounded
+     * reference in the output format), "exact:<slot>" (binary64),
+     * "bound:<slot>", "checked:<slot>" (the checked elements' indices when
+     * sampled) or "suite" (a suite that reruns the pair from the files).
+     * The file of a key is the key with ':' as '.' and ".npy" after it
+     * ("ref.d.npy"; "suite": "repro.yaml").  artifacts_note says why some
+     * or all were not written ("" when nothing is to say);
+     * artifacts_reproducer is the command that reruns the pair from them
+     * ("" when there is none). */
+    char artifacts_dir[QF_RESULT_ARTIFACT_DIR];
+    size_t nartifacts;
+    char artifacts[QF_RESULT_MAX_ARTIFACTS][QF_RESULT_ARTIFACT_KEY];
+    char artifacts_note[QF_RESULT_TEXT_MAX];
+    char artifacts_reproducer[QF_RESULT_CMD_MAX];
+
     char reproducer[QF_RESULT_CMD_MAX]; /* "qualify run SUITE --case ID --kernel K [--plugin P]..." */
 } qf_result;
+
+/* The file name of an artifact key (qf_result.artifacts) into buf:
+ * "ref:d" -> "ref.d.npy", "suite" -> "repro.yaml". */
+void qf_result_artifact_file(const char *key, char *buf, size_t size);
 
 /* A zeroed record with verdict SKIPPED and every double field that means
  * "not measured" set to NaN; evidence qf_evidence_default, policy

@@ -79,7 +79,29 @@ typedef struct qf_runner_opts {
      * identity (kernel, case id, reproducer), nothing runs and no journal
      * is opened (qualify run --list --shard I/N). */
     int list_only;
+    /* --save-failing (docs/runner.md "Failing pairs' tensors"): the output
+     * directory under whose failing/ the inputs, outputs and references of
+     * every FAILED, MARGINAL or MISTRUSTED pair are written as .npy files,
+     * with a suite that reruns the pair from them; NULL: nothing is saved.
+     * save_pair_max: the most bytes one pair writes (a pair over it writes
+     * nothing and says so in its record); save_total_max: the most bytes
+     * written under DIR/failing in all, counted since it was created or
+     * last cleared (qf_runner_artifacts_clear); 0: no limit. */
+    const char *save_dir;
+    size_t save_pair_max, save_total_max;
 } qf_runner_opts;
+
+/* qualify run's default limits of --save-failing: 64 MiB per pair, 1 GiB
+ * under DIR/failing in all. */
+#define QF_RUNNER_SAVE_PAIR_DEFAULT  ((size_t)64 << 20)
+#define QF_RUNNER_SAVE_TOTAL_DEFAULT ((size_t)1 << 30)
+
+/* Remove DIR/failing, the tensors of an earlier sweep's failing pairs,
+ * when it is qualify's (it holds the marker --save-failing writes); no
+ * link is followed, a link is removed as a link.  A DIR/failing that is
+ * not qualify's (no marker, or not a directory) is left as it is: *kept
+ * = 1 (kept may be NULL).  QF_OK, or QF_EIO with the reason in err. */
+qf_status qf_runner_artifacts_clear(const char *dir, int *kept, char *err, size_t err_size);
 
 /* A device of a --devices sweep, as the summary and the provenance
  * record it (qf_provenance.h). */

@@ -1002,6 +1002,14 @@ qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const
             md_code(out, rep);
         else
             fputs("(unknown)", out);
+        if (x->nartifacts) { /* --save-failing */
+            fputs("\n- tensors: ", out);
+            md_code(out, x->artifacts_dir);
+            if (x->artifacts_reproducer[0]) {
+                fputs(", rerun from them: ", out);
+                md_code(out, x->artifacts_reproducer);
+            }
+        }
         fputs("\n\n", out);
     }
     if (prov_known(prov))

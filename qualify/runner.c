@@ -66,10 +66,10 @@ qf_runner_opts qf_runner_opts_default(void)
     return o;
 }
 
-/* The sweep's records (about 12 KiB each) in a mapping that pair
- * processes do not inherit (MADV_DONTFORK): a pair never reads another's
- * record, and forked from a parent holding 10^5 of them it would start
- * with a resident set of 1.2 GB, which its peak_rss_bytes would count
+/* The sweep's records (about 17 KiB each, the evidence 2 KiB of it) in a
+ * mapping that pair processes do not inherit (MADV_DONTFORK): a pair never
+ * reads another's record, and forked from a parent holding 10^5 of them it
+ * would start with a resident set of 1.7 GB, which its peak_rss_bytes would count
  * (COW pages are mapped in the child) and every fork would copy the page
  * tables of (docs/runner.md "Memory").  Zero-filled, as calloc's. */
 static qf_result *results_alloc(size_t n, size_t *bytes)
@@ -608,7 +608,8 @@ static int first_output(_qf_case *p, _qf_child_report *rep, qf_result *r, double
  * run 2, baseline, componentwise, second output), then one decision
  * (qf_result_decide: qf_verdict_decide applies every rule), then the
  * explanation of a refuted claim and the timing. */
-static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, size_t warmup, size_t reps)
+static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, size_t warmup, size_t reps,
+                     const qf_suite *suite, const qf_runner_opts *o)
 {
     _qf_child_report *rep = _qf_rp_shm_alloc(sizeof *rep);
     _qf_checked ck, ck1;
@@ -664,6 +665,8 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
     if (timing && (r->verdict == QF_VERDICT_QUALIFIED || r->verdict == QF_VERDICT_MARGINAL))
         time_kernel(p, rep, r, timeout_s, warmup, reps);
 done:
+    /* The verdict is final: --save-failing (runner_artifacts.c). */
+    _qf_artifacts_save(p, &ck, &ck1, suite, o, r);
     _qf_checked_free(&ck);
     _qf_checked_free(&ck1);
     munmap(rep, sizeof *rep);
@@ -822,7 +825,7 @@ static void run_pair(const qf_suite *suite, const qf_suite_cases *cases, const p
         goto out;
     r->n_elements = p.out_n;
     evaluate(&p, r, o->timeout_s > 0 ? o->timeout_s : 60, o->time, o->warmup ? o->warmup : 3,
-             o->reps ? o->reps : 10);
+             o->reps ? o->reps : 10, suite, o);
 out:
     prep_free(&p);
     _qf_case_peak_rss(r);

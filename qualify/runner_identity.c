@@ -2,12 +2,13 @@
  * result, with the command that reproduces it (_runner.h). */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "_runner.h"
 
-static void shell_quote(char *dst, size_t size, const char *s)
+void _qf_shell_quote(char *dst, size_t size, const char *s)
 {
     size_t o = 0;
     int plain = *s != '\0';
@@ -42,6 +43,57 @@ static void append(char *dst, size_t size, const char *s)
     size_t n = strlen(dst);
     if (n < size)
         snprintf(dst + n, size - n, "%s", s);
+}
+
+/* "NAME=VALUE " (shell-quoted) of the set variable name[0..len) onto
+ * env, when env stays within room bytes. */
+static void env_one(char *env, size_t room, const char *name, size_t len)
+{
+    char nm[128], word[4096], q[8192];
+    const char *v;
+    size_t n = strlen(env);
+    if (!len || len >= sizeof nm)
+        return;
+    memcpy(nm, name, len);
+    nm[len] = '\0';
+    /* a name the shell takes as one: letters, digits, _, not a digit first */
+    if (strspn(nm, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != len ||
+        (nm[0] >= '0' && nm[0] <= '9') || !(v = getenv(nm)) || len + strlen(v) + 2 > sizeof word)
+        return;
+    snprintf(word, sizeof word, " %s=", nm); /* named twice: once */
+    if (strstr(env, word) || (snprintf(word, sizeof word, " '%s=", nm), strstr(env, word)))
+        return;
+    snprintf(word, sizeof word, "%s=%s", nm, v);
+    _qf_shell_quote(q, sizeof q, word);
+    if (n + strlen(q) + 1 <= room)
+        snprintf(env + n, room + 1 - n, "%s ", q);
+}
+
+void _qf_repro_env_prefix(char *cmd, size_t size)
+{
+    static const char *const fixed[] = {"PYTHONPATH",          "PYTHONHOME",         "VIRTUAL_ENV",
+                                        "CONDA_PREFIX",        "LD_LIBRARY_PATH",    "CUDA_VISIBLE_DEVICES",
+                                        "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"};
+    const char *extra = getenv("QUALIFY_REPRO_ENV");
+    size_t i, n = strlen(cmd), room = n + 1 < size ? size - n - 1 : 0, e;
+    char *env;
+    if (strncmp(cmd, "qualify ", 8) || room <= 4 || !(env = calloc(1, room + 1)))
+        return; /* prefixed already, not a command of ours, or no room */
+    strcpy(env, "env ");
+    for (i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        env_one(env, room, fixed[i], strlen(fixed[i]));
+    while (extra && *extra) { /* names separated by commas or spaces */
+        size_t k = strcspn(extra, ", ");
+        env_one(env, room, extra, k);
+        extra += k;
+        extra += strspn(extra, ", ");
+    }
+    env_one(env, room, "PATH", 4);
+    if ((e = strlen(env)) > 4) {
+        memmove(cmd + e, cmd, n + 1);
+        memcpy(cmd, env, e);
+    }
+    free(env);
 }
 
 void _qf_runner_identity(qf_result *r, const qf_suite *suite, const qf_suite_case *c, const qf_kernel *k,
@@ -119,19 +171,22 @@ void _qf_runner_identity(qf_result *r, const qf_suite *suite, const qf_suite_cas
     strftime(r->started, sizeof r->started, "%Y-%m-%dT%H:%M:%SZ", &tm);
     /* The reproducer: the same suite, this case, this kernel. */
     snprintf(r->reproducer, sizeof r->reproducer, "qualify run ");
-    shell_quote(q, sizeof q, suite_arg ? suite_arg : "");
+    _qf_shell_quote(q, sizeof q, suite_arg ? suite_arg : "");
     append(r->reproducer, sizeof r->reproducer, q);
     append(r->reproducer, sizeof r->reproducer, " --case ");
-    shell_quote(q, sizeof q, c->id);
+    _qf_shell_quote(q, sizeof q, c->id);
     append(r->reproducer, sizeof r->reproducer, q);
     append(r->reproducer, sizeof r->reproducer, " --kernel ");
-    shell_quote(q, sizeof q, k->name);
+    _qf_shell_quote(q, sizeof q, k->name);
     append(r->reproducer, sizeof r->reproducer, q);
     for (i = 0; i < o->nplugins; i++) {
         append(r->reproducer, sizeof r->reproducer, " --plugin ");
-        shell_quote(q, sizeof q, o->plugins[i]);
+        _qf_shell_quote(q, sizeof q, o->plugins[i]);
         append(r->reproducer, sizeof r->reproducer, q);
     }
     if (o->reproducer_args)
         append(r->reproducer, sizeof r->reproducer, o->reproducer_args);
+    /* A worker runs in qualify's environment: the variables it reads come along. */
+    if (!strncmp(r->kernel_origin, "worker:", 7))
+        _qf_repro_env_prefix(r->reproducer, sizeof r->reproducer);
 }

@@ -76,6 +76,13 @@ static const char *help_text =
     "  --case ID            only the case with this id (see --list)\n"
     "  --seed S             replace every group's seeds by the single seed S\n"
     "  --fail-on LIST       also exit 1 on: marginal, mistrusted, unchecked (comma-separated)\n"
+    "  --save-failing[=all|off|SIZE[,TOTAL]]\n"
+    "                       write the inputs, outputs and reference of every\n"
+    "                       FAILED, MARGINAL or MISTRUSTED pair as .npy files under\n"
+    "                       DIR/failing/ with a suite that reruns the pair from\n"
+    "                       them; on by default within 64M per pair and 1G in all;\n"
+    "                       SIZE[,TOTAL] sets those limits, all lifts them, off\n"
+    "                       saves nothing (docs/runner.md)\n"
     "  --no-refute          leave out the refuting inputs designed against each\n"
     "                       kernel's claim (docs/refute.md)\n"
     "  --shard I/N          run only slice I (0-based) of N of the pairs, balanced\n"
@@ -116,7 +123,8 @@ enum {
     OPT_KPROCS,
     OPT_KFSIZE,
     OPT_MAX_CASE_MEMORY,
-    OPT_SHARD
+    OPT_SHARD,
+    OPT_SAVE_FAILING
 };
 
 /* A kernel limit: "0" (none), else a size as --max-case-memory takes it
@@ -140,6 +148,39 @@ static int parse_limit(const char *s, int count, unsigned long long *out)
     if (qf_runner_parse_bytes(s, &v))
         return -1;
     *out = v;
+    return 0;
+}
+
+/* --save-failing's value: none (the default limits), "all" (no limits),
+ * "off", or SIZE[,TOTAL] (the total: 1 GiB, or SIZE when larger); 0 when
+ * valid. */
+static int parse_save_failing(const char *v, int *on, size_t *pair, size_t *total)
+{
+    char buf[64];
+    const char *comma;
+    *on = 1;
+    *pair = QF_RUNNER_SAVE_PAIR_DEFAULT;
+    *total = QF_RUNNER_SAVE_TOTAL_DEFAULT;
+    if (!v)
+        return 0;
+    if (!strcmp(v, "off")) {
+        *on = 0;
+        return 0;
+    }
+    if (!strcmp(v, "all")) {
+        *pair = *total = 0;
+        return 0;
+    }
+    comma = strchr(v, ',');
+    if (strlen(v) >= sizeof buf)
+        return -1;
+    snprintf(buf, sizeof buf, "%.*s", comma ? (int)(comma - v) : (int)strlen(v), v);
+    if (qf_runner_parse_bytes(buf, pair))
+        return -1;
+    if (comma)
+        return qf_runner_parse_bytes(comma + 1, total);
+    if (*pair > *total)
+        *total = *pair;
     return 0;
 }
 
@@ -200,6 +241,7 @@ static int default_suite(char *buf, size_t size)
 /* ---- Progress ------------------------------------------------------------- */
 
 typedef struct progress {
+    const char *outdir;
     int tty, quiet;
     double t0;
     size_t failures, run_done;
@@ -260,6 +302,23 @@ static void on_progress(void *user, const qf_result *r, size_t done, size_t tota
             fputs("\n    reproduce: ", stdout);
             _qf_esc_term(stdout, r->reproducer);
             putchar('\n');
+            if (r->nartifacts) { /* --save-failing */
+                printf("    tensors: ");
+                _qf_esc_term(stdout, pg->outdir);
+                putchar('/');
+                _qf_esc_term(stdout, r->artifacts_dir);
+                putchar('\n');
+            }
+            if (r->artifacts_reproducer[0]) {
+                fputs("    reproduce from them: ", stdout);
+                _qf_esc_term(stdout, r->artifacts_reproducer);
+                putchar('\n');
+            }
+            if (r->artifacts_note[0]) {
+                fputs("    tensors: ", stdout);
+                _qf_esc_term(stdout, r->artifacts_note);
+                putchar('\n');
+            }
         }
         fflush(stdout);
     }
@@ -361,6 +420,7 @@ int qf_cli_run(int argc, char **argv)
                                              {"list", no_argument, NULL, OPT_LIST},
                                              {"shard", required_argument, NULL, OPT_SHARD},
                                              {"no-refute", no_argument, NULL, OPT_NO_REFUTE},
+                                             {"save-failing", optional_argument, NULL, OPT_SAVE_FAILING},
                                              {"devices", required_argument, NULL, OPT_DEVICES},
                                              {"kernel-memory", required_argument, NULL, OPT_KMEM},
                                              {"kernel-cpu", required_argument, NULL, OPT_KCPU},
@@ -378,6 +438,9 @@ int qf_cli_run(int argc, char **argv)
     int jobs = 0, resume = 0, timing = 0, list = 0, quiet = 0, have_seed = 0, c, rc = QF_EXIT_OK;
     unsigned shard_index = 0, shard_count = 0; /* --shard I/N; 0: unsharded */
     int max_mem_given = 0;
+    /* --save-failing: on within the default limits unless told otherwise */
+    int save = 1;
+    size_t save_pair = QF_RUNNER_SAVE_PAIR_DEFAULT, save_total = QF_RUNNER_SAVE_TOTAL_DEFAULT;
     int isolate = -1; /* 1 server, 0 pair, -1 not given: server, or pair with --time */
     long reps = 0;
     double timeout = 60;
@@ -520,6 +583,16 @@ int qf_cli_run(int argc, char **argv)
             }
             break;
         case OPT_NO_REFUTE: o.no_refute = 1; break;
+        case OPT_SAVE_FAILING:
+            if (parse_save_failing(optarg, &save, &save_pair, &save_total)) {
+                json_decref(av);
+                free(plugins);
+                return qf_cli_usage_error("run",
+                                          "--save-failing '%s': all, off, or SIZE[,TOTAL] expected (bytes, or "
+                                          "a number with K, M, G or T: 64M,1G)",
+                                          optarg);
+            }
+            break;
         case OPT_DEVICES: {
             int idx[QF_RUNNER_DEVICES_MAX], all;
             size_t n;
@@ -659,6 +732,18 @@ int qf_cli_run(int argc, char **argv)
         goto out;
     }
     snprintf(journal, sizeof journal, "%s/journal.jsonl", outdir);
+    /* A fresh sweep starts its failing pairs' tensors afresh, as its
+     * journal; --resume keeps those of the pairs it keeps. */
+    if (!resume) {
+        int kept = 0;
+        if (qf_runner_artifacts_clear(outdir, &kept, err, sizeof err) != QF_OK)
+            fprintf(stderr, "qualify run: warning: %s\n", err);
+        else if (kept && save)
+            fprintf(stderr,
+                    "qualify run: warning: %s/failing is not one --save-failing made (no marker in it): left as it "
+                    "is, and failing pairs' tensors go into it\n",
+                    outdir);
+    }
 
     header = json_object();
     json_object_set_new(header, "suite", json_string(suite_path));
@@ -693,6 +778,7 @@ int qf_cli_run(int argc, char **argv)
 
     memset(&pg, 0, sizeof pg);
     pg.tty = isatty(STDERR_FILENO);
+    pg.outdir = outdir;
     pg.quiet = quiet;
     pg.t0 = mono();
     pg.fail_mask = fail_mask;
@@ -729,6 +815,9 @@ int qf_cli_run(int argc, char **argv)
     o.kernel_glob = kernel;
     o.case_id = case_id;
     o.journal_path = journal;
+    o.save_dir = save ? outdir : NULL;
+    o.save_pair_max = save_pair;
+    o.save_total_max = save_total;
     o.resume = resume;
     /* default: every usable core (affinity and cgroup quota); timing runs
      * alone so that pairs do not slow each other down */
@@ -787,6 +876,16 @@ int qf_cli_run(int argc, char **argv)
         fputs("journal: ", stdout);
         _qf_esc_term(stdout, journal);
         putchar('\n');
+        {
+            size_t saved = 0;
+            for (i = 0; i < sum.n; i++)
+                saved += sum.results[i].nartifacts > 0;
+            if (saved) {
+                printf("tensors of %zu failing pair(s): ", saved);
+                _qf_esc_term(stdout, outdir);
+                fputs("/failing/ (results.json: artifacts, artifacts_reproducer)\n", stdout);
+            }
+        }
     }
 out:
     json_decref(av);

@@ -93,6 +93,10 @@ static void print_failed(const qf_result *r, size_t n, int strict)
             _qf_esc_term(stdout, x->kernel);
             fputs("'\n", stdout);
         }
+        if (x->nartifacts) /* --save-failing: relative to the run's output directory */
+            put_line("  tensors: ", x->artifacts_dir);
+        if (x->artifacts_reproducer[0])
+            put_line("  reproduce from them: ", x->artifacts_reproducer);
     }
     if (!k)
         printf("no failing cases among %zu\n", n);

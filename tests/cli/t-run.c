@@ -31,15 +31,6 @@ static int run(const char *args, char **err)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static qf_result *load(const char *out, size_t *n)
-{
-    char path[512], err[512];
-    qf_result *r = NULL;
-    snprintf(path, sizeof path, "%s/%s/journal.jsonl", dir, out);
-    ck_assert_msg(qf_journal_read(path, &r, n, NULL, NULL, err, sizeof err) == QF_OK, "%s", err);
-    return r;
-}
-
 static const char *small = "suite: small\n"
                            "inputs: [normal, {name: outliers, fraction: 0.05, scale: 50}]\n"
                            "seeds: 2\n"
@@ -73,7 +64,7 @@ START_TEST(default_suite)
     }
     ck_assert_msg(run("-q --jobs 2", &err) == 0, "stderr: %s", err);
     free(err);
-    r = load("qualify-out", &n);
+    r = qf_test_journal(dir, "qualify-out", &n);
     ck_assert_uint_gt(n, 100);
     for (i = 0; i < n; i++) {
         ck_assert_msg(r[i].verdict != QF_VERDICT_FAILED && r[i].verdict != QF_VERDICT_CRASHED &&
@@ -142,8 +133,8 @@ START_TEST(jobs_do_not_change_results)
     free(err);
     ck_assert_msg(run("small.yaml -q -o out-j2 --jobs 2", &err) == 0, "%s", err);
     free(err);
-    a = load("out-j1", &na);
-    b = load("out-j2", &nb);
+    a = qf_test_journal(dir, "out-j1", &na);
+    b = qf_test_journal(dir, "out-j2", &nb);
     ck_assert_uint_eq(na, nb);
     ck_assert_uint_gt(na, 20);
     for (i = 0; i < na; i++) {
@@ -185,7 +176,7 @@ START_TEST(one_case_and_timing)
                       &err) == 0,
                   "%s", err);
     free(err);
-    r = load("out-one", &n);
+    r = qf_test_journal(dir, "out-one", &n);
     ck_assert_uint_eq(n, 1);
     ck_assert_str_eq(r[0].kernel, "gemm.cpu.naive.f32");
     ck_assert_int_eq(r[0].verdict, QF_VERDICT_QUALIFIED);

@@ -109,7 +109,7 @@ static inline int qf_cli_replay_probed_shapes(const char *bin, const char *kerne
     while (line && *line && done < max) {
         const char *eol = strchr(line, '\n'), *p;
         unsigned m, n, k, got, of;
-        char text[512], args[2048];
+        char text[512], args[4096];
         size_t len = eol ? (size_t)(eol - line) : strlen(line);
         if (len < sizeof text && sscanf(line, " %u x %u x %u:", &m, &n, &k) == 3) {
             memcpy(text, line, len);

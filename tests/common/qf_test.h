@@ -180,6 +180,20 @@ static inline void qf_test_copy_prefix(const char *src, const char *dst, long ke
     free(s);
 }
 
+#ifdef QF_RESULT_H
+/* The records of the journal of a run whose output directory is
+ * dir/out (for tests that include qf_result.h first); asserts that it
+ * reads. */
+static inline qf_result *qf_test_journal(const char *dir, const char *out, size_t *n)
+{
+    char path[4200], err[512];
+    qf_result *r = NULL;
+    snprintf(path, sizeof path, "%s/%s/journal.jsonl", dir, out);
+    ck_assert_msg(qf_journal_read(path, &r, n, NULL, NULL, err, sizeof err) == QF_OK, "%s", err);
+    return r;
+}
+#endif
+
 /* Lines (newlines) of a file, 0 when it cannot be opened: how far a
  * sweep that is about to be killed has written its journal. */
 static inline size_t qf_test_count_lines(const char *path)

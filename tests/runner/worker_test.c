@@ -12,6 +12,11 @@
  *   gemm.w.noisy     computes d as good does, after writing a line to its
  *                    stderr with ESC sequences, a CR, a NUL and a byte
  *                    that is not UTF-8 (the pair's record must hold it)
+ *   gemm.w.biased    only when QF_TEST_WORKER_BIAS is set in the worker's
+ *                    environment: computes d as good does, then adds that
+ *                    number to element (1, 2) (to d[0] when d is smaller):
+ *                    a kernel whose failure needs the environment
+ *                    (tests/runner/t-artifacts, reproducers carrying it)
  *
  * usage: worker_test [badversion|named|chatty]  (badversion: a hello of
  * version 99; named: a worker of before the memfd, whose hello does not
@@ -31,7 +36,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-static const char *const kernels[] = {"good", "segv", "hang", "exit", "garbage", "overrun", "noisy"};
+static const char *const kernels[] = {"good", "segv", "hang", "exit", "garbage", "overrun", "noisy", "biased"};
 
 /* What gemm.w.noisy writes to stderr during each run (t-worker checks it
  * in the record, with the NUL and the 0xff byte as '?'). */
@@ -39,10 +44,10 @@ static const char noisy_text[] = "noisy: \x1b[31mred\x1b[0m\r\0\xff end\n";
 
 static void hello(int version, int takes_fd)
 {
-    size_t i;
+    size_t i, n = sizeof kernels / sizeof kernels[0] - !getenv("QF_TEST_WORKER_BIAS");
     printf("{\"qualify_worker\": %d, \"name\": \"testw\", %s\"kernels\": [", version,
            takes_fd ? "\"shm_fd\": true, " : "");
-    for (i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
+    for (i = 0; i < n; i++)
         printf(
             "%s{\"name\": \"gemm.w.%s\", \"op\": \"gemm\", \"kind\": \"optimized\", "
             "\"description\": \"test worker\", \"archs\": \"cpu\", "
@@ -79,7 +84,7 @@ static float at(const unsigned char *base, json_t *t, size_t r, size_t c)
     return p[(long long)r * s0 + (long long)c * s1];
 }
 
-static void gemm(json_t *msg, unsigned char *base, int overrun)
+static void gemm(json_t *msg, unsigned char *base, int overrun, double bias)
 {
     json_t *op = json_object_get(msg, "op"), *in = json_object_get(msg, "in"),
            *out = json_object_get(msg, "out");
@@ -108,6 +113,8 @@ static void gemm(json_t *msg, unsigned char *base, int overrun)
         }
     if (overrun)
         dp[m * n] = 1.0f;
+    if (bias != 0)
+        dp[m > 1 && n > 2 ? d0 + 2 * d1 : 0] += (float)bias;
 }
 
 int main(int argc, char **argv)
@@ -182,7 +189,8 @@ int main(int argc, char **argv)
             printf("{\"done\": %lld, \"status\": \"error\", \"msg\": \"cannot map %s\"}\n", id,
                    name ? name : "the shm_fd");
         } else {
-            gemm(msg, base, !strcmp(kern, "overrun"));
+            const char *b = getenv("QF_TEST_WORKER_BIAS");
+            gemm(msg, base, !strcmp(kern, "overrun"), !strcmp(kern, "biased") && b ? atof(b) : 0);
             munmap(base, bytes);
             printf("{\"done\": %lld, \"status\": \"ok\"}\n", id);
         }

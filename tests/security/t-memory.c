@@ -55,15 +55,6 @@ static int run(const char *args, char **err)
     return cli("run", args, err);
 }
 
-static qf_result *load(const char *out, size_t *n)
-{
-    char path[512], err[512];
-    qf_result *r = NULL;
-    snprintf(path, sizeof path, "%s/%s/journal.jsonl", dir, out);
-    ck_assert_msg(qf_journal_read(path, &r, n, NULL, NULL, err, sizeof err) == QF_OK, "%s", err);
-    return r;
-}
-
 /* The record of the case whose id starts with prefix. */
 static const qf_result *find(const qf_result *r, size_t n, const char *prefix)
 {
@@ -100,7 +91,7 @@ START_TEST(huge_case_unsupported)
      * checked too where a quarter of the memory is below it. */
     ck_assert_msg(run("huge.yaml -q -o out-huge --max-case-memory 12G", &err) == 0, "%s", err);
     free(err);
-    r = load("out-huge", &n);
+    r = qf_test_journal(dir, "out-huge", &n);
     ck_assert_uint_eq(n, 1);
     ck_assert_int_eq(r[0].verdict, QF_VERDICT_UNSUPPORTED);
     ck_assert_msg(strstr(r[0].reason, "case needs ") && strstr(r[0].reason, " GiB of buffers, over "
@@ -120,7 +111,7 @@ START_TEST(huge_case_unsupported)
     if (qf_runner_default_case_memory() < ((size_t)32 << 30)) {
         ck_assert_msg(run("huge.yaml -q -o out-huge-default", &err) == 0, "%s", err);
         free(err);
-        r = load("out-huge-default", &n);
+        r = qf_test_journal(dir, "out-huge-default", &n);
         ck_assert_int_eq(r[0].verdict, QF_VERDICT_UNSUPPORTED);
         ck_assert_msg(strstr(r[0].reason, "over the default case budget") &&
                           strstr(r[0].reason, "--max-case-memory sets it"),
@@ -172,7 +163,7 @@ START_TEST(under_and_over_budget)
     qf_test_write_text(dir, "two.yaml", two);
     ck_assert_msg(run("two.yaml -q -o out-1m --max-case-memory 1M", &err) == 0, "%s", err);
     free(err);
-    r = load("out-1m", &n);
+    r = qf_test_journal(dir, "out-1m", &n);
     ck_assert_uint_eq(n, 2);
     small = find(r, n, "gemm/M=32,");
     big = find(r, n, "gemm/M=128,");
@@ -190,7 +181,7 @@ START_TEST(under_and_over_budget)
     snprintf(args, sizeof args, "two.yaml -q -o out-edge --max-case-memory %zu --case '%s'", need, big_id);
     ck_assert_msg(run(args, &err) == 0, "%s", err);
     free(err);
-    r = load("out-edge", &n);
+    r = qf_test_journal(dir, "out-edge", &n);
     ck_assert_uint_eq(n, 1);
     ck_assert_msg(r[0].verdict == QF_VERDICT_QUALIFIED, "%s", r[0].reason);
     ck_assert_uint_eq(r[0].case_bytes, need);
@@ -198,7 +189,7 @@ START_TEST(under_and_over_budget)
     snprintf(args, sizeof args, "two.yaml -q -o out-edge1 --max-case-memory %zu --case '%s'", need - 1, big_id);
     ck_assert_msg(run(args, &err) == 0, "%s", err);
     free(err);
-    r = load("out-edge1", &n);
+    r = qf_test_journal(dir, "out-edge1", &n);
     ck_assert_int_eq(r[0].verdict, QF_VERDICT_UNSUPPORTED);
     free(r);
 }

@@ -104,10 +104,11 @@ static int by_key(const void *a, const void *b)
 }
 
 /* Do the shard's results.json cases say what its journal says?  Every
- * case of results.json must be a journal record with the same verdict and
- * cause (each record was decided again from its evidence when read): a
- * report edited apart from its journal is refused.  Without results.json
- * (a shard killed before its reports) there is nothing to compare. */
+ * case of results.json that the journal holds must have the same verdict
+ * and cause there (each record was decided again from its evidence when
+ * read): a report edited apart from its journal is refused.  Without
+ * results.json (a shard killed before its reports) there is nothing to
+ * compare. */
 static int results_agree(const shard_in *s)
 {
     const json_t *cases = s->res ? json_object_get(s->res, "cases") : NULL, *c;
@@ -145,12 +146,13 @@ static int results_agree(const shard_in *s)
             else
                 lo = mid + 1;
         }
-        if (!hit || !v || strcmp(v, qf_verdict_name(hit->verdict)) || !cause ||
-            strcmp(cause, qf_cause_name(hit->cause))) {
+        /* a case the journal lacks is an incomplete shard: said below,
+         * with the resume command, by the completeness check */
+        if (hit && (!v || strcmp(v, qf_verdict_name(hit->verdict)) || !cause ||
+                    strcmp(cause, qf_cause_name(hit->cause)))) {
             rc = merge_error("%s: its journal and results.json disagree on %s %s (journal: %s, results.json: %s): "
                              "one was edited; rerun the shard",
-                             s->dir, k ? k : "?", id ? id : "?", hit ? qf_verdict_name(hit->verdict) : "no record",
-                             v ? v : "no verdict");
+                             s->dir, k, id, qf_verdict_name(hit->verdict), v ? v : "no verdict");
             break;
         }
     }

@@ -505,31 +505,51 @@ static double abs_t_of(const qf_arith_claim *claim, const nl_ctx *c)
     return (claim->elem_ulp > 0 ? claim->elem_ulp : 2.0) * c->sub + c->sub;
 }
 
-qf_status qf_bound_softmax(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
-                           double scale, const double *exact, double *bound)
+/* The start of a softmax or log-softmax row: the arguments, a claimed
+ * max_ulp, the compute format's constants (c), the row's largest scaled
+ * entry *m and its index *at.  A row whose maximum is not finite (all
+ * masked, an infinite or NaN input) has no rounding error to bound: the
+ * reference's special values decide (qf_ref.h).  Returns -1 for bad
+ * arguments, 1 when bound[] is written, 0 to derive it. */
+static int row_start(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
+                     double scale, const double *exact, double *bound, nl_ctx *c, double *m, size_t *at)
 {
-    nl_ctx c;
     size_t i;
-    double m = -INFINITY, g, eps_s = 0, eps_max = 0, dd, abs_t, f_on = 1, abs_on = 0;
     if (bad_args(claim, n, x, exact, bound))
-        return QF_EINVAL;
+        return -1;
     if (claim->max_ulp > 0) {
         qf_bound_ulp(out, claim->max_ulp, n, exact, bound);
-        return QF_OK;
+        return 1;
     }
-    nl_setup(claim, out, &c);
+    nl_setup(claim, out, c);
+    *m = -INFINITY;
+    *at = 0;
+    for (i = 0; i < n; i++) /* NaN entries are passed over */
+        if (scale * x[i] > *m) {
+            *m = scale * x[i];
+            *at = i;
+        }
+    if (isfinite(*m))
+        return 0;
     for (i = 0; i < n; i++)
-        if (scale * x[i] > m)
-            m = scale * x[i];
-    if (!isfinite(m)) {
-        /* All masked, or an infinite / NaN input: the reference's special
-         * values decide (qf_ref.h), no rounding error to bound. */
-        for (i = 0; i < n; i++)
-            bound[i] = isfinite(exact[i]) ? 0 : INFINITY;
-        return QF_OK;
-    }
+        bound[i] = isfinite(exact[i]) ? 0 : INFINITY;
+    return 1;
+}
+
+/* Steps 2 to 4 and 6 of docs/bounds.md "Softmax", shared by softmax and
+ * log-softmax: the relative error eps_j of each computed term exp(fl(a_j
+ * - m^)) into eps[] (0 for masked entries), and the returned bound eps_S
+ * on the relative error of their sum S^ against S* = sum_j exp(a_j - m^),
+ * in any order, with an online normalizer's rescales ("Online softmax")
+ * and the underflow of terms.  w(j): the exact probability y_j, read from
+ * exact[] as it is (softmax) or as exp(exact[j]) (log-softmax). */
+static double softmax_terms(const qf_arith_claim *claim, const nl_ctx *c, size_t n, const double *x,
+                            double scale, double m, const double *exact, int log_p, double *eps)
+{
+    size_t i;
+    double g, eps_s = 0, f_on = 1, abs_on = 0, abs_t = abs_t_of(claim, c);
     /* Sum of n positive terms in any order: at most n - 1 roundings each. */
-    g = expm1((double)(n - 1) * log1p(c.ue));
+    g = expm1((double)(n - 1) * log1p(c->ue));
     if (claim->attn_kv_tile > 0) {
         /* Online normalizer (Milakov and Gimelshein 2018) over tiles of
          * attn_kv_tile elements: at most T = ceil(n / tile) - 1 rescales of
@@ -543,31 +563,41 @@ qf_status qf_bound_softmax(const qf_arith_claim *claim, const qf_format *out, si
             if (scale * x[i] < amin && scale * x[i] > -INFINITY)
                 amin = scale * x[i];
         tt = ceil((double)n / (double)claim->attn_kv_tile) - 1;
-        f_on = exp(tt * (log1p(c.rho) + log1p(c.u)) +
-                   c.u * (1 + c.u) * ((m - amin) + 2 * c.u * (fabs(m) + fabs(amin))));
+        f_on = exp(tt * (log1p(c->rho) + log1p(c->u)) +
+                   c->u * (1 + c->u) * ((m - amin) + 2 * c->u * (fabs(m) + fabs(amin))));
         /* A factor that underflows: l <= n (1 + g) before the product. */
-        abs_on = tt * ((double)n * (1 + g) * abs_t_of(claim, &c) + c.sub);
+        abs_on = tt * ((double)n * (1 + g) * abs_t + c->sub);
     }
-    /* Division, possibly as reciprocal then multiply. */
-    dd = (1 + c.rho) * (1 + c.u) - 1;
-    abs_t = abs_t_of(claim, &c);
-    /* First pass: eps_j into bound[] (scratch), and eps_S. */
     for (i = 0; i < n; i++) {
         double a = scale * x[i], eta, e;
         if (a == -INFINITY) {
-            bound[i] = 0;
+            eps[i] = 0;
             continue;
         }
         /* Argument error: rounding of scale*x (and of a folded log2(e)),
          * the subtraction of the computed max, docs/bounds.md "Softmax". */
-        eta = c.u * (fabs(a - m) + c.u * fabs(m)) * (1 + c.u) + 2 * c.u * fabs(a) * (1 + c.u);
-        e = (1 + c.rho) * exp(eta) - 1;
-        bound[i] = e;
-        eps_s += fabs(exact[i]) * ((1 + e) * f_on * (1 + g) - 1);
-        if (e > eps_max)
-            eps_max = e;
+        eta = c->u * (fabs(a - m) + c->u * fabs(m)) * (1 + c->u) + 2 * c->u * fabs(a) * (1 + c->u);
+        e = (1 + c->rho) * exp(eta) - 1;
+        eps[i] = e;
+        eps_s += (log_p ? exp(exact[i]) : fabs(exact[i])) * ((1 + e) * f_on * (1 + g) - 1);
     }
-    eps_s = eps_s * QF_BOUND_SAFETY + (double)n * abs_t + abs_on;
+    return eps_s * QF_BOUND_SAFETY + (double)n * abs_t + abs_on;
+}
+
+qf_status qf_bound_softmax(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
+                           double scale, const double *exact, double *bound)
+{
+    nl_ctx c;
+    size_t i, at;
+    double m, eps_s, dd, abs_t;
+    int st = row_start(claim, out, n, x, scale, exact, bound, &c, &m, &at);
+    if (st)
+        return st < 0 ? QF_EINVAL : QF_OK;
+    /* Division, possibly as reciprocal then multiply. */
+    dd = (1 + c.rho) * (1 + c.u) - 1;
+    abs_t = abs_t_of(claim, &c);
+    /* eps_j into bound[] (scratch), and eps_S. */
+    eps_s = softmax_terms(claim, &c, n, x, scale, m, exact, 0, bound);
     for (i = 0; i < n; i++) {
         double y = fabs(exact[i]), k, e;
         if (scale * x[i] == -INFINITY) {
@@ -583,6 +613,87 @@ qf_status qf_bound_softmax(const qf_arith_claim *claim, const qf_format *out, si
          * dd does not cover it). */
         e = k * y + abs_t * (1 + dd) / (1 - eps_s) + c.sub;
         bound[i] = nl_finish(&c, e, y);
+    }
+    return QF_OK;
+}
+
+/* Is x a number of the compute format (frac fraction bits, exponents emin
+ * .. emax, subnormals below)? */
+static int fits(double x, int frac, int emin, int emax)
+{
+    int e;
+    double q;
+    if (x == 0 || !isfinite(x))
+        return x == 0;
+    e = ilogb(x);
+    if (e > emax)
+        return 0;
+    q = ldexp(x, frac - (e < emin ? emin : e));
+    return q == trunc(q);
+}
+
+/* Sterbenz's lemma (Higham 2002, ch. 2): a - b is exact when a and b are
+ * numbers of one format with b/2 <= a <= 2b (same signs); also when
+ * either is zero. */
+static int sterbenz(double a, double b)
+{
+    if (a == 0 || b == 0)
+        return 1;
+    if ((a < 0) != (b < 0))
+        return 0;
+    a = fabs(a);
+    b = fabs(b);
+    return b / 2 <= a && a <= 2 * b;
+}
+
+qf_status qf_bound_log_softmax(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
+                               double scale, const double *exact, double *bound)
+{
+    const qf_format *af;
+    nl_ctx c;
+    size_t i, at;
+    double m, eps_s, lam, l_hi, lse, e_l, u_s, rho_l;
+    int exact_in = scale == 1, st = row_start(claim, out, n, x, scale, exact, bound, &c, &m, &at);
+    if (st)
+        return st < 0 ? QF_EINVAL : QF_OK;
+    /* With scale 1 and every entry a number of the compute format, the
+     * kernel's a_j and its maximum are exact (u_s = 0); otherwise each is
+     * one rounding away (docs/bounds.md "Log-softmax", step 2). */
+    af = qf_format_get(claim->acc_format);
+    for (i = 0; i < n && exact_in; i++)
+        exact_in = x[i] == -INFINITY || fits(x[i], acc_frac(claim), af->emin, af->emax);
+    u_s = exact_in ? 0 : c.u;
+    /* Step 3: the terms and their sum (softmax's), eps_j in bound[]. */
+    eps_s = softmax_terms(claim, &c, n, x, scale, m, exact, 1, bound);
+    if (!(eps_s < 1)) {
+        for (i = 0; i < n; i++)
+            bound[i] = scale * x[i] == -INFINITY ? 0 : INFINITY;
+        return QF_OK;
+    }
+    /* Step 4, the log: |log S^ - log S*| <= lam; log within elem_ulp (rho),
+     * possibly as log2 times a rounded ln 2 (two more roundings), plus an
+     * absolute error at a subnormal result; |log S*| <= L_ref + u_s |m|,
+     * L_ref = -y_jmax = log sum_k exp(a_k - m). */
+    lam = -log1p(-eps_s);
+    l_hi = fabs(exact[at]) + u_s * fabs(m);
+    rho_l = (1 + c.rho) * (1 + c.u) * (1 + c.u) - 1;
+    e_l = (lam + rho_l * (l_hi + lam)) * QF_BOUND_SAFETY + abs_t_of(claim, &c);
+    /* |lse| = |m + L_ref|, of the exact scaled entries. */
+    lse = fabs(m - exact[at]);
+    for (i = 0; i < n; i++) {
+        double a = scale * x[i], y = fabs(exact[i]), ds, ed, ea, eb;
+        if (a == -INFINITY) {
+            bound[i] = 0; /* -inf exactly, in every format */
+            continue;
+        }
+        /* Step 2: d^_j = fl(a^_j - m^) against a_j - m^ (exact by Sterbenz
+         * when a_j and m are numbers of the format within a factor 2). */
+        ds = u_s * fabs(a);
+        ed = ds + (exact_in && sterbenz(a, m) ? 0 : c.u * (fabs(a - m) + ds + u_s * fabs(m)));
+        /* Step 5, form A: y^ = fl(d^_j - L^); form B: y^ = fl(a^_j - fl(m^ + L^)). */
+        ea = (ed + e_l) * (1 + c.u) + c.u * y;
+        eb = (ds + e_l + c.u * (lse + e_l)) * (1 + c.u) + c.u * y;
+        bound[i] = nl_finish(&c, ea > eb ? ea : eb, y);
     }
     return QF_OK;
 }

@@ -312,6 +312,19 @@ void qf_bound_apply(const qf_bound_coef *coef, size_t n, const double *abs, cons
 qf_status qf_bound_softmax(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
                            double scale, const double *exact, double *bound);
 
+/* Log-softmax of one row of n: y = scale x - log sum_k exp(scale x_k)
+ * (docs/bounds.md "Log-softmax").  exact: the exact (or correctly rounded
+ * binary64) log-probabilities.  Models the kernel's shifted log-sum-exp in
+ * the compute format, m^ = max_j fl(scale x_j), terms exp(fl(a_j - m^))
+ * within elem_ulp summed in any order (an online normalizer with
+ * attn_kv_tile), L^ = log(S^) within elem_ulp, then either
+ * y^ = fl(fl(a_j - m^) - L^) or y^ = fl(a_j - fl(m^ + L^)) (both are
+ * covered), then the output rounding.  The bound is absolute: it grows
+ * with |a_j - m| and |log sum exp|, not with |y|.  Uses claim->max_ulp when
+ * > 0.  QF_EINVAL for n == 0 or NULL arrays. */
+qf_status qf_bound_log_softmax(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
+                               double scale, const double *exact, double *bound);
+
 /* RMSNorm (center = 0) or LayerNorm (center = 1) of one row of n, two-pass
  * algorithm in the compute format: y = (x - mu) / sqrt(var + eps) * w + b
  * (rmsnorm: mu = 0, var = mean x^2).  w, b may be NULL (1 and 0). */

@@ -195,18 +195,22 @@ static qf_status ref_softmax(const _qf_case *p, _qf_rowref *rr, const _qf_checke
                                : qf_ref_softmax(o, rr->x, rr->nr, rr->cols, p->op.u.softmax.scale, out);
 }
 
+/* softmax and log_softmax: the derivations of docs/bounds.md "Softmax"
+ * and "Log-softmax" (one signature). */
 static qf_status bound_softmax(const _qf_case *p, const _qf_rowref *rr, _qf_checked *ck)
 {
+    qf_status (*row)(const qf_arith_claim *, const qf_format *, size_t, const double *, double,
+                     const double *, double *) =
+        p->op.u.softmax.log ? qf_bound_log_softmax : qf_bound_softmax;
     qf_status s = QF_OK;
     size_t i, C = rr->cols;
     for (i = 0; i < rr->nr && s == QF_OK; i++)
-        s = qf_bound_softmax(&p->t->arith, p->outf, C, rr->x + i * C, p->op.u.softmax.scale,
-                             ck->exact + i * C, ck->bound + i * C);
+        s = row(&p->t->arith, p->outf, C, rr->x + i * C, p->op.u.softmax.scale, ck->exact + i * C,
+                ck->bound + i * C);
     return s;
 }
 
 static const _qf_rowops softmax_rows = {ref_softmax, bound_softmax};
-static const _qf_rowops log_softmax_rows = {ref_softmax, NULL};
 
 const _qf_opclass _qf_op_softmax = {
     .abi_info = &softmax_abi,
@@ -221,18 +225,17 @@ const _qf_opclass _qf_op_softmax = {
     .rows = &softmax_rows,
 };
 
-/* No bound is derived for log_softmax: only a claimed max_ulp checks
- * conformance (docs/bounds.md). */
+/* The shifted log-sum-exp's bound (docs/bounds.md "Log-softmax"). */
 const _qf_opclass _qf_op_log_softmax = {
     .schema = &log_softmax_schema,
     .name = "log_softmax",
     .abi = QF_OP_SOFTMAX,
-    .bound = NULL,
+    .bound = "log_softmax",
     .build = build_lsm,
     .tuple_matches = _qf_tuple_in,
     .inputs = inputs_x,
     .layout_in = 0x1u, /* x (and the output y): a row pitch */
-    .rows = &log_softmax_rows,
+    .rows = &softmax_rows,
 };
 
 /* ---- rmsnorm, layernorm ---------------------------------------------------- */

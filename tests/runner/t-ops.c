@@ -488,17 +488,19 @@ START_TEST(ops_good_and_bad)
 }
 END_TEST
 
-/* An op that derives no bound (log_softmax), with a claim that states no
- * max_ulp: judged for fitness only, and the verdict says there was no
- * conformance check instead of passing silently. */
+/* An op that derives no bound (moe_router's weights), with a claim that
+ * states no max_ulp: judged for fitness only, and the verdict says there
+ * was no conformance check instead of passing silently. */
 START_TEST(no_bound_says_so)
 {
     static const char yaml[] = "suite: nobound\n"
                                "groups:\n"
-                               "  - op: log_softmax\n"
-                               "    kernels: ['softmax.test.log.noclaim']\n"
+                               "  - op: moe_router\n"
+                               "    kernels: ['moe_router.test.noclaim']\n"
                                "    dtypes: [float32]\n"
-                               "    shapes: {rows: [3], cols: [16]}\n";
+                               "    inputs: [{name: small_int, int_max: 2}]\n"
+                               "    shapes: {tokens: [16], experts: [8]}\n"
+                               "    params: {top_k: 3}\n";
     static qf_dtype_tuple t[1];
     qf_registry *r = NULL;
     qf_kernel k;
@@ -509,18 +511,18 @@ START_TEST(no_bound_says_so)
     memset(&k, 0, sizeof k);
     k.abi_version = QF_KERNEL_ABI_VERSION;
     k.struct_size = sizeof k;
-    k.name = "softmax.test.log.noclaim";
-    k.op = QF_OP_SOFTMAX;
+    k.name = "moe_router.test.noclaim";
+    k.op = QF_OP_MOE_ROUTER;
     k.kind = QF_KERNEL_REFERENCE;
     k.backend = k.archs = "cpu";
     k.dtypes = t;
     k.n_dtypes = 1;
-    k.run = run_log_softmax;
+    k.run = run_moe;
     ck_assert_msg(qf_registry_add(r, &k) == QF_OK, "%s", qf_registry_error(r));
     qf_test_run_yaml(yaml, "nobound.yaml", r, &sum);
     ck_assert_uint_eq(sum.n, 1);
     ck_assert_msg(sum.results[0].verdict == QF_VERDICT_QUALIFIED && sum.results[0].bound.kind[0] == '\0' &&
-                      strstr(sum.results[0].reason, "no conformance check: log_softmax derives no bound"),
+                      strstr(sum.results[0].reason, "no conformance check: moe_router derives no bound"),
                   "%s: %s", qf_verdict_name(sum.results[0].verdict), sum.results[0].reason);
     qf_runner_summary_free(&sum);
     qf_registry_free(r);

@@ -198,9 +198,12 @@ typedef struct _qf_opclass {
     double (*acc_max)(const _qf_case *p);
     /* Optional: how many decided checked elements of output 0 have a zero
      * reference that an exact step of the op computes from nonzero inputs
-     * (relu: max(x, 0) = 0 for x < 0).  Such zeros are results the kernel
-     * must get exactly right, not degenerate data, so the max_zero_frac
-     * rule leaves them out (qf_verdict_input.n_zero_exact). */
+     * (relu: max(x, 0) = 0 for x < 0; softmax at a masked entry;
+     * log_softmax of a row of one entry; LayerNorm of a constant row;
+     * quantize's zero code of a small value; docs/verdicts.md "Degenerate
+     * data and exact zeros" has the table).  Such zeros are results of the
+     * op, not of degenerate data, so the max_zero_frac rule leaves them out
+     * (qf_verdict_input.n_zero_exact); _qf_exact_zeros counts them. */
     size_t (*exact_zeros)(const _qf_case *p, const _qf_checked *ck);
     /* Optional: refuting inputs, designed against the kernel's claim
      * (qf_refute.h, docs/refute.md).  The suite adds refute_inputs[0 ..
@@ -296,6 +299,14 @@ void _qf_inval_release(_qf_case *p);
 double _qf_in_at(const _qf_case *p, int slot, size_t i);
 /* The kernel's value at checked element i of output 0 (run 1's codes). */
 double _qf_ck_got(const _qf_case *p, const _qf_checked *ck, size_t i);
+/* The exact_zeros hooks' count: the decided checked elements of ck whose
+ * reference is zero and which made(p, at, fact) says the op's math makes
+ * zero from the actual inputs (at: the output index).  *fact is a value
+ * the predicate may keep for the output row at / p->cols (a row-wise
+ * property computed once per row): it is reset to -1 when the row
+ * changes. */
+size_t _qf_exact_zeros(const _qf_case *p, const _qf_checked *ck,
+                       int (*made)(const _qf_case *p, size_t at, long *fact));
 
 /* Row-wise ops (softmax, norms, activations, rope): the generic reference
  * samples rows, gathers them and calls the class's row hooks. */

@@ -212,6 +212,27 @@ static qf_status bound_softmax(const _qf_case *p, const _qf_rowref *rr, _qf_chec
 
 static const _qf_rowops softmax_rows = {ref_softmax, bound_softmax};
 
+/* Zeros of softmax's and log_softmax's math (docs/verdicts.md "Degenerate
+ * data and exact zeros"): softmax is exactly 0 at a masked entry (scale x
+ * = -inf: exp(-inf)) of a row with an entry that is not; log_softmax is
+ * exactly 0 (log 1) at the one unmasked entry of a row, as in every row of
+ * cols = 1.  Other zeros of the reference (an exp or a difference that
+ * underflows binary64) still count.  *fact: the row's unmasked entries. */
+static int zero_softmax(const _qf_case *p, size_t at, long *fact)
+{
+    size_t k, r0 = at / p->cols * p->cols;
+    double sc = p->op.u.softmax.scale;
+    if (*fact < 0)
+        for (*fact = 0, k = 0; k < p->cols; k++)
+            *fact += sc * _qf_in_at(p, 0, r0 + k) > -INFINITY; /* NaN rows are UNDEFINED */
+    return p->op.u.softmax.log ? *fact == 1 : *fact >= 1 && sc * _qf_in_at(p, 0, at) == -INFINITY;
+}
+
+static size_t exact_zeros_softmax(const _qf_case *p, const _qf_checked *ck)
+{
+    return _qf_exact_zeros(p, ck, zero_softmax);
+}
+
 const _qf_opclass _qf_op_softmax = {
     .abi_info = &softmax_abi,
     .schema = &softmax_schema,
@@ -223,6 +244,7 @@ const _qf_opclass _qf_op_softmax = {
     .inputs = inputs_x,
     .layout_in = 0x1u, /* x (and the output y): a row pitch */
     .rows = &softmax_rows,
+    .exact_zeros = exact_zeros_softmax,
 };
 
 /* The shifted log-sum-exp's bound (docs/bounds.md "Log-softmax"). */
@@ -236,6 +258,7 @@ const _qf_opclass _qf_op_log_softmax = {
     .inputs = inputs_x,
     .layout_in = 0x1u, /* x (and the output y): a row pitch */
     .rows = &softmax_rows,
+    .exact_zeros = exact_zeros_softmax,
 };
 
 /* ---- rmsnorm, layernorm ---------------------------------------------------- */
@@ -312,6 +335,35 @@ static qf_status bound_norm(const _qf_case *p, const _qf_rowref *rr, _qf_checked
 
 static const _qf_rowops norm_rows = {ref_norm, bound_norm};
 
+/* Zeros of RMSNorm's and LayerNorm's math from nonzero inputs (docs/
+ * verdicts.md "Degenerate data and exact zeros"), without a bias (with
+ * one, y is b there, zero only for a zero b): LayerNorm is exactly 0 on a
+ * row whose entries are one nonzero value (x - mean = 0, and eps > 0 keeps
+ * the scale finite), as in every row of cols = 1; either norm is exactly
+ * 0 at a nonzero x whose scale weight_offset + w is 0 for a nonzero w.  A
+ * zero from a zero input (x, or w with no offset) still counts.  *fact: 1
+ * when the row is such a constant row. */
+static int zero_norm(const _qf_case *p, size_t at, long *fact)
+{
+    size_t k, j = at % p->cols, r0 = at - j;
+    double x = _qf_in_at(p, 0, at), w = p->inval[1] ? p->inval[1][j] : 0;
+    if (x == 0 || p->inval[2])
+        return 0;
+    if (w != 0 && w + p->op.u.norm.weight_offset == 0)
+        return 1;
+    if (p->op.op != QF_OP_LAYERNORM)
+        return 0;
+    if (*fact < 0)
+        for (*fact = 1, k = 0; k < p->cols && *fact; k++)
+            *fact = _qf_in_at(p, 0, r0 + k) == x;
+    return (int)*fact;
+}
+
+static size_t exact_zeros_norm(const _qf_case *p, const _qf_checked *ck)
+{
+    return _qf_exact_zeros(p, ck, zero_norm);
+}
+
 const _qf_opclass _qf_op_rmsnorm = {
     .abi_info = &rmsnorm_abi,
     .schema = &rmsnorm_schema,
@@ -323,6 +375,7 @@ const _qf_opclass _qf_op_rmsnorm = {
     .inputs = inputs_norm,
     .layout_in = 0x1u, /* x (and the output y): a row pitch */
     .rows = &norm_rows,
+    .exact_zeros = exact_zeros_norm,
 };
 
 const _qf_opclass _qf_op_layernorm = {
@@ -336,6 +389,7 @@ const _qf_opclass _qf_op_layernorm = {
     .inputs = inputs_norm,
     .layout_in = 0x1u, /* x (and the output y): a row pitch */
     .rows = &norm_rows,
+    .exact_zeros = exact_zeros_norm,
 };
 
 /* ---- activation, glu ---------------------------------------------------------- */
@@ -400,20 +454,16 @@ static const _qf_rowops act_rows = {ref_act, bound_act};
  * that comes from a zero input (x, or GLU's up) still counts as one.  The
  * smooth activations are zero only at x = 0 (or by underflow), so they
  * keep the rule as it is. */
-static size_t exact_zeros_act(const _qf_case *p, const _qf_checked *ck)
+static int zero_act(const _qf_case *p, size_t at, long *fact)
 {
     const qf_op_activation *a = &p->op.u.activation;
-    size_t i, n = 0;
-    if (a->act != QF_REF_ACT_RELU)
-        return 0;
-    for (i = 0; i < ck->n; i++) {
-        size_t at = _qf_ck_at(ck, i);
-        if (ck->exact[i] != 0 || ck->status[i] == QF_REF_UNDECIDED || ck->status[i] == QF_REF_UNDEFINED)
-            continue;
-        if (_qf_in_at(p, 0, at) < 0 && (!a->glu || p->inval[1][at] != 0))
-            n++;
-    }
-    return n;
+    (void)fact;
+    return a->act == QF_REF_ACT_RELU && _qf_in_at(p, 0, at) < 0 && (!a->glu || p->inval[1][at] != 0);
+}
+
+static size_t exact_zeros_act(const _qf_case *p, const _qf_checked *ck)
+{
+    return p->op.u.activation.act == QF_REF_ACT_RELU ? _qf_exact_zeros(p, ck, zero_act) : 0;
 }
 
 const _qf_opclass _qf_op_activation = {

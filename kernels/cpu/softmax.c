@@ -22,7 +22,10 @@
  * The known-bad softmax.bad.nomax (kernels/bad) is this kernel with
  * _QF_DEFECT_SOFTMAX_NO_MAX in kernel->user (NULL here): m is taken as 0,
  * so e_j = expf(z_j - 0) = expf(z_j) (subtracting +0 changes no float,
- * -0 included), which overflows once some z_j > 88.7.
+ * -0 included), which overflows once some z_j > 88.7.  softmax.bad.bf16_sum
+ * is this kernel with _QF_DEFECT_SOFTMAX_BF16_SUM: every partial sum of s
+ * rounded to bfloat16 (a bfloat16 accumulator) while the claim says
+ * float32.
  */
 #include <math.h>
 #include <stdint.h>
@@ -66,6 +69,13 @@ qf_status _qf_cpu_softmax_args_get(const qf_kernel_call *call, const qf_op_softm
     return QF_OK;
 }
 
+/* v rounded to bfloat16, nearest even (softmax.bad.bf16_sum's running sum). */
+static float bf16_rne(float v)
+{
+    const qf_format *bf = qf_format_get(QF_BFLOAT16);
+    return (float)qf_format_decode(bf, qf_format_encode(bf, v, QF_ROUND_RNE, 0, 0, 0));
+}
+
 qf_status _qf_cpu_softmax_f32_run(void *ctx, const qf_kernel_call *call)
 {
     const qf_op_softmax *o;
@@ -74,6 +84,7 @@ qf_status _qf_cpu_softmax_f32_run(void *ctx, const qf_kernel_call *call)
     double scale;
     qf_status s;
     int no_max = _qf_cpu_defect(ctx) == _QF_DEFECT_SOFTMAX_NO_MAX;
+    int bf16_sum = _qf_cpu_defect(ctx) == _QF_DEFECT_SOFTMAX_BF16_SUM;
     if ((s = _qf_cpu_softmax_args_get(call, &o, &X, &Y)) != QF_OK)
         return s;
     rows = (int64_t)o->rows;
@@ -105,6 +116,8 @@ qf_status _qf_cpu_softmax_f32_run(void *ctx, const qf_kernel_call *call)
             if (!o->log)
                 y[oy] = _qf_bits_of_f32(e);
             sum = sum + e;
+            if (bf16_sum)
+                sum = bf16_rne(sum);
         }
         lg = o->log ? logf(sum) : 0.0f;
         for (j = 0; j < cols; j++) {

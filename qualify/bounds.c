@@ -505,8 +505,8 @@ static double abs_t_of(const qf_arith_claim *claim, const nl_ctx *c)
     return (claim->elem_ulp > 0 ? claim->elem_ulp : 2.0) * c->sub + c->sub;
 }
 
-/* The start of a softmax or log-softmax row: the arguments, a claimed
- * max_ulp, the compute format's constants (c), the row's largest scaled
+/* The start of a softmax or log-softmax row: the arguments, the compute
+ * format's constants (c), the row's largest scaled
  * entry *m and its index *at.  A row whose maximum is not finite (all
  * masked, an infinite or NaN input) has no rounding error to bound: the
  * reference's special values decide (qf_ref.h).  Returns -1 for bad
@@ -517,10 +517,6 @@ static int row_start(const qf_arith_claim *claim, const qf_format *out, size_t n
     size_t i;
     if (bad_args(claim, n, x, exact, bound))
         return -1;
-    if (claim->max_ulp > 0) {
-        qf_bound_ulp(out, claim->max_ulp, n, exact, bound);
-        return 1;
-    }
     nl_setup(claim, out, c);
     *m = -INFINITY;
     *at = 0;
@@ -743,10 +739,6 @@ qf_status qf_bound_norm(const qf_arith_claim *claim, const qf_format *out, size_
     double mu = 0, mabs = 0, e_mu = 0, d2 = 0, e2 = 0, g, dn = (double)n, v, v_hi, v_lo, r, r_hi, r_lo, lo;
     if (bad_args(claim, n, x, exact, bound) || !(eps >= 0))
         return QF_EINVAL;
-    if (claim->max_ulp > 0) {
-        qf_bound_ulp(out, claim->max_ulp, n, exact, bound);
-        return QF_OK;
-    }
     nl_setup(claim, out, &c);
     g = expm1(dn * log1p(c.ue)); /* n roundings on a chain: square + n-1 adds */
     for (i = 0; i < n; i++) {
@@ -838,10 +830,6 @@ qf_status qf_bound_l2norm(const qf_arith_claim *claim, const qf_format *out, siz
      * relative error per step describes: not derived for a sum of squares. */
     if (claim->block_fma > 1 && claim->align_truncates)
         return QF_EUNSUPPORTED;
-    if (claim->max_ulp > 0) {
-        qf_bound_ulp(out, claim->max_ulp, n, exact, bound);
-        return QF_OK;
-    }
     nl_setup(claim, out, &c);
     for (i = 0; i < n; i++) {
         if (!isfinite(x[i])) {
@@ -897,10 +885,6 @@ qf_status qf_bound_attention(const qf_arith_claim *claim, const qf_format *out, 
     double eps_s = 0, tiles, abs_e;
     if (bad_args(claim, n_kv, s, s_abs, v) || !exact || !bound || d_v == 0)
         return QF_EINVAL;
-    if (claim->max_ulp > 0) {
-        qf_bound_ulp(out, claim->max_ulp, d_v, exact, bound);
-        return QF_OK;
-    }
     nl_setup(claim, out, &c);
     /* Scores: a GEMM with K = d_qk and one epilogue rounding (the scale),
      * kept in the compute format (no output rounding). */
@@ -1016,10 +1000,6 @@ qf_status qf_bound_rope(const qf_arith_claim *claim, const qf_format *out, size_
     if (bad_args(claim, head_dim, x, exact, bound) || rd % 2 || rd > head_dim || !isfinite(theta) ||
         !(theta > 0) || !isfinite(pos))
         return QF_EINVAL;
-    if (claim->max_ulp > 0) {
-        qf_bound_ulp(out, claim->max_ulp, head_dim, exact, bound);
-        return QF_OK;
-    }
     nl_setup(claim, out, &c);
     cf = qf_format_get(claim->acc_format);
     eu = claim->elem_ulp > 0 ? claim->elem_ulp : 2.0;
@@ -1129,10 +1109,6 @@ qf_status qf_bound_activation(const qf_arith_claim *claim, const qf_format *out,
     /* The formula evaluated (docs/bounds.md "Activation formulas"). */
     if ((act = formula_act(claim->act_formula, op_act)) < 0)
         return QF_EINVAL;
-    if (claim->max_ulp > 0) {
-        qf_bound_ulp(out, claim->max_ulp, n, exact, bound);
-        return QF_OK;
-    }
     nl_setup(claim, out, &c);
     eu = claim->elem_ulp > 0 ? claim->elem_ulp : 2.0;
     if (claim->math_rel_err > 0 || claim->math_abs_err > 0) {

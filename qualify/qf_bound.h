@@ -165,9 +165,13 @@ typedef struct qf_arith_claim {
      * output truncated"). */
     qf_round out_round;
 
-    /* Nonlinear ops (softmax, norms, attention): a claimed max error in
-     * ulps of the output format, used instead of the derived bound when
-     * > 0 (0 = derive from the compute format below). */
+    /* Nonlinear ops: a claimed max error in ulps of the output format
+     * (0: none).  It bounds only what the op derives no bound for (moe
+     * router weights, attention with a softcap, attention's lse): where a
+     * bound is derived, the derived bound is checked and max_ulp is not
+     * used, so a max_ulp meant for one op of a kernel cannot replace the
+     * derived bound of another it serves (docs/claims.md "max_ulp").  The
+     * derivations below never read it. */
     double max_ulp;
     /* Compute format of nonlinear ops (float32 in every kernel we know)
      * is acc_format; elem_ulp is the accuracy the kernel's exp, rsqrt and
@@ -308,7 +312,7 @@ void qf_bound_apply(const qf_bound_coef *coef, size_t n, const double *abs, cons
 
 /* Softmax of one row of n: y = softmax(scale * x).  exact: the exact (or
  * correctly rounded binary64) result y.  bound[i]: bound on |y^_i - y_i|.
- * Uses claim->max_ulp when > 0.  QF_EINVAL for n == 0 or NULL arrays. */
+ * QF_EINVAL for n == 0 or NULL arrays. */
 qf_status qf_bound_softmax(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
                            double scale, const double *exact, double *bound);
 
@@ -320,8 +324,8 @@ qf_status qf_bound_softmax(const qf_arith_claim *claim, const qf_format *out, si
  * attn_kv_tile), L^ = log(S^) within elem_ulp, then either
  * y^ = fl(fl(a_j - m^) - L^) or y^ = fl(a_j - fl(m^ + L^)) (both are
  * covered), then the output rounding.  The bound is absolute: it grows
- * with |a_j - m| and |log sum exp|, not with |y|.  Uses claim->max_ulp when
- * > 0.  QF_EINVAL for n == 0 or NULL arrays. */
+ * with |a_j - m| and |log sum exp|, not with |y|.  QF_EINVAL for n == 0
+ * or NULL arrays. */
 qf_status qf_bound_log_softmax(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
                                double scale, const double *exact, double *bound);
 
@@ -383,7 +387,8 @@ qf_status qf_bound_rope(const qf_arith_claim *claim, const qf_format *out, size_
 qf_status qf_bound_activation(const qf_arith_claim *claim, const qf_format *out, int act, int glu, size_t n,
                               const double *x, const double *up, const double *exact, double *bound);
 
-/* The bound implied by a claimed ulp bound: max_ulp * ulp(exact[i]) of out. */
+/* The bound implied by a claimed ulp bound: max_ulp * ulp(exact[i]) of out
+ * (a claim's max_ulp, where the op derives no bound). */
 void qf_bound_ulp(const qf_format *out, double max_ulp, size_t n, const double *exact, double *bound);
 
 #ifdef __cplusplus

@@ -734,10 +734,19 @@ qf_status qf_bound_norm(const qf_arith_claim *claim, const qf_format *out, size_
                         const double *w, const double *b, double eps, int center, const double *exact,
                         double *bound)
 {
+    return qf_bound_norm_offset(claim, out, n, x, w, 0, b, eps, center, exact, bound);
+}
+
+qf_status qf_bound_norm_offset(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
+                               const double *w, double weight_offset, const double *b, double eps, int center,
+                               const double *exact, double *bound)
+{
     nl_ctx c;
     size_t i;
     double mu = 0, mabs = 0, e_mu = 0, d2 = 0, e2 = 0, g, dn = (double)n, v, v_hi, v_lo, r, r_hi, r_lo, lo;
-    if (bad_args(claim, n, x, exact, bound) || !(eps >= 0))
+    /* a scale offset + w not exact in the compute format: one more rounding */
+    int off = w && weight_offset != 0;
+    if (bad_args(claim, n, x, exact, bound) || !(eps >= 0) || !isfinite(weight_offset))
         return QF_EINVAL;
     nl_setup(claim, out, &c);
     g = expm1(dn * log1p(c.ue)); /* n roundings on a chain: square + n-1 adds */
@@ -791,8 +800,12 @@ qf_status qf_bound_norm(const qf_arith_claim *claim, const qf_format *out, size_
     r_lo = (1 - c.rho) / sqrt(v_hi) / QF_BOUND_SAFETY;
     for (i = 0; i < n; i++) {
         double d = fabs(x[i] - mu), e = center ? e_mu * (1 + c.u) + c.u * d : 0;
-        double wi = w ? fabs(w[i]) : 1, bi = b ? b[i] : 0, y = exact[i], dev, lo_d, err;
+        double wi = w ? fabs(weight_offset + w[i]) : 1, bi = b ? b[i] : 0, y = exact[i], dev, lo_d, err;
         double f_hi = (1 + c.u) * (1 + c.u), f_lo = (1 - c.u) * (1 - c.u);
+        if (off) { /* fl(offset + w): the scale itself one rounding off */
+            f_hi *= 1 + c.u;
+            f_lo *= 1 - c.u;
+        }
         /* d^ r^ (two roundings: * r, * w) against d r: the extreme corners. */
         lo_d = d > e ? d - e : 0;
         dev = fmax((d + e) * r_hi * f_hi - d * r, d * r - lo_d * r_lo * f_lo);
@@ -873,110 +886,174 @@ qf_status qf_bound_l2norm(const qf_arith_claim *claim, const qf_format *out, siz
     return QF_OK;
 }
 
+/* One attention row's softmax (docs/bounds.md "Attention", steps 1 to 3,
+ * 5 and 7): the score bounds, the max, the online rescale factor and the
+ * denominator's relative error eps_S.  set returns -1 for a row with a
+ * NaN or +inf score (no finite bound), 1 for a row whose keys are all
+ * masked, 0 otherwise. */
+typedef struct attn_row {
+    nl_ctx c;
+    qf_bound_coef qk, pv;
+    double m, smin, sum, e_max, g, f_resc, tiles, abs_e, eps_s;
+} attn_row;
+
+/* The relative error bound of key j's computed weight (steps 2 and 3). */
+static double attn_key_eps(const attn_row *a, double sj, double s_abs)
+{
+    const nl_ctx *c = &a->c;
+    double ej = a->qk.rel_abs * fabs(s_abs) + a->qk.abs_min;
+    double eta =
+        ej + c->u * (fabs(sj - a->m) + ej + a->e_max) * (1 + c->u) + 2 * c->u * (fabs(sj) + ej) * (1 + c->u);
+    return (1 + c->rho) * exp(eta) * a->f_resc - 1;
+}
+
+static int attn_row_set(attn_row *a, const qf_arith_claim *claim, const qf_format *out, size_t n_kv,
+                        size_t d_qk, const double *s, const double *s_abs, size_t kv_tile, qf_status *st)
+{
+    size_t j;
+    nl_setup(claim, out, &a->c);
+    /* Scores: a GEMM with K = d_qk and one epilogue rounding (the scale),
+     * kept in the compute format (no output rounding). */
+    *st = qf_bound_gemm_coef(claim, d_qk, 1, qf_format_get(claim->acc_format), 0, &a->qk);
+    if (*st == QF_OK)
+        *st = qf_bound_gemm_coef(claim, n_kv, 0, qf_format_get(claim->acc_format), 0, &a->pv);
+    if (*st != QF_OK)
+        return -1;
+    a->m = -INFINITY;
+    a->smin = INFINITY;
+    a->sum = a->e_max = a->eps_s = 0;
+    for (j = 0; j < n_kv; j++) {
+        double e = a->qk.rel_abs * fabs(s_abs[j]) + a->qk.abs_min;
+        if (isnan(s[j]) || s[j] == INFINITY)
+            return -1;
+        if (s[j] == -INFINITY)
+            continue;
+        a->m = s[j] > a->m ? s[j] : a->m;
+        a->smin = s[j] < a->smin ? s[j] : a->smin;
+        a->e_max = e > a->e_max ? e : a->e_max;
+    }
+    if (a->m == -INFINITY)
+        return 1;
+    for (j = 0; j < n_kv; j++)
+        if (s[j] != -INFINITY)
+            a->sum += exp(s[j] - a->m);
+    a->g = expm1((double)(n_kv - 1) * log1p(a->c.ue));
+    /* Online softmax: each rescale multiplies the earlier weights by a
+     * computed exp(m_old - m_new) and rounds O and l once each; the
+     * arguments' total is at most m - smin (docs/bounds.md "Attention"). */
+    a->tiles = kv_tile ? ceil((double)n_kv / (double)kv_tile) - 1 : 0;
+    /* An exp (a weight or a rescale factor) that underflows in the compute
+     * format errs absolutely: elem_ulp + 1 subnormal steps. */
+    a->abs_e = abs_t_of(claim, &a->c);
+    a->f_resc = a->tiles > 0 ? exp(a->tiles * (log1p(a->c.rho) + 2 * log1p(a->c.u)) +
+                                   2 * a->c.u * (a->m - a->smin + 2 * a->e_max))
+                             : 1;
+    for (j = 0; j < n_kv; j++)
+        if (s[j] != -INFINITY)
+            a->eps_s += exp(s[j] - a->m) / a->sum * ((1 + attn_key_eps(a, s[j], s_abs[j])) * (1 + a->g) - 1);
+    a->eps_s = a->eps_s * QF_BOUND_SAFETY + (double)n_kv * a->abs_e;
+    /* A rescale factor that underflows: its absolute error times the
+     * running l (at most n (1 + rho)(1 + g): weights <= 1 + rho), plus the
+     * product's own absolute rounding, once per rescale. */
+    if (a->tiles > 0)
+        a->eps_s += a->tiles * ((double)n_kv * (1 + a->c.rho) * (1 + a->g) * a->abs_e + a->c.sub);
+    return 0;
+}
+
 qf_status qf_bound_attention(const qf_arith_claim *claim, const qf_format *out, size_t n_kv, size_t d_qk,
                              size_t d_v, const double *s, const double *s_abs, const double *v,
                              const qf_format *p_format, size_t kv_tile, const double *exact, double *bound)
 {
-    nl_ctx c;
-    qf_bound_coef qk, pv;
+    attn_row a;
     qf_status st;
     size_t j, t;
-    double m = -INFINITY, smin = INFINITY, sum = 0, e_max = 0, g, dd, u_p = 0, abs_p = 0, f_resc = 1;
-    double eps_s = 0, tiles, abs_e;
+    double dd, u_p = 0, abs_p = 0;
+    int row;
     if (bad_args(claim, n_kv, s, s_abs, v) || !exact || !bound || d_v == 0)
         return QF_EINVAL;
-    nl_setup(claim, out, &c);
-    /* Scores: a GEMM with K = d_qk and one epilogue rounding (the scale),
-     * kept in the compute format (no output rounding). */
-    st = qf_bound_gemm_coef(claim, d_qk, 1, qf_format_get(claim->acc_format), 0, &qk);
-    if (st == QF_OK)
-        st = qf_bound_gemm_coef(claim, n_kv, 0, qf_format_get(claim->acc_format), 0, &pv);
+    row = attn_row_set(&a, claim, out, n_kv, d_qk, s, s_abs, kv_tile, &st);
     if (st != QF_OK)
         return st;
-    for (j = 0; j < n_kv; j++) {
-        if (isnan(s[j]) || s[j] == INFINITY) {
-            for (t = 0; t < d_v; t++)
-                bound[t] = INFINITY;
-            return QF_OK;
-        }
-        if (s[j] == -INFINITY)
-            continue;
-        if (s[j] > m)
-            m = s[j];
-        if (s[j] < smin)
-            smin = s[j];
-        {
-            double e = qk.rel_abs * fabs(s_abs[j]) + qk.abs_min;
-            if (e > e_max)
-                e_max = e;
-        }
-    }
-    if (m == -INFINITY) {
+    if (row) {
         for (t = 0; t < d_v; t++)
-            bound[t] = 0;
+            bound[t] = row < 0 ? INFINITY : 0;
         return QF_OK;
     }
-    for (j = 0; j < n_kv; j++)
-        if (s[j] != -INFINITY)
-            sum += exp(s[j] - m);
-    g = expm1((double)(n_kv - 1) * log1p(c.ue));
-    dd = (1 + c.rho) * (1 + c.u) - 1;
+    dd = (1 + a.c.rho) * (1 + a.c.u) - 1;
     if (p_format && p_format->kind == QF_KIND_FLOAT) {
         u_p = ldexp(1.0, -(p_format->man_bits + 1));
         abs_p = 0.5 * p_format->min_subnormal;
     }
-    /* Online softmax: each rescale multiplies the earlier weights by a
-     * computed exp(m_old - m_new) and rounds O and l once each; the
-     * arguments' total is at most m - smin (docs/bounds.md "Attention"). */
-    tiles = kv_tile ? ceil((double)n_kv / (double)kv_tile) - 1 : 0;
-    /* An exp (a weight or a rescale factor) that underflows in the compute
-     * format errs absolutely: elem_ulp + 1 subnormal steps. */
-    abs_e = abs_t_of(claim, &c);
-    if (tiles > 0)
-        f_resc = exp(tiles * (log1p(c.rho) + 2 * log1p(c.u)) + 2 * c.u * (m - smin + 2 * e_max));
-    /* Per-key relative weight error eps_j, the denominator's eps_S and the
-     * numerator's sum_j y_j |v_jt| kappa_j, accumulated column by column. */
+    /* The numerator's sum_j y_j |v_jt| kappa_j, column by column (step 4). */
     for (t = 0; t < d_v; t++)
         bound[t] = 0;
     for (j = 0; j < n_kv; j++) {
-        double y, e, eta, sj = s[j], ej;
-        if (sj == -INFINITY)
+        double y, e;
+        if (s[j] == -INFINITY)
             continue;
-        y = exp(sj - m) / sum;
-        ej = qk.rel_abs * fabs(s_abs[j]) + qk.abs_min;
-        eta = ej + c.u * (fabs(sj - m) + ej + e_max) * (1 + c.u) + 2 * c.u * (fabs(sj) + ej) * (1 + c.u);
-        e = (1 + c.rho) * exp(eta) * f_resc - 1;
-        eps_s += y * ((1 + e) * (1 + g) - 1);
+        y = exp(s[j] - a.m) / a.sum;
+        e = attn_key_eps(&a, s[j], s_abs[j]);
         for (t = 0; t < d_v; t++) {
             double vt = fabs(v[j * d_v + t]);
-            bound[t] += y * vt * ((1 + e) * (1 + u_p) * (1 + pv.rel_abs) - 1) + abs_p * vt +
-                        abs_e * (1 + u_p) * (1 + pv.rel_abs) * vt;
+            bound[t] += y * vt * ((1 + e) * (1 + u_p) * (1 + a.pv.rel_abs) - 1) + abs_p * vt +
+                        a.abs_e * (1 + u_p) * (1 + a.pv.rel_abs) * vt;
         }
     }
-    eps_s = eps_s * QF_BOUND_SAFETY + (double)n_kv * abs_e;
-    if (tiles > 0) {
-        /* A rescale factor that underflows: its absolute error times the
-         * running l (at most n (1 + rho)(1 + g): weights <= 1 + rho) or the
-         * running O (at most (1 + rho)(1 + u_p)(1 + rel_PV) sum_j |v_j|),
-         * plus the product's own absolute rounding, once per rescale. */
-        eps_s += tiles * ((double)n_kv * (1 + c.rho) * (1 + g) * abs_e + c.sub);
+    if (a.tiles > 0) {
+        /* A rescale factor that underflows, times the running O (at most
+         * (1 + rho)(1 + u_p)(1 + rel_PV) sum_j |v_j|), plus the product's
+         * own absolute rounding, once per rescale. */
         for (t = 0; t < d_v; t++) {
             double sv = 0;
             for (j = 0; j < n_kv; j++)
                 if (s[j] != -INFINITY)
                     sv += fabs(v[j * d_v + t]);
-            bound[t] += tiles * (sv * (1 + c.rho) * (1 + u_p) * (1 + pv.rel_abs) * abs_e + c.sub);
+            bound[t] += a.tiles * (sv * (1 + a.c.rho) * (1 + u_p) * (1 + a.pv.rel_abs) * a.abs_e + a.c.sub);
         }
     }
     for (t = 0; t < d_v; t++) {
-        double o = fabs(exact[t]), a = bound[t] * QF_BOUND_SAFETY + pv.abs_min, err;
-        if (!(eps_s < 1)) {
+        double o = fabs(exact[t]), b = bound[t] * QF_BOUND_SAFETY + a.pv.abs_min, err;
+        if (!(a.eps_s < 1)) {
             bound[t] = INFINITY;
             continue;
         }
-        err = (a + o * eps_s) / (1 - eps_s) * (1 + dd) + dd * o;
-        bound[t] = nl_finish(&c, err, exact[t]);
+        err = (b + o * a.eps_s) / (1 - a.eps_s) * (1 + dd) + dd * o;
+        bound[t] = nl_finish(&a.c, err, exact[t]);
     }
+    return QF_OK;
+}
+
+qf_status qf_bound_attention_lse(const qf_arith_claim *claim, const qf_format *out, size_t n_kv, size_t d_qk,
+                                 const double *s, const double *s_abs, size_t kv_tile, double exact,
+                                 double *bound)
+{
+    attn_row a;
+    qf_status st;
+    double lam, l_hi, e_l;
+    int row;
+    if (bad_args(claim, n_kv, s, s_abs, bound))
+        return QF_EINVAL;
+    row = attn_row_set(&a, claim, out, n_kv, d_qk, s, s_abs, kv_tile, &st);
+    if (st != QF_OK)
+        return st;
+    if (row) {
+        *bound = row < 0 || !isfinite(exact) ? INFINITY : 0;
+        return QF_OK;
+    }
+    if (!(a.eps_s < 1)) {
+        *bound = INFINITY;
+        return QF_OK;
+    }
+    /* docs/bounds.md "Attention", step 8: the denominator's relative error
+     * an absolute one of its log (as log-softmax's step 4), |log S**| <=
+     * (lse - m) + E_max; the kernel's max m^ within E_max, added once more
+     * rounded (a max kept unscaled and multiplied by the scale: u |m^|),
+     * then fl(m^ + L^). */
+    lam = -log1p(-a.eps_s);
+    l_hi = fabs(exact - a.m) + a.e_max;
+    e_l = lam + ((1 + a.c.rho) * (1 + a.c.u) * (1 + a.c.u) - 1) * (l_hi + lam) + a.abs_e;
+    e_l += a.c.u * (fabs(a.m) + a.e_max);
+    *bound = nl_finish(&a.c, e_l * QF_BOUND_SAFETY * (1 + a.c.u) + a.c.u * fabs(exact), exact);
     return QF_OK;
 }
 

@@ -167,10 +167,10 @@ typedef struct qf_arith_claim {
 
     /* Nonlinear ops: a claimed max error in ulps of the output format
      * (0: none).  It bounds only what the op derives no bound for (moe
-     * router weights, attention with a softcap, attention's lse): where a
-     * bound is derived, the derived bound is checked and max_ulp is not
-     * used, so a max_ulp meant for one op of a kernel cannot replace the
-     * derived bound of another it serves (docs/claims.md "max_ulp").  The
+     * router weights, attention with a softcap): where a bound is
+     * derived, the derived bound is checked and max_ulp is not used, so a
+     * max_ulp meant for one op of a kernel cannot replace the derived
+     * bound of another it serves (docs/claims.md "max_ulp").  The
      * derivations below never read it. */
     double max_ulp;
     /* Compute format of nonlinear ops (float32 in every kernel we know)
@@ -335,6 +335,14 @@ qf_status qf_bound_log_softmax(const qf_arith_claim *claim, const qf_format *out
 qf_status qf_bound_norm(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
                         const double *w, const double *b, double eps, int center, const double *exact,
                         double *bound);
+/* The same with a weight offset (Gemma's y = ... * (1 + w)): the scale is
+ * weight_offset + w_j, which the kernel forms first, one more rounding
+ * (docs/bounds.md "RMSNorm and LayerNorm", step 5); without a weight (w
+ * NULL) the scale is 1 and the offset is not used, as in the reference.
+ * qf_bound_norm is this with weight_offset 0. */
+qf_status qf_bound_norm_offset(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
+                               const double *w, double weight_offset, const double *b, double eps, int center,
+                               const double *exact, double *bound);
 
 /* L2 normalization of one row of n: y = x / max(||x||_2, eps) (docs/bounds.md
  * "L2 normalization"): the sum of squares as the claim accumulates it, a
@@ -362,6 +370,17 @@ qf_status qf_bound_l2norm(const qf_arith_claim *claim, const qf_format *out, siz
 qf_status qf_bound_attention(const qf_arith_claim *claim, const qf_format *out, size_t n_kv, size_t d_qk,
                              size_t d_v, const double *s, const double *s_abs, const double *v,
                              const qf_format *p_format, size_t kv_tile, const double *exact, double *bound);
+
+/* Attention's lse of one query row, lse = log sum_j exp(s_j) (natural
+ * log), from the same scores, score bounds and KV tile as
+ * qf_bound_attention: the kernel's lse^ = fl(m^ + log(l^)) with its max
+ * m^ (possibly an unscaled max times the scale) and its denominator l^
+ * (docs/bounds.md "Attention", step 8).  exact: the exact lse; *bound on
+ * |lse^ - lse| in the format out (the lse's).  A row whose keys are all
+ * masked gets bound 0 where the reference is finite, else infinite. */
+qf_status qf_bound_attention_lse(const qf_arith_claim *claim, const qf_format *out, size_t n_kv, size_t d_qk,
+                                 const double *s, const double *s_abs, size_t kv_tile, double exact,
+                                 double *bound);
 
 /* RoPE, one head at one position (docs/bounds.md "RoPE"): x and exact
  * [head_dim]; the first rotary_dim (even; 0 = head_dim) components rotate

@@ -300,7 +300,7 @@ double _qf_in_at(const _qf_case *p, int slot, size_t i);
 /* The kernel's value at checked element i of output 0 (run 1's codes). */
 double _qf_ck_got(const _qf_case *p, const _qf_checked *ck, size_t i);
 /* Where an op derives no bound (a row op without the hook, moe_router's
- * weights, attention with a softcap and attention's lse): the claim's
+ * weights, attention with a softcap): the claim's
  * max_ulp, when it states one, as the bound of n elements of format f
  * (kind "ulp" in r unless a derived kind is there already, claimed_ulp);
  * returns 1 when it did.  A derived bound is never replaced

@@ -328,8 +328,9 @@ static qf_status bound_norm(const _qf_case *p, const _qf_rowref *rr, _qf_checked
     qf_status s = QF_OK;
     size_t i, C = rr->cols;
     for (i = 0; i < rr->nr && s == QF_OK; i++)
-        s = qf_bound_norm(&p->t->arith, p->outf, C, rr->x + i * C, p->inval[1], p->inval[2], p->op.u.norm.eps,
-                          p->op.op == QF_OP_LAYERNORM, ck->exact + i * C, ck->bound + i * C);
+        s = qf_bound_norm_offset(&p->t->arith, p->outf, C, rr->x + i * C, p->inval[1],
+                                 p->op.u.norm.weight_offset, p->inval[2], p->op.u.norm.eps,
+                                 p->op.op == QF_OP_LAYERNORM, ck->exact + i * C, ck->bound + i * C);
     return s;
 }
 

@@ -202,11 +202,55 @@ START_TEST(test_norms)
 }
 END_TEST
 
+/* Gemma's RMSNorm, y = x / rms * (1 + w) with w near 0: a float32 kernel
+ * forms g = fl(1 + w) and multiplies by it; inside qf_bound_norm_offset,
+ * while the bound of the weights w alone (no offset) is exceeded. */
+START_TEST(test_norm_offset)
+{
+    const qf_format *f32 = qf_format_get(QF_FLOAT32);
+    qf_arith_claim c = qf_arith_claim_default();
+    uint64_t seed = qf_test_seed() + 31;
+    tally t = {0, 0, 0}, t_no = {0, 0, 0};
+    size_t in, i;
+    for (in = 0; in < NN; in++) {
+        size_t n = NS[in];
+        double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *b = malloc(n * sizeof *b);
+        double *w = malloc(n * sizeof *w), *g = malloc(n * sizeof *g);
+        qf_ref_out ref;
+        qf_ref_norm_params p = {1, n, 1e-6, w, NULL, 1};
+        ck_assert(x && y && b && w && g);
+        for (i = 0; i < n; i++) {
+            x[i] = q(f32, gauss(seed + in, i));
+            w[i] = q(f32, 0.1 * gauss(seed + in + 5, i));
+            g[i] = (float)(1 + w[i]);
+        }
+        ck_assert_int_eq(qf_ref_out_alloc(&ref, n), QF_OK);
+        ck_assert_int_eq(qf_ref_rmsnorm(NULL, &p, x, &ref), QF_OK);
+        norm_f32(x, n, g, NULL, 1e-6, 0, y);
+        ck_assert_int_eq(qf_bound_norm_offset(&c, f32, n, x, w, 1, NULL, 1e-6, 0, ref.value, b), QF_OK);
+        check(&t, "rmsnorm offset 1", in, n, y, ref.value, b);
+        ck_assert_int_eq(qf_bound_norm(&c, f32, n, x, w, NULL, 1e-6, 0, ref.value, b), QF_OK);
+        for (i = 0; i < n; i++)
+            t_no.viol += !(fabs(y[i] - ref.value[i]) <= b[i]);
+        qf_ref_out_free(&ref);
+        free(x), free(y), free(b), free(w), free(g);
+    }
+    fprintf(
+        stderr,
+        "  rmsnorm with weight_offset 1: max utilization %.3f; %zu elements outside the bound of w alone\n",
+        t.max_util, t_no.viol);
+    ck_assert_uint_eq(t.viol, 0);
+    ck_assert(t.max_util > 0.02);
+    ck_assert_uint_gt(t_no.viol, 0);
+}
+END_TEST
+
 /* FlashAttention-style float32 attention for one query row: scores
  * accumulated in float32, exp in float32, P rounded to bfloat16 for P V,
- * the denominator from the float32 terms; online (tiled) when tile > 0. */
+ * the denominator from the float32 terms; online (tiled) when tile > 0;
+ * lse = m + logf(l). */
 static void attn_f32(const double *qv, const double *k, const double *v, size_t nk, size_t d, size_t dv,
-                     float scale, size_t tile, double *out)
+                     float scale, size_t tile, double *out, double *lse)
 {
     const qf_format *bf16 = qf_format_get(QF_BFLOAT16);
     float m = -INFINITY, l = 0, *o = calloc(dv, sizeof *o), *sc = malloc(nk * sizeof *sc);
@@ -239,6 +283,7 @@ static void attn_f32(const double *qv, const double *k, const double *v, size_t 
     }
     for (t = 0; t < dv; t++)
         out[t] = o[t] / l;
+    *lse = m + logf(l);
     free(o), free(sc);
 }
 
@@ -250,7 +295,7 @@ START_TEST(test_attention)
     const qf_format *f32 = qf_format_get(QF_FLOAT32), *bf16 = qf_format_get(QF_BFLOAT16);
     qf_arith_claim c = qf_arith_claim_default();
     uint64_t seed = qf_test_seed();
-    tally tt = {0, 0, 0};
+    tally tt = {0, 0, 0}, tl = {0, 0, 0};
     size_t ik, it, i, j, t;
     long reps = qf_test_iters(1), r;
     const float scale = 0.125f; /* 1/sqrt(64), exact */
@@ -261,8 +306,8 @@ START_TEST(test_attention)
                 double *qm = malloc(SQ * D * sizeof *qm), *k = malloc(nk * D * sizeof *k);
                 double *v = malloc(nk * DV * sizeof *v), *s = malloc(nk * sizeof *s),
                        *sa = malloc(nk * sizeof *sa);
-                double got[DV], b[DV];
-                qf_ref_out ref;
+                double got[DV], b[DV], lse, bl;
+                qf_ref_out ref, rlse;
                 qf_ref_attn_params p;
                 uint64_t sd = seed + 31 * ik + 7 * it + (uint64_t)r;
                 double amp = (r & 1) ? 3 : 1.5; /* sharper or flatter softmax */
@@ -277,7 +322,8 @@ START_TEST(test_attention)
                 p.batch = p.heads = p.kv_heads = 1;
                 p.seq_q = SQ, p.seq_k = nk, p.head_dim = D, p.head_dim_v = DV, p.scale = scale;
                 ck_assert_int_eq(qf_ref_out_alloc(&ref, SQ * DV), QF_OK);
-                ck_assert_int_eq(qf_ref_attention(NULL, &p, qm, k, v, &ref, NULL), QF_OK);
+                ck_assert_int_eq(qf_ref_out_alloc(&rlse, SQ), QF_OK);
+                ck_assert_int_eq(qf_ref_attention(NULL, &p, qm, k, v, &ref, &rlse), QF_OK);
                 for (i = 0; i < SQ; i++) {
                     for (j = 0; j < nk; j++) {
                         qf_dot_acc ex, ab;
@@ -287,20 +333,25 @@ START_TEST(test_attention)
                         s[j] = scale * qf_dot_acc_get_d(&ex, QF_ROUND_RNE);
                         sa[j] = scale * qf_dot_acc_get_d(&ab, QF_ROUND_UP);
                     }
-                    attn_f32(qm + i * D, k, v, nk, D, DV, scale, tiles[it], got);
+                    attn_f32(qm + i * D, k, v, nk, D, DV, scale, tiles[it], got, &lse);
                     ck_assert_int_eq(qf_bound_attention(&c, f32, nk, D, DV, s, sa, v, bf16, tiles[it],
                                                         ref.value + i * DV, b),
                                      QF_OK);
                     check(&tt, "attention", sd, DV, got, ref.value + i * DV, b);
                     for (t = 0; t < DV; t++)
                         ck_assert(isfinite(b[t]));
+                    ck_assert_int_eq(
+                        qf_bound_attention_lse(&c, f32, nk, D, s, sa, tiles[it], rlse.value[i], &bl), QF_OK);
+                    check(&tl, "attention lse", sd, 1, &lse, rlse.value + i, &bl);
                 }
                 qf_ref_out_free(&ref);
+                qf_ref_out_free(&rlse);
                 free(qm), free(k), free(v), free(s), free(sa);
             }
-    fprintf(stderr, "  attention: %zu elements, max utilization %.3f\n", tt.n, tt.max_util);
-    ck_assert_uint_eq(tt.viol, 0);
-    ck_assert(tt.max_util > 0.01);
+    fprintf(stderr, "  attention: %zu elements, max utilization %.3f; lse: %zu rows, %.3f\n", tt.n,
+            tt.max_util, tl.n, tl.max_util);
+    ck_assert_uint_eq(tt.viol + tl.viol, 0);
+    ck_assert(tt.max_util > 0.01 && tl.max_util > 0.01);
 }
 END_TEST
 
@@ -529,6 +580,7 @@ END_TEST
 int main(void)
 {
     return qf_test_main("bounds/nonlinear", "nonlinear", 300, NULL, NULL,
-                        QF_TESTS(test_claimed_ulp_and_args, test_softmax, test_norms, test_attention,
-                                 test_log_softmax, test_log_softmax_bf16_sum, test_log_softmax_specials));
+                        QF_TESTS(test_claimed_ulp_and_args, test_softmax, test_norms, test_norm_offset,
+                                 test_attention, test_log_softmax, test_log_softmax_bf16_sum,
+                                 test_log_softmax_specials));
 }

@@ -505,31 +505,47 @@ static double abs_t_of(const qf_arith_claim *claim, const nl_ctx *c)
     return (claim->elem_ulp > 0 ? claim->elem_ulp : 2.0) * c->sub + c->sub;
 }
 
-qf_status qf_bound_softmax(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
-                           double scale, const double *exact, double *bound)
+/* The start of a softmax or log-softmax row: the arguments, the compute
+ * format's constants (c), the row's largest scaled
+ * entry *m and its index *at.  A row whose maximum is not finite (all
+ * masked, an infinite or NaN input) has no rounding error to bound: the
+ * reference's special values decide (qf_ref.h).  Returns -1 for bad
+ * arguments, 1 when bound[] is written, 0 to derive it. */
+static int row_start(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
+                     double scale, const double *exact, double *bound, nl_ctx *c, double *m, size_t *at)
 {
-    nl_ctx c;
     size_t i;
-    double m = -INFINITY, g, eps_s = 0, eps_max = 0, dd, abs_t, f_on = 1, abs_on = 0;
     if (bad_args(claim, n, x, exact, bound))
-        return QF_EINVAL;
-    if (claim->max_ulp > 0) {
-        qf_bound_ulp(out, claim->max_ulp, n, exact, bound);
-        return QF_OK;
-    }
-    nl_setup(claim, out, &c);
+        return -1;
+    nl_setup(claim, out, c);
+    *m = -INFINITY;
+    *at = 0;
+    for (i = 0; i < n; i++) /* NaN entries are passed over */
+        if (scale * x[i] > *m) {
+            *m = scale * x[i];
+            *at = i;
+        }
+    if (isfinite(*m))
+        return 0;
     for (i = 0; i < n; i++)
-        if (scale * x[i] > m)
-            m = scale * x[i];
-    if (!isfinite(m)) {
-        /* All masked, or an infinite / NaN input: the reference's special
-         * values decide (qf_ref.h), no rounding error to bound. */
-        for (i = 0; i < n; i++)
-            bound[i] = isfinite(exact[i]) ? 0 : INFINITY;
-        return QF_OK;
-    }
+        bound[i] = isfinite(exact[i]) ? 0 : INFINITY;
+    return 1;
+}
+
+/* Steps 2 to 4 and 6 of docs/bounds.md "Softmax", shared by softmax and
+ * log-softmax: the relative error eps_j of each computed term exp(fl(a_j
+ * - m^)) into eps[] (0 for masked entries), and the returned bound eps_S
+ * on the relative error of their sum S^ against S* = sum_j exp(a_j - m^),
+ * in any order, with an online normalizer's rescales ("Online softmax")
+ * and the underflow of terms.  w(j): the exact probability y_j, read from
+ * exact[] as it is (softmax) or as exp(exact[j]) (log-softmax). */
+static double softmax_terms(const qf_arith_claim *claim, const nl_ctx *c, size_t n, const double *x,
+                            double scale, double m, const double *exact, int log_p, double *eps)
+{
+    size_t i;
+    double g, eps_s = 0, f_on = 1, abs_on = 0, abs_t = abs_t_of(claim, c);
     /* Sum of n positive terms in any order: at most n - 1 roundings each. */
-    g = expm1((double)(n - 1) * log1p(c.ue));
+    g = expm1((double)(n - 1) * log1p(c->ue));
     if (claim->attn_kv_tile > 0) {
         /* Online normalizer (Milakov and Gimelshein 2018) over tiles of
          * attn_kv_tile elements: at most T = ceil(n / tile) - 1 rescales of
@@ -543,31 +559,41 @@ qf_status qf_bound_softmax(const qf_arith_claim *claim, const qf_format *out, si
             if (scale * x[i] < amin && scale * x[i] > -INFINITY)
                 amin = scale * x[i];
         tt = ceil((double)n / (double)claim->attn_kv_tile) - 1;
-        f_on = exp(tt * (log1p(c.rho) + log1p(c.u)) +
-                   c.u * (1 + c.u) * ((m - amin) + 2 * c.u * (fabs(m) + fabs(amin))));
+        f_on = exp(tt * (log1p(c->rho) + log1p(c->u)) +
+                   c->u * (1 + c->u) * ((m - amin) + 2 * c->u * (fabs(m) + fabs(amin))));
         /* A factor that underflows: l <= n (1 + g) before the product. */
-        abs_on = tt * ((double)n * (1 + g) * abs_t_of(claim, &c) + c.sub);
+        abs_on = tt * ((double)n * (1 + g) * abs_t + c->sub);
     }
-    /* Division, possibly as reciprocal then multiply. */
-    dd = (1 + c.rho) * (1 + c.u) - 1;
-    abs_t = abs_t_of(claim, &c);
-    /* First pass: eps_j into bound[] (scratch), and eps_S. */
     for (i = 0; i < n; i++) {
         double a = scale * x[i], eta, e;
         if (a == -INFINITY) {
-            bound[i] = 0;
+            eps[i] = 0;
             continue;
         }
         /* Argument error: rounding of scale*x (and of a folded log2(e)),
          * the subtraction of the computed max, docs/bounds.md "Softmax". */
-        eta = c.u * (fabs(a - m) + c.u * fabs(m)) * (1 + c.u) + 2 * c.u * fabs(a) * (1 + c.u);
-        e = (1 + c.rho) * exp(eta) - 1;
-        bound[i] = e;
-        eps_s += fabs(exact[i]) * ((1 + e) * f_on * (1 + g) - 1);
-        if (e > eps_max)
-            eps_max = e;
+        eta = c->u * (fabs(a - m) + c->u * fabs(m)) * (1 + c->u) + 2 * c->u * fabs(a) * (1 + c->u);
+        e = (1 + c->rho) * exp(eta) - 1;
+        eps[i] = e;
+        eps_s += (log_p ? exp(exact[i]) : fabs(exact[i])) * ((1 + e) * f_on * (1 + g) - 1);
     }
-    eps_s = eps_s * QF_BOUND_SAFETY + (double)n * abs_t + abs_on;
+    return eps_s * QF_BOUND_SAFETY + (double)n * abs_t + abs_on;
+}
+
+qf_status qf_bound_softmax(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
+                           double scale, const double *exact, double *bound)
+{
+    nl_ctx c;
+    size_t i, at;
+    double m, eps_s, dd, abs_t;
+    int st = row_start(claim, out, n, x, scale, exact, bound, &c, &m, &at);
+    if (st)
+        return st < 0 ? QF_EINVAL : QF_OK;
+    /* Division, possibly as reciprocal then multiply. */
+    dd = (1 + c.rho) * (1 + c.u) - 1;
+    abs_t = abs_t_of(claim, &c);
+    /* eps_j into bound[] (scratch), and eps_S. */
+    eps_s = softmax_terms(claim, &c, n, x, scale, m, exact, 0, bound);
     for (i = 0; i < n; i++) {
         double y = fabs(exact[i]), k, e;
         if (scale * x[i] == -INFINITY) {
@@ -583,6 +609,87 @@ qf_status qf_bound_softmax(const qf_arith_claim *claim, const qf_format *out, si
          * dd does not cover it). */
         e = k * y + abs_t * (1 + dd) / (1 - eps_s) + c.sub;
         bound[i] = nl_finish(&c, e, y);
+    }
+    return QF_OK;
+}
+
+/* Is x a number of the compute format (frac fraction bits, exponents emin
+ * .. emax, subnormals below)? */
+static int fits(double x, int frac, int emin, int emax)
+{
+    int e;
+    double q;
+    if (x == 0 || !isfinite(x))
+        return x == 0;
+    e = ilogb(x);
+    if (e > emax)
+        return 0;
+    q = ldexp(x, frac - (e < emin ? emin : e));
+    return q == trunc(q);
+}
+
+/* Sterbenz's lemma (Higham 2002, ch. 2): a - b is exact when a and b are
+ * numbers of one format with b/2 <= a <= 2b (same signs); also when
+ * either is zero. */
+static int sterbenz(double a, double b)
+{
+    if (a == 0 || b == 0)
+        return 1;
+    if ((a < 0) != (b < 0))
+        return 0;
+    a = fabs(a);
+    b = fabs(b);
+    return b / 2 <= a && a <= 2 * b;
+}
+
+qf_status qf_bound_log_softmax(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
+                               double scale, const double *exact, double *bound)
+{
+    const qf_format *af;
+    nl_ctx c;
+    size_t i, at;
+    double m, eps_s, lam, l_hi, lse, e_l, u_s, rho_l;
+    int exact_in = scale == 1, st = row_start(claim, out, n, x, scale, exact, bound, &c, &m, &at);
+    if (st)
+        return st < 0 ? QF_EINVAL : QF_OK;
+    /* With scale 1 and every entry a number of the compute format, the
+     * kernel's a_j and its maximum are exact (u_s = 0); otherwise each is
+     * one rounding away (docs/bounds.md "Log-softmax", step 2). */
+    af = qf_format_get(claim->acc_format);
+    for (i = 0; i < n && exact_in; i++)
+        exact_in = x[i] == -INFINITY || fits(x[i], acc_frac(claim), af->emin, af->emax);
+    u_s = exact_in ? 0 : c.u;
+    /* Step 3: the terms and their sum (softmax's), eps_j in bound[]. */
+    eps_s = softmax_terms(claim, &c, n, x, scale, m, exact, 1, bound);
+    if (!(eps_s < 1)) {
+        for (i = 0; i < n; i++)
+            bound[i] = scale * x[i] == -INFINITY ? 0 : INFINITY;
+        return QF_OK;
+    }
+    /* Step 4, the log: |log S^ - log S*| <= lam; log within elem_ulp (rho),
+     * possibly as log2 times a rounded ln 2 (two more roundings), plus an
+     * absolute error at a subnormal result; |log S*| <= L_ref + u_s |m|,
+     * L_ref = -y_jmax = log sum_k exp(a_k - m). */
+    lam = -log1p(-eps_s);
+    l_hi = fabs(exact[at]) + u_s * fabs(m);
+    rho_l = (1 + c.rho) * (1 + c.u) * (1 + c.u) - 1;
+    e_l = (lam + rho_l * (l_hi + lam)) * QF_BOUND_SAFETY + abs_t_of(claim, &c);
+    /* |lse| = |m + L_ref|, of the exact scaled entries. */
+    lse = fabs(m - exact[at]);
+    for (i = 0; i < n; i++) {
+        double a = scale * x[i], y = fabs(exact[i]), ds, ed, ea, eb;
+        if (a == -INFINITY) {
+            bound[i] = 0; /* -inf exactly, in every format */
+            continue;
+        }
+        /* Step 2: d^_j = fl(a^_j - m^) against a_j - m^ (exact by Sterbenz
+         * when a_j and m are numbers of the format within a factor 2). */
+        ds = u_s * fabs(a);
+        ed = ds + (exact_in && sterbenz(a, m) ? 0 : c.u * (fabs(a - m) + ds + u_s * fabs(m)));
+        /* Step 5, form A: y^ = fl(d^_j - L^); form B: y^ = fl(a^_j - fl(m^ + L^)). */
+        ea = (ed + e_l) * (1 + c.u) + c.u * y;
+        eb = (ds + e_l + c.u * (lse + e_l)) * (1 + c.u) + c.u * y;
+        bound[i] = nl_finish(&c, ea > eb ? ea : eb, y);
     }
     return QF_OK;
 }
@@ -627,15 +734,20 @@ qf_status qf_bound_norm(const qf_arith_claim *claim, const qf_format *out, size_
                         const double *w, const double *b, double eps, int center, const double *exact,
                         double *bound)
 {
+    return qf_bound_norm_offset(claim, out, n, x, w, 0, b, eps, center, exact, bound);
+}
+
+qf_status qf_bound_norm_offset(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
+                               const double *w, double weight_offset, const double *b, double eps, int center,
+                               const double *exact, double *bound)
+{
     nl_ctx c;
     size_t i;
     double mu = 0, mabs = 0, e_mu = 0, d2 = 0, e2 = 0, g, dn = (double)n, v, v_hi, v_lo, r, r_hi, r_lo, lo;
-    if (bad_args(claim, n, x, exact, bound) || !(eps >= 0))
+    /* a scale offset + w not exact in the compute format: one more rounding */
+    int off = w && weight_offset != 0;
+    if (bad_args(claim, n, x, exact, bound) || !(eps >= 0) || !isfinite(weight_offset))
         return QF_EINVAL;
-    if (claim->max_ulp > 0) {
-        qf_bound_ulp(out, claim->max_ulp, n, exact, bound);
-        return QF_OK;
-    }
     nl_setup(claim, out, &c);
     g = expm1(dn * log1p(c.ue)); /* n roundings on a chain: square + n-1 adds */
     for (i = 0; i < n; i++) {
@@ -688,8 +800,12 @@ qf_status qf_bound_norm(const qf_arith_claim *claim, const qf_format *out, size_
     r_lo = (1 - c.rho) / sqrt(v_hi) / QF_BOUND_SAFETY;
     for (i = 0; i < n; i++) {
         double d = fabs(x[i] - mu), e = center ? e_mu * (1 + c.u) + c.u * d : 0;
-        double wi = w ? fabs(w[i]) : 1, bi = b ? b[i] : 0, y = exact[i], dev, lo_d, err;
+        double wi = w ? fabs(weight_offset + w[i]) : 1, bi = b ? b[i] : 0, y = exact[i], dev, lo_d, err;
         double f_hi = (1 + c.u) * (1 + c.u), f_lo = (1 - c.u) * (1 - c.u);
+        if (off) { /* fl(offset + w): the scale itself one rounding off */
+            f_hi *= 1 + c.u;
+            f_lo *= 1 - c.u;
+        }
         /* d^ r^ (two roundings: * r, * w) against d r: the extreme corners. */
         lo_d = d > e ? d - e : 0;
         dev = fmax((d + e) * r_hi * f_hi - d * r, d * r - lo_d * r_lo * f_lo);
@@ -727,10 +843,6 @@ qf_status qf_bound_l2norm(const qf_arith_claim *claim, const qf_format *out, siz
      * relative error per step describes: not derived for a sum of squares. */
     if (claim->block_fma > 1 && claim->align_truncates)
         return QF_EUNSUPPORTED;
-    if (claim->max_ulp > 0) {
-        qf_bound_ulp(out, claim->max_ulp, n, exact, bound);
-        return QF_OK;
-    }
     nl_setup(claim, out, &c);
     for (i = 0; i < n; i++) {
         if (!isfinite(x[i])) {
@@ -774,114 +886,174 @@ qf_status qf_bound_l2norm(const qf_arith_claim *claim, const qf_format *out, siz
     return QF_OK;
 }
 
+/* One attention row's softmax (docs/bounds.md "Attention", steps 1 to 3,
+ * 5 and 7): the score bounds, the max, the online rescale factor and the
+ * denominator's relative error eps_S.  set returns -1 for a row with a
+ * NaN or +inf score (no finite bound), 1 for a row whose keys are all
+ * masked, 0 otherwise. */
+typedef struct attn_row {
+    nl_ctx c;
+    qf_bound_coef qk, pv;
+    double m, smin, sum, e_max, g, f_resc, tiles, abs_e, eps_s;
+} attn_row;
+
+/* The relative error bound of key j's computed weight (steps 2 and 3). */
+static double attn_key_eps(const attn_row *a, double sj, double s_abs)
+{
+    const nl_ctx *c = &a->c;
+    double ej = a->qk.rel_abs * fabs(s_abs) + a->qk.abs_min;
+    double eta =
+        ej + c->u * (fabs(sj - a->m) + ej + a->e_max) * (1 + c->u) + 2 * c->u * (fabs(sj) + ej) * (1 + c->u);
+    return (1 + c->rho) * exp(eta) * a->f_resc - 1;
+}
+
+static int attn_row_set(attn_row *a, const qf_arith_claim *claim, const qf_format *out, size_t n_kv,
+                        size_t d_qk, const double *s, const double *s_abs, size_t kv_tile, qf_status *st)
+{
+    size_t j;
+    nl_setup(claim, out, &a->c);
+    /* Scores: a GEMM with K = d_qk and one epilogue rounding (the scale),
+     * kept in the compute format (no output rounding). */
+    *st = qf_bound_gemm_coef(claim, d_qk, 1, qf_format_get(claim->acc_format), 0, &a->qk);
+    if (*st == QF_OK)
+        *st = qf_bound_gemm_coef(claim, n_kv, 0, qf_format_get(claim->acc_format), 0, &a->pv);
+    if (*st != QF_OK)
+        return -1;
+    a->m = -INFINITY;
+    a->smin = INFINITY;
+    a->sum = a->e_max = a->eps_s = 0;
+    for (j = 0; j < n_kv; j++) {
+        double e = a->qk.rel_abs * fabs(s_abs[j]) + a->qk.abs_min;
+        if (isnan(s[j]) || s[j] == INFINITY)
+            return -1;
+        if (s[j] == -INFINITY)
+            continue;
+        a->m = s[j] > a->m ? s[j] : a->m;
+        a->smin = s[j] < a->smin ? s[j] : a->smin;
+        a->e_max = e > a->e_max ? e : a->e_max;
+    }
+    if (a->m == -INFINITY)
+        return 1;
+    for (j = 0; j < n_kv; j++)
+        if (s[j] != -INFINITY)
+            a->sum += exp(s[j] - a->m);
+    a->g = expm1((double)(n_kv - 1) * log1p(a->c.ue));
+    /* Online softmax: each rescale multiplies the earlier weights by a
+     * computed exp(m_old - m_new) and rounds O and l once each; the
+     * arguments' total is at most m - smin (docs/bounds.md "Attention"). */
+    a->tiles = kv_tile ? ceil((double)n_kv / (double)kv_tile) - 1 : 0;
+    /* An exp (a weight or a rescale factor) that underflows in the compute
+     * format errs absolutely: elem_ulp + 1 subnormal steps. */
+    a->abs_e = abs_t_of(claim, &a->c);
+    a->f_resc = a->tiles > 0 ? exp(a->tiles * (log1p(a->c.rho) + 2 * log1p(a->c.u)) +
+                                   2 * a->c.u * (a->m - a->smin + 2 * a->e_max))
+                             : 1;
+    for (j = 0; j < n_kv; j++)
+        if (s[j] != -INFINITY)
+            a->eps_s += exp(s[j] - a->m) / a->sum * ((1 + attn_key_eps(a, s[j], s_abs[j])) * (1 + a->g) - 1);
+    a->eps_s = a->eps_s * QF_BOUND_SAFETY + (double)n_kv * a->abs_e;
+    /* A rescale factor that underflows: its absolute error times the
+     * running l (at most n (1 + rho)(1 + g): weights <= 1 + rho), plus the
+     * product's own absolute rounding, once per rescale. */
+    if (a->tiles > 0)
+        a->eps_s += a->tiles * ((double)n_kv * (1 + a->c.rho) * (1 + a->g) * a->abs_e + a->c.sub);
+    return 0;
+}
+
 qf_status qf_bound_attention(const qf_arith_claim *claim, const qf_format *out, size_t n_kv, size_t d_qk,
                              size_t d_v, const double *s, const double *s_abs, const double *v,
                              const qf_format *p_format, size_t kv_tile, const double *exact, double *bound)
 {
-    nl_ctx c;
-    qf_bound_coef qk, pv;
+    attn_row a;
     qf_status st;
     size_t j, t;
-    double m = -INFINITY, smin = INFINITY, sum = 0, e_max = 0, g, dd, u_p = 0, abs_p = 0, f_resc = 1;
-    double eps_s = 0, tiles, abs_e;
+    double dd, u_p = 0, abs_p = 0;
+    int row;
     if (bad_args(claim, n_kv, s, s_abs, v) || !exact || !bound || d_v == 0)
         return QF_EINVAL;
-    if (claim->max_ulp > 0) {
-        qf_bound_ulp(out, claim->max_ulp, d_v, exact, bound);
-        return QF_OK;
-    }
-    nl_setup(claim, out, &c);
-    /* Scores: a GEMM with K = d_qk and one epilogue rounding (the scale),
-     * kept in the compute format (no output rounding). */
-    st = qf_bound_gemm_coef(claim, d_qk, 1, qf_format_get(claim->acc_format), 0, &qk);
-    if (st == QF_OK)
-        st = qf_bound_gemm_coef(claim, n_kv, 0, qf_format_get(claim->acc_format), 0, &pv);
+    row = attn_row_set(&a, claim, out, n_kv, d_qk, s, s_abs, kv_tile, &st);
     if (st != QF_OK)
         return st;
-    for (j = 0; j < n_kv; j++) {
-        if (isnan(s[j]) || s[j] == INFINITY) {
-            for (t = 0; t < d_v; t++)
-                bound[t] = INFINITY;
-            return QF_OK;
-        }
-        if (s[j] == -INFINITY)
-            continue;
-        if (s[j] > m)
-            m = s[j];
-        if (s[j] < smin)
-            smin = s[j];
-        {
-            double e = qk.rel_abs * fabs(s_abs[j]) + qk.abs_min;
-            if (e > e_max)
-                e_max = e;
-        }
-    }
-    if (m == -INFINITY) {
+    if (row) {
         for (t = 0; t < d_v; t++)
-            bound[t] = 0;
+            bound[t] = row < 0 ? INFINITY : 0;
         return QF_OK;
     }
-    for (j = 0; j < n_kv; j++)
-        if (s[j] != -INFINITY)
-            sum += exp(s[j] - m);
-    g = expm1((double)(n_kv - 1) * log1p(c.ue));
-    dd = (1 + c.rho) * (1 + c.u) - 1;
+    dd = (1 + a.c.rho) * (1 + a.c.u) - 1;
     if (p_format && p_format->kind == QF_KIND_FLOAT) {
         u_p = ldexp(1.0, -(p_format->man_bits + 1));
         abs_p = 0.5 * p_format->min_subnormal;
     }
-    /* Online softmax: each rescale multiplies the earlier weights by a
-     * computed exp(m_old - m_new) and rounds O and l once each; the
-     * arguments' total is at most m - smin (docs/bounds.md "Attention"). */
-    tiles = kv_tile ? ceil((double)n_kv / (double)kv_tile) - 1 : 0;
-    /* An exp (a weight or a rescale factor) that underflows in the compute
-     * format errs absolutely: elem_ulp + 1 subnormal steps. */
-    abs_e = abs_t_of(claim, &c);
-    if (tiles > 0)
-        f_resc = exp(tiles * (log1p(c.rho) + 2 * log1p(c.u)) + 2 * c.u * (m - smin + 2 * e_max));
-    /* Per-key relative weight error eps_j, the denominator's eps_S and the
-     * numerator's sum_j y_j |v_jt| kappa_j, accumulated column by column. */
+    /* The numerator's sum_j y_j |v_jt| kappa_j, column by column (step 4). */
     for (t = 0; t < d_v; t++)
         bound[t] = 0;
     for (j = 0; j < n_kv; j++) {
-        double y, e, eta, sj = s[j], ej;
-        if (sj == -INFINITY)
+        double y, e;
+        if (s[j] == -INFINITY)
             continue;
-        y = exp(sj - m) / sum;
-        ej = qk.rel_abs * fabs(s_abs[j]) + qk.abs_min;
-        eta = ej + c.u * (fabs(sj - m) + ej + e_max) * (1 + c.u) + 2 * c.u * (fabs(sj) + ej) * (1 + c.u);
-        e = (1 + c.rho) * exp(eta) * f_resc - 1;
-        eps_s += y * ((1 + e) * (1 + g) - 1);
+        y = exp(s[j] - a.m) / a.sum;
+        e = attn_key_eps(&a, s[j], s_abs[j]);
         for (t = 0; t < d_v; t++) {
             double vt = fabs(v[j * d_v + t]);
-            bound[t] += y * vt * ((1 + e) * (1 + u_p) * (1 + pv.rel_abs) - 1) + abs_p * vt +
-                        abs_e * (1 + u_p) * (1 + pv.rel_abs) * vt;
+            bound[t] += y * vt * ((1 + e) * (1 + u_p) * (1 + a.pv.rel_abs) - 1) + abs_p * vt +
+                        a.abs_e * (1 + u_p) * (1 + a.pv.rel_abs) * vt;
         }
     }
-    eps_s = eps_s * QF_BOUND_SAFETY + (double)n_kv * abs_e;
-    if (tiles > 0) {
-        /* A rescale factor that underflows: its absolute error times the
-         * running l (at most n (1 + rho)(1 + g): weights <= 1 + rho) or the
-         * running O (at most (1 + rho)(1 + u_p)(1 + rel_PV) sum_j |v_j|),
-         * plus the product's own absolute rounding, once per rescale. */
-        eps_s += tiles * ((double)n_kv * (1 + c.rho) * (1 + g) * abs_e + c.sub);
+    if (a.tiles > 0) {
+        /* A rescale factor that underflows, times the running O (at most
+         * (1 + rho)(1 + u_p)(1 + rel_PV) sum_j |v_j|), plus the product's
+         * own absolute rounding, once per rescale. */
         for (t = 0; t < d_v; t++) {
             double sv = 0;
             for (j = 0; j < n_kv; j++)
                 if (s[j] != -INFINITY)
                     sv += fabs(v[j * d_v + t]);
-            bound[t] += tiles * (sv * (1 + c.rho) * (1 + u_p) * (1 + pv.rel_abs) * abs_e + c.sub);
+            bound[t] += a.tiles * (sv * (1 + a.c.rho) * (1 + u_p) * (1 + a.pv.rel_abs) * a.abs_e + a.c.sub);
         }
     }
     for (t = 0; t < d_v; t++) {
-        double o = fabs(exact[t]), a = bound[t] * QF_BOUND_SAFETY + pv.abs_min, err;
-        if (!(eps_s < 1)) {
+        double o = fabs(exact[t]), b = bound[t] * QF_BOUND_SAFETY + a.pv.abs_min, err;
+        if (!(a.eps_s < 1)) {
             bound[t] = INFINITY;
             continue;
         }
-        err = (a + o * eps_s) / (1 - eps_s) * (1 + dd) + dd * o;
-        bound[t] = nl_finish(&c, err, exact[t]);
+        err = (b + o * a.eps_s) / (1 - a.eps_s) * (1 + dd) + dd * o;
+        bound[t] = nl_finish(&a.c, err, exact[t]);
     }
+    return QF_OK;
+}
+
+qf_status qf_bound_attention_lse(const qf_arith_claim *claim, const qf_format *out, size_t n_kv, size_t d_qk,
+                                 const double *s, const double *s_abs, size_t kv_tile, double exact,
+                                 double *bound)
+{
+    attn_row a;
+    qf_status st;
+    double lam, l_hi, e_l;
+    int row;
+    if (bad_args(claim, n_kv, s, s_abs, bound))
+        return QF_EINVAL;
+    row = attn_row_set(&a, claim, out, n_kv, d_qk, s, s_abs, kv_tile, &st);
+    if (st != QF_OK)
+        return st;
+    if (row) {
+        *bound = row < 0 || !isfinite(exact) ? INFINITY : 0;
+        return QF_OK;
+    }
+    if (!(a.eps_s < 1)) {
+        *bound = INFINITY;
+        return QF_OK;
+    }
+    /* docs/bounds.md "Attention", step 8: the denominator's relative error
+     * an absolute one of its log (as log-softmax's step 4), |log S**| <=
+     * (lse - m) + E_max; the kernel's max m^ within E_max, added once more
+     * rounded (a max kept unscaled and multiplied by the scale: u |m^|),
+     * then fl(m^ + L^). */
+    lam = -log1p(-a.eps_s);
+    l_hi = fabs(exact - a.m) + a.e_max;
+    e_l = lam + ((1 + a.c.rho) * (1 + a.c.u) * (1 + a.c.u) - 1) * (l_hi + lam) + a.abs_e;
+    e_l += a.c.u * (fabs(a.m) + a.e_max);
+    *bound = nl_finish(&a.c, e_l * QF_BOUND_SAFETY * (1 + a.c.u) + a.c.u * fabs(exact), exact);
     return QF_OK;
 }
 
@@ -905,10 +1077,6 @@ qf_status qf_bound_rope(const qf_arith_claim *claim, const qf_format *out, size_
     if (bad_args(claim, head_dim, x, exact, bound) || rd % 2 || rd > head_dim || !isfinite(theta) ||
         !(theta > 0) || !isfinite(pos))
         return QF_EINVAL;
-    if (claim->max_ulp > 0) {
-        qf_bound_ulp(out, claim->max_ulp, head_dim, exact, bound);
-        return QF_OK;
-    }
     nl_setup(claim, out, &c);
     cf = qf_format_get(claim->acc_format);
     eu = claim->elem_ulp > 0 ? claim->elem_ulp : 2.0;
@@ -1018,10 +1186,6 @@ qf_status qf_bound_activation(const qf_arith_claim *claim, const qf_format *out,
     /* The formula evaluated (docs/bounds.md "Activation formulas"). */
     if ((act = formula_act(claim->act_formula, op_act)) < 0)
         return QF_EINVAL;
-    if (claim->max_ulp > 0) {
-        qf_bound_ulp(out, claim->max_ulp, n, exact, bound);
-        return QF_OK;
-    }
     nl_setup(claim, out, &c);
     eu = claim->elem_ulp > 0 ? claim->elem_ulp : 2.0;
     if (claim->math_rel_err > 0 || claim->math_abs_err > 0) {

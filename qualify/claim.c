@@ -17,6 +17,7 @@
 #include "_files.h"
 #include "qf_claim.h"
 #include "qf_format.h"
+#include "qf_suite.h"
 
 /* ---- Keys ------------------------------------------------------------------ */
 
@@ -381,7 +382,8 @@ static qf_status read_claim(const rd *r, yaml_node_t *m, qf_claim *out)
     out->arith = qf_arith_claim_default();
     out->line = (int)m->start_mark.line + 1;
     if (m->type != YAML_MAPPING_NODE)
-        return fail(r, m, NULL, "a claim must be a mapping (claim_version, kernel, dtype, arith, evidence)");
+        return fail(r, m, NULL,
+                    "a claim must be a mapping (claim_version, kernel, dtype, op, arith, evidence)");
     for (p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
         yaml_node_t *kn = yaml_document_get_node(r->doc, p->key), *vn = yaml_document_get_node(r->doc, p->value);
         const char *k = scalar(kn), *v = scalar(vn);
@@ -397,6 +399,11 @@ static qf_status read_claim(const rd *r, yaml_node_t *m, qf_claim *out)
             if (!v || !*v || strlen(v) >= size)
                 return fail(r, vn, k, "a name or glob of fewer than %zu characters", size);
             strcpy(dst, v);
+        } else if (!strcmp(k, "op")) {
+            qf_suite_op op;
+            if (!v || qf_suite_op_lookup(v, &op) != QF_OK)
+                return fail(r, vn, k, "not an op of the op table (qualify list ops)");
+            snprintf(out->op, sizeof out->op, "%s", v);
         } else if (!strcmp(k, "evidence")) {
             if (vn->type != YAML_SEQUENCE_NODE)
                 return fail(r, vn, k, "a list of strings");
@@ -442,7 +449,7 @@ static qf_status read_claim(const rd *r, yaml_node_t *m, qf_claim *out)
             if (qf_arith_claim_check(&out->arith) != QF_OK)
                 return fail(r, vn, k, "the claim is out of its domain (qf_arith_claim_check, docs/claims.md)");
         } else {
-            return fail(r, kn, k, "unknown key (claim_version, kernel, dtype, arith, replay, evidence)");
+            return fail(r, kn, k, "unknown key (claim_version, kernel, dtype, op, arith, replay, evidence)");
         }
     }
     if (!have_version)
@@ -450,6 +457,24 @@ static qf_status read_claim(const rd *r, yaml_node_t *m, qf_claim *out)
     if (!out->kernel[0])
         return fail(r, m, "kernel", "missing");
     return QF_OK;
+}
+
+size_t qf_claim_apply(qf_registry *reg, const qf_claim *c, const char *origin)
+{
+    qf_suite_op op;
+    size_t i, n = 0;
+    if (!c || !c->op[0])
+        return c ? qf_registry_set_claim(reg, c->kernel, c->dtype, &c->arith, origin) : 0;
+    if (qf_suite_op_lookup(c->op, &op) != QF_OK)
+        return 0;
+    /* Kernel names hold no glob characters (qf_registry_add): each one
+     * names itself alone. */
+    for (i = 0; i < qf_registry_count(reg); i++) {
+        const qf_kernel *k = qf_registry_get(reg, i);
+        if (k->op == qf_suite_op_kernel_op(op) && qf_kernel_glob(c->kernel, k->name))
+            n += qf_registry_set_claim(reg, k->name, c->dtype, &c->arith, origin);
+    }
+    return n;
 }
 
 static qf_status add_claims(const rd *r, yaml_node_t *root, qf_claim_set *out)

@@ -165,9 +165,13 @@ typedef struct qf_arith_claim {
      * output truncated"). */
     qf_round out_round;
 
-    /* Nonlinear ops (softmax, norms, attention): a claimed max error in
-     * ulps of the output format, used instead of the derived bound when
-     * > 0 (0 = derive from the compute format below). */
+    /* Nonlinear ops: a claimed max error in ulps of the output format
+     * (0: none).  It bounds only what the op derives no bound for (moe
+     * router weights, attention with a softcap): where a bound is
+     * derived, the derived bound is checked and max_ulp is not used, so a
+     * max_ulp meant for one op of a kernel cannot replace the derived
+     * bound of another it serves (docs/claims.md "max_ulp").  The
+     * derivations below never read it. */
     double max_ulp;
     /* Compute format of nonlinear ops (float32 in every kernel we know)
      * is acc_format; elem_ulp is the accuracy the kernel's exp, rsqrt and
@@ -308,9 +312,22 @@ void qf_bound_apply(const qf_bound_coef *coef, size_t n, const double *abs, cons
 
 /* Softmax of one row of n: y = softmax(scale * x).  exact: the exact (or
  * correctly rounded binary64) result y.  bound[i]: bound on |y^_i - y_i|.
- * Uses claim->max_ulp when > 0.  QF_EINVAL for n == 0 or NULL arrays. */
+ * QF_EINVAL for n == 0 or NULL arrays. */
 qf_status qf_bound_softmax(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
                            double scale, const double *exact, double *bound);
+
+/* Log-softmax of one row of n: y = scale x - log sum_k exp(scale x_k)
+ * (docs/bounds.md "Log-softmax").  exact: the exact (or correctly rounded
+ * binary64) log-probabilities.  Models the kernel's shifted log-sum-exp in
+ * the compute format, m^ = max_j fl(scale x_j), terms exp(fl(a_j - m^))
+ * within elem_ulp summed in any order (an online normalizer with
+ * attn_kv_tile), L^ = log(S^) within elem_ulp, then either
+ * y^ = fl(fl(a_j - m^) - L^) or y^ = fl(a_j - fl(m^ + L^)) (both are
+ * covered), then the output rounding.  The bound is absolute: it grows
+ * with |a_j - m| and |log sum exp|, not with |y|.  QF_EINVAL for n == 0
+ * or NULL arrays. */
+qf_status qf_bound_log_softmax(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
+                               double scale, const double *exact, double *bound);
 
 /* RMSNorm (center = 0) or LayerNorm (center = 1) of one row of n, two-pass
  * algorithm in the compute format: y = (x - mu) / sqrt(var + eps) * w + b
@@ -318,6 +335,14 @@ qf_status qf_bound_softmax(const qf_arith_claim *claim, const qf_format *out, si
 qf_status qf_bound_norm(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
                         const double *w, const double *b, double eps, int center, const double *exact,
                         double *bound);
+/* The same with a weight offset (Gemma's y = ... * (1 + w)): the scale is
+ * weight_offset + w_j, which the kernel forms first, one more rounding
+ * (docs/bounds.md "RMSNorm and LayerNorm", step 5); without a weight (w
+ * NULL) the scale is 1 and the offset is not used, as in the reference.
+ * qf_bound_norm is this with weight_offset 0. */
+qf_status qf_bound_norm_offset(const qf_arith_claim *claim, const qf_format *out, size_t n, const double *x,
+                               const double *w, double weight_offset, const double *b, double eps, int center,
+                               const double *exact, double *bound);
 
 /* L2 normalization of one row of n: y = x / max(||x||_2, eps) (docs/bounds.md
  * "L2 normalization"): the sum of squares as the claim accumulates it, a
@@ -346,6 +371,17 @@ qf_status qf_bound_attention(const qf_arith_claim *claim, const qf_format *out, 
                              size_t d_v, const double *s, const double *s_abs, const double *v,
                              const qf_format *p_format, size_t kv_tile, const double *exact, double *bound);
 
+/* Attention's lse of one query row, lse = log sum_j exp(s_j) (natural
+ * log), from the same scores, score bounds and KV tile as
+ * qf_bound_attention: the kernel's lse^ = fl(m^ + log(l^)) with its max
+ * m^ (possibly an unscaled max times the scale) and its denominator l^
+ * (docs/bounds.md "Attention", step 8).  exact: the exact lse; *bound on
+ * |lse^ - lse| in the format out (the lse's).  A row whose keys are all
+ * masked gets bound 0 where the reference is finite, else infinite. */
+qf_status qf_bound_attention_lse(const qf_arith_claim *claim, const qf_format *out, size_t n_kv, size_t d_qk,
+                                 const double *s, const double *s_abs, size_t kv_tile, double exact,
+                                 double *bound);
+
 /* RoPE, one head at one position (docs/bounds.md "RoPE"): x and exact
  * [head_dim]; the first rotary_dim (even; 0 = head_dim) components rotate
  * in pairs, (2i, 2i+1) when half_layout = 0, (i, i + rotary_dim/2) when 1,
@@ -370,7 +406,8 @@ qf_status qf_bound_rope(const qf_arith_claim *claim, const qf_format *out, size_
 qf_status qf_bound_activation(const qf_arith_claim *claim, const qf_format *out, int act, int glu, size_t n,
                               const double *x, const double *up, const double *exact, double *bound);
 
-/* The bound implied by a claimed ulp bound: max_ulp * ulp(exact[i]) of out. */
+/* The bound implied by a claimed ulp bound: max_ulp * ulp(exact[i]) of out
+ * (a claim's max_ulp, where the op derives no bound). */
 void qf_bound_ulp(const qf_format *out, double max_ulp, size_t n, const double *exact, double *bound);
 
 #ifdef __cplusplus

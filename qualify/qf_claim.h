@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "qf_bound.h"
+#include "qf_kernel.h"
 #include "qf_status.h"
 
 #ifdef __cplusplus
@@ -33,12 +34,15 @@ qf_status qf_claim_set_key(qf_arith_claim *c, const char *key, const char *value
 const char *qf_claim_order_str(const qf_arith_claim *c, char *buf, size_t size);
 
 /* One claim of a file: the kernels (a glob) and dtype tuples (a glob of
- * tuple names; "" = every tuple) it replaces the arithmetic claim of, and
- * the claim, which starts from qf_arith_claim_default() and takes the keys
- * the file states. */
+ * tuple names; "" = every tuple) it replaces the arithmetic claim of, the
+ * suite op it is stated for ("" = any: then every kernel of the glob; else
+ * only the kernels that serve that op, docs/claims.md "op"), and the claim,
+ * which starts from qf_arith_claim_default() and takes the keys the file
+ * states. */
 typedef struct qf_claim {
     char kernel[128];
     char dtype[64];
+    char op[32];
     qf_arith_claim arith;
     int line; /* of the claim's mapping in the file */
     /* The optional `replay` section (docs/claims.md "Replay details"):
@@ -61,6 +65,12 @@ typedef struct qf_claim_set {
  * "FILE:LINE:COL: key 'K': why"). */
 qf_status qf_claim_file_load(const char *path, qf_claim_set *out, char *err, size_t err_size);
 void qf_claim_set_free(qf_claim_set *s);
+
+/* Replace the arithmetic claim of the tuples c names in reg
+ * (qf_registry_set_claim with c's kernel and dtype globs; with an op, only
+ * the kernels whose kernel op is that suite op's), recording origin.
+ * Returns the tuples replaced (0: none matched). */
+size_t qf_claim_apply(qf_registry *reg, const qf_claim *c, const char *origin);
 
 /* Write one claim as a claim file document (libyaml's emitter): every arith
  * key, and evidence lines when n_evidence > 0.  dtype may be NULL. */

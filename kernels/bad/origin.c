@@ -65,6 +65,13 @@ static const _qf_bad_origin origins[] = {
      * expf(z) is as accurate as expf(z - m). */
     {"softmax.bad.nomax", "softmax.cpu.f32", _QF_DEFECT_SOFTMAX_NO_MAX,
      "no max subtraction before expf", NULL},
+    /* Every partial sum of the exponentials rounded to bfloat16: about
+     * 2^-9 relative per addition, so log S off by up to about n 2^-9
+     * absolutely, against a log-softmax bound of about n 2^-24.  Shows on
+     * random rows (cols 64); hidden at cols = 1, where the one term
+     * exp(0) = 1 is a bfloat16 number (and log_softmax is exactly 0). */
+    {"softmax.bad.bf16_sum", "softmax.cpu.f32", _QF_DEFECT_SOFTMAX_BF16_SUM,
+     "the sum of exponentials rounded to bfloat16", NULL},
     /* var = E[x^2] - E[x]^2 in float32: when |mean| >> std the two terms
      * agree in most of their bits (var can even be negative: NaN).  Shows
      * on rows with mean 1000, std 1; hidden on zero-mean rows. */

@@ -141,6 +141,12 @@ static const qf_kernel bad_kernels[] = {
     DERIVED("softmax.bad.nomax",              QF_OP_SOFTMAX,
             "known-bad: softmax without max subtraction (expf overflows for entries above ~88)",
             row_f32,    _qf_cpu_softmax_f32_run,     _qf_cpu_softmax_supports, DEFECT(_QF_DEFECT_SOFTMAX_NO_MAX)),
+    /* softmax.cpu.f32 whose sum of exponentials is rounded to bfloat16 at
+     * every addition (a bfloat16 reduction buffer) while claiming float32:
+     * the log-sum-exp of its log_softmax, and its softmax's denominator. */
+    DERIVED("softmax.bad.bf16_sum",           QF_OP_SOFTMAX,
+            "known-bad: softmax and log_softmax summing their exponentials in bfloat16 while claiming float32 (shows for cols > 1)",
+            row_f32,    _qf_cpu_softmax_f32_run,     _qf_cpu_softmax_supports, DEFECT(_QF_DEFECT_SOFTMAX_BF16_SUM)),
     /* layernorm.cpu.twopass.f32 with the one-pass variance (Welford 1962
      * and Chan, Golub, LeVeque 1983 on why E[x^2] - E[x]^2 cancels). */
     DERIVED("layernorm.bad.onepass",          QF_OP_LAYERNORM,

@@ -128,6 +128,7 @@ typedef enum _qf_defect {
     _QF_DEFECT_L2NORM_F16_SUMSQ,    /* l2norm.c: squares and partial sums rounded to float16 */
     _QF_DEFECT_GEMM_IGNORES_LD,     /* gemm.c: a and b read as if dense (lda = K, ldb = N) */
     _QF_DEFECT_GEMM_PAD_STORE,      /* gemm.c: each row of d stored over its whole pitch (zeros in the padding) */
+    _QF_DEFECT_SOFTMAX_BF16_SUM,    /* softmax.c: the sum of exponentials rounded to bfloat16 */
 } _qf_defect;
 
 /* The defect of a run: ctx (kernel->user) is NULL, or points to a

@@ -23,8 +23,8 @@
  * derives the bound with: the scores are a GEMM with K = head_dim and one
  * epilogue rounding (* sc); the rounding of sc itself is one of the two
  * u |s_j| terms of the argument error; the normalization happens after
- * P V, as the bound's O = (P V) / l.  lse has no derived bound (fitness
- * only).
+ * P V, as the bound's O = (P V) / l.  lse = m + logf(l): the model of
+ * qf_bound_attention_lse.
  *
  * Masks: none, causal (top-left), causal bottom-right when seq_q <= seq_k
  * (no fully masked row); windows, additive and boolean masks and a softcap

@@ -7,6 +7,7 @@
  *                                if z_j > m: l = l * expf(m - z_j) + 1; m = z_j
  *                                else:       l = l + expf(z_j - m)
  *                              pass 2: y_j = expf(z_j - m) / l
+ *                                (log_softmax: y_j = (z_j - m) - logf(l))
  *                            every operation in float32, nearest even.
  * Each rescale l * expf(m_old - m_new) perturbs the weights already summed
  * (an argument error of u |m_old - m_new|, the expf and the product's
@@ -15,7 +16,8 @@
  * docs/bounds.md "Online softmax".  An earlier measured claim of 256 ulps
  * was unsound: rows of 8192 nearly equal logits reach 334 ulps and rows
  * with subnormal entries 847 (tests/stress/nl-softmax-online.yaml).
- * log_softmax is declined.  Deterministic.
+ * log_softmax: the same online sum, the bound of docs/bounds.md
+ * "Log-softmax" with the online factor.  Deterministic.
  */
 #include <math.h>
 #include <stdint.h>
@@ -43,7 +45,7 @@ qf_status _qf_cpu_softmax_online_run(void *ctx, const qf_kernel_call *call)
     for (r = 0; r < rows; r++) {
         const uint32_t *x = X->data;
         uint32_t *y = Y->data;
-        float m = -INFINITY, l = 0.0f;
+        float m = -INFINITY, l = 0.0f, lg;
         int64_t j;
         int has_nan = 0;
         for (j = 0; j < cols; j++) {
@@ -64,10 +66,11 @@ qf_status _qf_cpu_softmax_online_run(void *ctx, const qf_kernel_call *call)
         }
         if (has_nan || m == INFINITY || m == -INFINITY)
             m = NAN, l = NAN; /* the reference's UNDEFINED rows */
+        lg = o->log ? logf(l) : 0.0f;
         for (j = 0; j < cols; j++) {
             int64_t oy = _qf_cpu_off(Y, 0, r, j);
-            float e = expf(_qf_f32_of_bits(y[oy]) - m);
-            y[oy] = _qf_bits_of_f32(e / l);
+            float z = _qf_f32_of_bits(y[oy]);
+            y[oy] = _qf_bits_of_f32(o->log ? (z - m) - lg : expf(z - m) / l);
         }
     }
     return QF_OK;

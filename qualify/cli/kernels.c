@@ -49,11 +49,12 @@ int qf_cli_registry(const char *cmd, const qf_cli_sources *src, qf_registry **ou
             goto bad;
         }
         for (j = 0; j < set.n; j++)
-            if (!qf_registry_set_claim(reg, set.claims[j].kernel, set.claims[j].dtype, &set.claims[j].arith,
-                                       set.path)) {
-                fprintf(stderr, "qualify %s: --claim %s:%d: kernel '%s'%s%s matches no registered kernel tuple\n",
-                        cmd, set.path, set.claims[j].line, set.claims[j].kernel, set.claims[j].dtype[0] ? " dtype " : "",
-                        set.claims[j].dtype);
+            if (!qf_claim_apply(reg, &set.claims[j], set.path)) {
+                fprintf(stderr,
+                        "qualify %s: --claim %s:%d: kernel '%s'%s%s%s%s matches no registered kernel tuple\n",
+                        cmd, set.path, set.claims[j].line, set.claims[j].kernel,
+                        set.claims[j].dtype[0] ? " dtype " : "", set.claims[j].dtype,
+                        set.claims[j].op[0] ? " op " : "", set.claims[j].op);
                 qf_claim_set_free(&set);
                 goto bad;
             }

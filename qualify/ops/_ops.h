@@ -162,10 +162,10 @@ typedef struct _qf_opclass {
     qf_op abi;               /* the kernel ABI op its kernels register under */
     const _qf_abi *abi_info; /* that op's ABI names, when this class owns it */
     unsigned flags;
-    /* The kind of bound applied when the claim states no max_ulp, as
-     * results.json names it ("gemm", "softmax" ...), or NULL when the op
-     * has none: then only a claimed max_ulp makes a conformance check,
-     * and the verdict's reason says when none applied. */
+    /* The kind of bound the op derives, as results.json names it ("gemm",
+     * "softmax" ...; a claimed max_ulp never replaces it), or NULL when
+     * the op has none: then only a claimed max_ulp makes a conformance
+     * check, and the verdict's reason says when none applied. */
     const char *bound;
     /* The case -> the typed problem p->op, and p->rows, p->cols. */
     int (*build)(_qf_case *p, qf_result *r);
@@ -198,9 +198,12 @@ typedef struct _qf_opclass {
     double (*acc_max)(const _qf_case *p);
     /* Optional: how many decided checked elements of output 0 have a zero
      * reference that an exact step of the op computes from nonzero inputs
-     * (relu: max(x, 0) = 0 for x < 0).  Such zeros are results the kernel
-     * must get exactly right, not degenerate data, so the max_zero_frac
-     * rule leaves them out (qf_verdict_input.n_zero_exact). */
+     * (relu: max(x, 0) = 0 for x < 0; softmax at a masked entry;
+     * log_softmax of a row of one entry; LayerNorm of a constant row;
+     * quantize's zero code of a small value; docs/verdicts.md "Degenerate
+     * data and exact zeros" has the table).  Such zeros are results of the
+     * op, not of degenerate data, so the max_zero_frac rule leaves them out
+     * (qf_verdict_input.n_zero_exact); _qf_exact_zeros counts them. */
     size_t (*exact_zeros)(const _qf_case *p, const _qf_checked *ck);
     /* Optional: refuting inputs, designed against the kernel's claim
      * (qf_refute.h, docs/refute.md).  The suite adds refute_inputs[0 ..
@@ -299,6 +302,22 @@ void _qf_inval_release(_qf_case *p);
 double _qf_in_at(const _qf_case *p, int slot, size_t i);
 /* The kernel's value at checked element i of output 0 (run 1's codes). */
 double _qf_ck_got(const _qf_case *p, const _qf_checked *ck, size_t i);
+/* Where an op derives no bound (a row op without the hook, moe_router's
+ * weights, attention with a softcap): the claim's
+ * max_ulp, when it states one, as the bound of n elements of format f
+ * (kind "ulp" in r unless a derived kind is there already, claimed_ulp);
+ * returns 1 when it did.  A derived bound is never replaced
+ * (docs/claims.md "max_ulp"). */
+int _qf_claimed_ulp(const _qf_case *p, const qf_format *f, size_t n, const double *exact, double *bound,
+                    qf_result *r);
+/* The exact_zeros hooks' count: the decided checked elements of ck whose
+ * reference is zero and which made(p, at, fact) says the op's math makes
+ * zero from the actual inputs (at: the output index).  *fact is a value
+ * the predicate may keep for the output row at / p->cols (a row-wise
+ * property computed once per row): it is reset to -1 when the row
+ * changes. */
+size_t _qf_exact_zeros(const _qf_case *p, const _qf_checked *ck,
+                       int (*made)(const _qf_case *p, size_t at, long *fact));
 
 /* Row-wise ops (softmax, norms, activations, rope): the generic reference
  * samples rows, gathers them and calls the class's row hooks. */

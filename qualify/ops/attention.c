@@ -1,8 +1,8 @@
 /* attention.c: the attention op class (_ops.h): softmax(scale q k^T +
  * mask) v and lse, GQA, causal (both alignments) and sliding windows,
  * soft-cap.  The reference is MPFR's qf_ref_attention over every element;
- * the bound of out is derived per query row (docs/bounds.md "Attention"),
- * lse is judged against a claimed ulp only. */
+ * the bounds of out and lse are derived per query row (docs/bounds.md
+ * "Attention"; with a softcap, a claimed ulp). */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -87,10 +87,10 @@ static int inputs(_qf_case *p, qf_result *r, const qf_dist *d)
 }
 
 /* Attention: out (ck) and lse (ck1), every element (the reference works on
- * whole rows of keys; sampling is not applied).  Bound of out: the claimed
- * ulp, else qf_bound_attention per query row from the exact scores (not
- * with a softcap, whose tanh the derivation does not cover: fitness only);
- * lse: the claimed ulp only. */
+ * whole rows of keys; sampling is not applied).  Bounds:
+ * qf_bound_attention and qf_bound_attention_lse per query row from the
+ * exact scores, or, with a softcap, whose tanh the derivations do not
+ * cover, the claimed ulp (fitness only without one). */
 static int reference_attention(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_result *r, uint64_t target,
                                uint64_t tile)
 {
@@ -146,13 +146,7 @@ static int reference_attention(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, q
         ck->bound[j] = NAN;
     for (j = 0; j < ck1->n; j++)
         ck1->bound[j] = NAN;
-    if (p->t->arith.max_ulp > 0) {
-        qf_bound_ulp(p->outf, p->t->arith.max_ulp, ck->n, ck->exact, ck->bound);
-        qf_bound_ulp(p->outf1, p->t->arith.max_ulp, ck1->n, ck1->exact, ck1->bound);
-        ck1->has_bound = 1;
-        snprintf(r->bound.kind, sizeof r->bound.kind, "ulp");
-        r->bound.claimed_ulp = p->t->arith.max_ulp;
-    } else if (a->softcap == 0) {
+    if (a->softcap == 0) {
         for (row = 0; row < p->out1_n && s == QF_OK; row++) {
             size_t b = row / (a->heads * a->seq_q), h = (row / a->seq_q) % a->heads, i = row % a->seq_q;
             size_t kvb = (b * a->kv_heads + h / group) * sk;
@@ -176,8 +170,17 @@ static int reference_attention(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, q
             s = qf_bound_attention(&p->t->arith, p->outf, sk, d, dv, sc, sabs, v + kvb * dv,
                                    qf_arith_claim_p_format(&p->t->arith), (size_t)p->t->arith.attn_kv_tile,
                                    ck->exact + row * dv, ck->bound + row * dv);
+            if (s == QF_OK)
+                s = qf_bound_attention_lse(&p->t->arith, p->outf1, sk, d, sc, sabs,
+                                           (size_t)p->t->arith.attn_kv_tile, ck1->exact[row],
+                                           ck1->bound + row);
         }
         snprintf(r->bound.kind, sizeof r->bound.kind, "attention");
+        ck1->has_bound = 1;
+    } else {
+        /* the softcap's tanh: no derivation, the claimed ulp (out and lse) */
+        _qf_claimed_ulp(p, p->outf, ck->n, ck->exact, ck->bound, r);
+        ck1->has_bound = _qf_claimed_ulp(p, p->outf1, ck1->n, ck1->exact, ck1->bound, r);
     }
     if (s != QF_OK) {
         _qf_say(r, QF_CAUSE_HARNESS, "cannot derive the bound from the claim: %s", qf_status_str(s));

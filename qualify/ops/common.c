@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "_ops.h"
+#include "qf_bound.h"
 #include "qf_npy.h"
 #include "qf_refute.h"
 #include "qf_safetensors.h"
@@ -461,6 +462,37 @@ double _qf_in_at(const _qf_case *p, int slot, size_t i)
 double _qf_ck_got(const _qf_case *p, const _qf_checked *ck, size_t i)
 {
     return qf_format_decode(p->outf, _qf_load_code(p->g[0].data, p->outf->storage_bits / 8, _qf_ck_at(ck, i)));
+}
+
+int _qf_claimed_ulp(const _qf_case *p, const qf_format *f, size_t n, const double *exact, double *bound,
+                    qf_result *r)
+{
+    double u = p->t->arith.max_ulp;
+    if (!(u > 0))
+        return 0;
+    qf_bound_ulp(f, u, n, exact, bound);
+    if (!r->bound.kind[0])
+        snprintf(r->bound.kind, sizeof r->bound.kind, "ulp");
+    r->bound.claimed_ulp = u;
+    return 1;
+}
+
+size_t _qf_exact_zeros(const _qf_case *p, const _qf_checked *ck,
+                       int (*made)(const _qf_case *p, size_t at, long *fact))
+{
+    size_t i, n = 0, row = (size_t)-1, C = p->cols ? p->cols : 1;
+    long fact = -1;
+    for (i = 0; i < ck->n; i++) {
+        size_t at = _qf_ck_at(ck, i);
+        if (ck->exact[i] != 0 || ck->status[i] == QF_REF_UNDECIDED || ck->status[i] == QF_REF_UNDEFINED)
+            continue;
+        if (at / C != row) {
+            row = at / C;
+            fact = -1;
+        }
+        n += made(p, at, &fact) != 0;
+    }
+    return n;
 }
 
 void _qf_checked_free(_qf_checked *ck)

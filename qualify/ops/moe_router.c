@@ -115,11 +115,7 @@ static int reference_moe(_qf_case *p, _qf_checked *ck, _qf_checked *ck1, qf_resu
     }
     for (i = 0; i < n; i++)
         ck->bound[i] = NAN;
-    if (p->t->arith.max_ulp > 0) {
-        qf_bound_ulp(p->outf, p->t->arith.max_ulp, n, ck->exact, ck->bound);
-        snprintf(r->bound.kind, sizeof r->bound.kind, "ulp");
-        r->bound.claimed_ulp = p->t->arith.max_ulp;
-    }
+    _qf_claimed_ulp(p, p->outf, n, ck->exact, ck->bound, r);
     rc = 0;
 done:
     free(ri);

@@ -448,6 +448,22 @@ static const _qf_abi abi = {"block-scaled quantization: MX, NVFP4, integer group
                             from_json,
                             elems};
 
+/* A zero code for a nonzero input is the op's rounding (an element below
+ * half the smallest step of its block's scale), a code the kernel must
+ * write exactly: not degenerate data when a suite sets its own
+ * max_zero_frac (docs/verdicts.md "Degenerate data and exact zeros"); a
+ * zero input's zero code still counts. */
+static int zero_code(const _qf_case *p, size_t at, long *fact)
+{
+    (void)fact;
+    return _qf_in_at(p, 0, at) != 0;
+}
+
+static size_t exact_zeros(const _qf_case *p, const _qf_checked *ck)
+{
+    return _qf_exact_zeros(p, ck, zero_code);
+}
+
 const _qf_opclass _qf_op_quantize = {
     .abi_info = &abi,
     .schema = &schema,
@@ -459,4 +475,5 @@ const _qf_opclass _qf_op_quantize = {
     .tuple_matches = _qf_tuple_in,
     .inputs = inputs,
     .reference = reference_quantize,
+    .exact_zeros = exact_zeros,
 };

@@ -121,11 +121,12 @@ static _qf_checked ck_part(const _qf_checked *ck, size_t off, size_t n)
     return b;
 }
 
-/* The bound of a block's elements: a claimed max_ulp first, else the
- * derived one, computed at the approximation pushed away from zero by its
- * error (bounds grow with |exact|: at least the bound of the exact value),
- * then enlarged by that error; exact is the approximation again for the
- * metrics. */
+/* The bound of a block's elements: the derived one, else (an op that
+ * derives none) a claimed max_ulp (docs/claims.md "max_ulp": it never
+ * replaces a derived bound), computed at the approximation pushed away
+ * from zero by its error (bounds grow with |exact|: at least the bound of
+ * the exact value), then enlarged by that error; exact is the
+ * approximation again for the metrics. */
 static qf_status block_bound(_qf_case *p, const _qf_rowops *ops, const _qf_rowref *rr, _qf_checked *b,
                              const double *err, double *approx, qf_result *r)
 {
@@ -137,13 +138,11 @@ static qf_status block_bound(_qf_case *p, const _qf_rowops *ops, const _qf_rowre
         if (err[i] > 0 && isfinite(b->exact[i]))
             b->exact[i] += b->exact[i] < 0 ? -err[i] : err[i];
     }
-    if (p->t->arith.max_ulp > 0) {
-        qf_bound_ulp(p->outf, p->t->arith.max_ulp, n, b->exact, b->bound);
-        snprintf(r->bound.kind, sizeof r->bound.kind, "ulp");
-        r->bound.claimed_ulp = p->t->arith.max_ulp;
-    } else if (ops->bound) {
+    if (ops->bound) {
         s = ops->bound(p, rr, b);
         snprintf(r->bound.kind, sizeof r->bound.kind, "%s", p->cls->bound);
+    } else {
+        _qf_claimed_ulp(p, p->outf, n, b->exact, b->bound, r);
     }
     memcpy(b->exact, approx, n * sizeof *approx);
     for (i = 0; i < n && s == QF_OK; i++)

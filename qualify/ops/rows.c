@@ -195,18 +195,43 @@ static qf_status ref_softmax(const _qf_case *p, _qf_rowref *rr, const _qf_checke
                                : qf_ref_softmax(o, rr->x, rr->nr, rr->cols, p->op.u.softmax.scale, out);
 }
 
+/* softmax and log_softmax: the derivations of docs/bounds.md "Softmax"
+ * and "Log-softmax" (one signature). */
 static qf_status bound_softmax(const _qf_case *p, const _qf_rowref *rr, _qf_checked *ck)
 {
+    qf_status (*row)(const qf_arith_claim *, const qf_format *, size_t, const double *, double,
+                     const double *, double *) =
+        p->op.u.softmax.log ? qf_bound_log_softmax : qf_bound_softmax;
     qf_status s = QF_OK;
     size_t i, C = rr->cols;
     for (i = 0; i < rr->nr && s == QF_OK; i++)
-        s = qf_bound_softmax(&p->t->arith, p->outf, C, rr->x + i * C, p->op.u.softmax.scale,
-                             ck->exact + i * C, ck->bound + i * C);
+        s = row(&p->t->arith, p->outf, C, rr->x + i * C, p->op.u.softmax.scale, ck->exact + i * C,
+                ck->bound + i * C);
     return s;
 }
 
 static const _qf_rowops softmax_rows = {ref_softmax, bound_softmax};
-static const _qf_rowops log_softmax_rows = {ref_softmax, NULL};
+
+/* Zeros of softmax's and log_softmax's math (docs/verdicts.md "Degenerate
+ * data and exact zeros"): softmax is exactly 0 at a masked entry (scale x
+ * = -inf: exp(-inf)) of a row with an entry that is not; log_softmax is
+ * exactly 0 (log 1) at the one unmasked entry of a row, as in every row of
+ * cols = 1.  Other zeros of the reference (an exp or a difference that
+ * underflows binary64) still count.  *fact: the row's unmasked entries. */
+static int zero_softmax(const _qf_case *p, size_t at, long *fact)
+{
+    size_t k, r0 = at / p->cols * p->cols;
+    double sc = p->op.u.softmax.scale;
+    if (*fact < 0)
+        for (*fact = 0, k = 0; k < p->cols; k++)
+            *fact += sc * _qf_in_at(p, 0, r0 + k) > -INFINITY; /* NaN rows are UNDEFINED */
+    return p->op.u.softmax.log ? *fact == 1 : *fact >= 1 && sc * _qf_in_at(p, 0, at) == -INFINITY;
+}
+
+static size_t exact_zeros_softmax(const _qf_case *p, const _qf_checked *ck)
+{
+    return _qf_exact_zeros(p, ck, zero_softmax);
+}
 
 const _qf_opclass _qf_op_softmax = {
     .abi_info = &softmax_abi,
@@ -219,20 +244,21 @@ const _qf_opclass _qf_op_softmax = {
     .inputs = inputs_x,
     .layout_in = 0x1u, /* x (and the output y): a row pitch */
     .rows = &softmax_rows,
+    .exact_zeros = exact_zeros_softmax,
 };
 
-/* No bound is derived for log_softmax: only a claimed max_ulp checks
- * conformance (docs/bounds.md). */
+/* The shifted log-sum-exp's bound (docs/bounds.md "Log-softmax"). */
 const _qf_opclass _qf_op_log_softmax = {
     .schema = &log_softmax_schema,
     .name = "log_softmax",
     .abi = QF_OP_SOFTMAX,
-    .bound = NULL,
+    .bound = "log_softmax",
     .build = build_lsm,
     .tuple_matches = _qf_tuple_in,
     .inputs = inputs_x,
     .layout_in = 0x1u, /* x (and the output y): a row pitch */
-    .rows = &log_softmax_rows,
+    .rows = &softmax_rows,
+    .exact_zeros = exact_zeros_softmax,
 };
 
 /* ---- rmsnorm, layernorm ---------------------------------------------------- */
@@ -302,12 +328,42 @@ static qf_status bound_norm(const _qf_case *p, const _qf_rowref *rr, _qf_checked
     qf_status s = QF_OK;
     size_t i, C = rr->cols;
     for (i = 0; i < rr->nr && s == QF_OK; i++)
-        s = qf_bound_norm(&p->t->arith, p->outf, C, rr->x + i * C, p->inval[1], p->inval[2], p->op.u.norm.eps,
-                          p->op.op == QF_OP_LAYERNORM, ck->exact + i * C, ck->bound + i * C);
+        s = qf_bound_norm_offset(&p->t->arith, p->outf, C, rr->x + i * C, p->inval[1],
+                                 p->op.u.norm.weight_offset, p->inval[2], p->op.u.norm.eps,
+                                 p->op.op == QF_OP_LAYERNORM, ck->exact + i * C, ck->bound + i * C);
     return s;
 }
 
 static const _qf_rowops norm_rows = {ref_norm, bound_norm};
+
+/* Zeros of RMSNorm's and LayerNorm's math from nonzero inputs (docs/
+ * verdicts.md "Degenerate data and exact zeros"), without a bias (with
+ * one, y is b there, zero only for a zero b): LayerNorm is exactly 0 on a
+ * row whose entries are one nonzero value (x - mean = 0, and eps > 0 keeps
+ * the scale finite), as in every row of cols = 1; either norm is exactly
+ * 0 at a nonzero x whose scale weight_offset + w is 0 for a nonzero w.  A
+ * zero from a zero input (x, or w with no offset) still counts.  *fact: 1
+ * when the row is such a constant row. */
+static int zero_norm(const _qf_case *p, size_t at, long *fact)
+{
+    size_t k, j = at % p->cols, r0 = at - j;
+    double x = _qf_in_at(p, 0, at), w = p->inval[1] ? p->inval[1][j] : 0;
+    if (x == 0 || p->inval[2])
+        return 0;
+    if (w != 0 && w + p->op.u.norm.weight_offset == 0)
+        return 1;
+    if (p->op.op != QF_OP_LAYERNORM)
+        return 0;
+    if (*fact < 0)
+        for (*fact = 1, k = 0; k < p->cols && *fact; k++)
+            *fact = _qf_in_at(p, 0, r0 + k) == x;
+    return (int)*fact;
+}
+
+static size_t exact_zeros_norm(const _qf_case *p, const _qf_checked *ck)
+{
+    return _qf_exact_zeros(p, ck, zero_norm);
+}
 
 const _qf_opclass _qf_op_rmsnorm = {
     .abi_info = &rmsnorm_abi,
@@ -320,6 +376,7 @@ const _qf_opclass _qf_op_rmsnorm = {
     .inputs = inputs_norm,
     .layout_in = 0x1u, /* x (and the output y): a row pitch */
     .rows = &norm_rows,
+    .exact_zeros = exact_zeros_norm,
 };
 
 const _qf_opclass _qf_op_layernorm = {
@@ -333,6 +390,7 @@ const _qf_opclass _qf_op_layernorm = {
     .inputs = inputs_norm,
     .layout_in = 0x1u, /* x (and the output y): a row pitch */
     .rows = &norm_rows,
+    .exact_zeros = exact_zeros_norm,
 };
 
 /* ---- activation, glu ---------------------------------------------------------- */
@@ -397,20 +455,16 @@ static const _qf_rowops act_rows = {ref_act, bound_act};
  * that comes from a zero input (x, or GLU's up) still counts as one.  The
  * smooth activations are zero only at x = 0 (or by underflow), so they
  * keep the rule as it is. */
-static size_t exact_zeros_act(const _qf_case *p, const _qf_checked *ck)
+static int zero_act(const _qf_case *p, size_t at, long *fact)
 {
     const qf_op_activation *a = &p->op.u.activation;
-    size_t i, n = 0;
-    if (a->act != QF_REF_ACT_RELU)
-        return 0;
-    for (i = 0; i < ck->n; i++) {
-        size_t at = _qf_ck_at(ck, i);
-        if (ck->exact[i] != 0 || ck->status[i] == QF_REF_UNDECIDED || ck->status[i] == QF_REF_UNDEFINED)
-            continue;
-        if (_qf_in_at(p, 0, at) < 0 && (!a->glu || p->inval[1][at] != 0))
-            n++;
-    }
-    return n;
+    (void)fact;
+    return a->act == QF_REF_ACT_RELU && _qf_in_at(p, 0, at) < 0 && (!a->glu || p->inval[1][at] != 0);
+}
+
+static size_t exact_zeros_act(const _qf_case *p, const _qf_checked *ck)
+{
+    return p->op.u.activation.act == QF_REF_ACT_RELU ? _qf_exact_zeros(p, ck, zero_act) : 0;
 }
 
 const _qf_opclass _qf_op_activation = {

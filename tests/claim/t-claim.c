@@ -2,7 +2,22 @@
  * read from a YAML claim file, written back with the emitter and read
  * again to the same claim; several documents and a top-level list; every
  * error names the file, line and key; the JSON reader of workers takes the
- * same keys. */
+ * same keys.
+ *
+ * A claim's max_ulp bounds only what no derivation bounds, and a claim's
+ * `op` limits it to the kernels that serve that op (docs/claims.md "op",
+ * "max_ulp"):
+ *   - the `op` key is read, and an op the table does not know is an error
+ *     naming the file, line and key;
+ *   - qf_claim_apply with an op replaces the claim of the glob's kernels
+ *     that serve the op and of no other (kernel "*", op moe_router: the
+ *     router's tuples only);
+ *   - through the runner, softmax.cpu.f32 with a claimed max_ulp of 0.001
+ *     (for log_softmax, with and without `op`) keeps both derived bounds:
+ *     softmax and log_softmax QUALIFY under bound kinds "softmax" and
+ *     "log_softmax" (the claimed ulp would fail both); the same max_ulp
+ *     claimed for moe_router's weights, which derive none, is their bound
+ *     and FAILS them. */
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
 #include <stdio.h>
@@ -12,6 +27,9 @@
 
 #include "_claim.h"
 #include "qf_claim.h"
+#include "qf_kernel.h"
+#include "qf_result.h"
+#include "qf_runner_test.h"
 #include "qf_test.h"
 
 static char *write_tmp(const char *text)
@@ -174,6 +192,118 @@ START_TEST(json_keys)
 }
 END_TEST
 
+/* The claims of text applied to a registry of the built-in kernels. */
+static qf_registry *with_claims(const char *text, size_t *replaced)
+{
+    qf_registry *r = NULL;
+    qf_claim_set s;
+    char err[512], *p = write_tmp(text);
+    size_t i;
+    ck_assert_int_eq(qf_registry_create(&r), QF_OK);
+    ck_assert_int_eq(qf_registry_add_builtins(r), QF_OK);
+    ck_assert_msg(qf_claim_file_load(p, &s, err, sizeof err) == QF_OK, "%s", err);
+    *replaced = 0;
+    for (i = 0; i < s.n; i++)
+        *replaced += qf_claim_apply(r, &s.claims[i], p);
+    qf_claim_set_free(&s);
+    unlink(p);
+    return r;
+}
+
+START_TEST(op_key_read_and_checked)
+{
+    qf_claim_set s;
+    char err[512],
+        *p = write_tmp("claim_version: 1\nkernel: softmax.*\nop: log_softmax\narith: {max_ulp: 4}\n");
+    ck_assert_msg(qf_claim_file_load(p, &s, err, sizeof err) == QF_OK, "%s", err);
+    ck_assert_str_eq(s.claims[0].op, "log_softmax");
+    ck_assert(s.claims[0].arith.max_ulp == 4);
+    qf_claim_set_free(&s);
+    unlink(p);
+    p = write_tmp("claim_version: 1\nkernel: softmax.*\nop: logsoftmax\n");
+    ck_assert_int_eq(qf_claim_file_load(p, &s, err, sizeof err), QF_EPARSE);
+    ck_assert_msg(strstr(err, p) && strstr(err, ":3:5: key 'op'"), "%s", err);
+    unlink(p);
+}
+END_TEST
+
+START_TEST(op_limits_the_kernels)
+{
+    size_t n, i, j;
+    qf_registry *r = with_claims("claim_version: 1\nkernel: '*'\nop: moe_router\narith: {max_ulp: 64}\n", &n);
+    size_t moe = 0;
+    for (i = 0; i < qf_registry_count(r); i++) {
+        const qf_kernel *k = qf_registry_get(r, i);
+        for (j = 0; j < k->n_dtypes; j++) {
+            ck_assert_msg((k->dtypes[j].arith.max_ulp == 64) == (k->op == QF_OP_MOE_ROUTER),
+                          "%s %s: max_ulp %g", k->name, k->dtypes[j].name, k->dtypes[j].arith.max_ulp);
+            moe += k->op == QF_OP_MOE_ROUTER;
+        }
+        ck_assert((qf_registry_claim_origin(r, i) != NULL) == (k->op == QF_OP_MOE_ROUTER));
+    }
+    ck_assert_uint_gt(moe, 0);
+    ck_assert_uint_eq(n, moe);
+    qf_registry_free(r);
+    /* an op none of the glob's kernels serve: nothing replaced */
+    r = with_claims("claim_version: 1\nkernel: gemm.*\nop: softmax\narith: {max_ulp: 64}\n", &n);
+    ck_assert_uint_eq(n, 0);
+    qf_registry_free(r);
+}
+END_TEST
+
+static const char suite[] = "suite: claimed-ulp\n"
+                            "groups:\n"
+                            "  - op: softmax\n"
+                            "    kernels: [softmax.cpu.f32]\n"
+                            "    dtypes: [float32]\n"
+                            "    shapes: {rows: [4], cols: [64]}\n"
+                            "  - op: log_softmax\n"
+                            "    kernels: [softmax.cpu.f32]\n"
+                            "    dtypes: [float32]\n"
+                            "    shapes: {rows: [4], cols: [64]}\n"
+                            "  - op: moe_router\n"
+                            "    kernels: [moe_router.cpu.softmax_topk]\n"
+                            "    dtypes: [float32]\n"
+                            "    shapes: {tokens: [16], experts: [8]}\n"
+                            "    params: {top_k: 2}\n";
+
+static void run_claimed(const char *claims, qf_verdict moe_verdict)
+{
+    size_t n, i;
+    qf_registry *r = with_claims(claims, &n);
+    qf_runner_summary sum;
+    ck_assert_uint_gt(n, 0);
+    qf_test_run_yaml(suite, "claimed-ulp.yaml", r, &sum);
+    ck_assert_uint_eq(sum.n, 3);
+    for (i = 0; i < sum.n; i++) {
+        const qf_result *x = &sum.results[i];
+        int moe = !strcmp(x->op, "moe_router");
+        ck_assert_msg(x->verdict == (moe ? moe_verdict : QF_VERDICT_QUALIFIED) &&
+                          !strcmp(x->bound.kind, moe ? "ulp" : x->op) && x->metrics.n_bound > 0,
+                      "%s: %s (%s), bound '%s'", x->case_id, qf_verdict_name(x->verdict), x->reason,
+                      x->bound.kind);
+        if (moe && moe_verdict == QF_VERDICT_FAILED)
+            ck_assert_msg(strstr(x->reason, "outside the bound derived from the claim"), "%s", x->reason);
+    }
+    qf_runner_summary_free(&sum);
+    qf_registry_free(r);
+}
+
+START_TEST(max_ulp_never_replaces_a_derived_bound)
+{
+    /* stated for log_softmax, with op: softmax keeps its bound, and so does
+     * log_softmax; the router keeps its own claim (256 ulps) */
+    run_claimed("claim_version: 1\nkernel: softmax.cpu.f32\nop: log_softmax\narith: {max_ulp: 0.001}\n",
+                QF_VERDICT_QUALIFIED);
+    /* without op: the same, by the rule */
+    run_claimed("claim_version: 1\nkernel: softmax.cpu.f32\narith: {max_ulp: 0.001}\n", QF_VERDICT_QUALIFIED);
+    /* for the router's weights, which derive none, the claimed ulp is the
+     * bound: 0.001 ulp fails them */
+    run_claimed("claim_version: 1\nkernel: '*'\nop: moe_router\narith: {max_ulp: 0.001}\n",
+                QF_VERDICT_FAILED);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("claim");
@@ -182,6 +312,10 @@ int main(void)
     tcase_add_test(tc, documents_and_lists);
     tcase_add_test(tc, errors_name_file_line_key);
     tcase_add_test(tc, json_keys);
+    tcase_add_test(tc, op_key_read_and_checked);
+    tcase_add_test(tc, op_limits_the_kernels);
+    tcase_add_test(tc, max_ulp_never_replaces_a_derived_bound);
+    tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return qf_test_run(s);
 }

@@ -385,10 +385,12 @@ START_TEST(test_softmax)
     static const int64_t colss[] = {1, 2, 7, 33, 100};
     static const double scales[] = {1, 0.125, 0.3};
     uint64_t seed = qf_test_seed() + 100;
-    size_t ci, si;
-    for (ci = 0; ci < sizeof colss / sizeof colss[0]; ci++)
+    size_t ci, si, nc = sizeof colss / sizeof colss[0];
+    /* softmax, then log_softmax (docs/bounds.md "Log-softmax") */
+    for (ci = 0; ci < 2 * nc; ci++)
         for (si = 0; si < 3; si++) {
-            int64_t rows = 3, cols = colss[ci], r, j;
+            int64_t rows = 3, cols = colss[ci % nc], r, j;
+            int lg = ci >= nc;
             size_t n = (size_t)(rows * cols);
             float *x = malloc(n * 4), *y = malloc(n * 4);
             double *xd = malloc(n * 8), *bound = malloc(n * 8);
@@ -405,21 +407,25 @@ START_TEST(test_softmax)
             op.u.softmax.rows = (size_t)rows;
             op.u.softmax.cols = (size_t)cols;
             op.u.softmax.scale = scales[si];
+            op.u.softmax.log = lg;
             tensor2(&in[0], QF_FLOAT32, rows, cols, x);
             tensor2(&out[0], QF_FLOAT32, rows, cols, y);
             ck_assert_msg(call(k, &op, in, out, msg, sizeof msg) == QF_OK, "%s", msg);
             ck_assert_int_eq(qf_ref_out_alloc(&ref, n), QF_OK);
-            ck_assert_int_eq(qf_ref_softmax(NULL, xd, (size_t)rows, (size_t)cols, scales[si], &ref), QF_OK);
+            ck_assert_int_eq((lg ? qf_ref_log_softmax : qf_ref_softmax)(NULL, xd, (size_t)rows, (size_t)cols,
+                                                                        scales[si], &ref),
+                             QF_OK);
             for (r = 0; r < rows; r++) {
-                ck_assert_int_eq(qf_bound_softmax(&k->dtypes[0].arith, f32, (size_t)cols, xd + r * cols,
-                                                  scales[si], ref.value + r * cols, bound + r * cols),
+                ck_assert_int_eq((lg ? qf_bound_log_softmax : qf_bound_softmax)(
+                                     &k->dtypes[0].arith, f32, (size_t)cols, xd + r * cols, scales[si],
+                                     ref.value + r * cols, bound + r * cols),
                                  QF_OK);
                 for (j = 0; j < cols; j++) {
                     size_t o = (size_t)(r * cols + j);
                     ck_assert_msg(fabs((double)y[o] - ref.value[o]) <= bound[o],
-                                  "softmax cols %lld scale %g row %lld col %lld: %a vs exact %a, bound %g",
-                                  (long long)cols, scales[si], (long long)r, (long long)j, (double)y[o],
-                                  ref.value[o], bound[o]);
+                                  "%s cols %lld scale %g row %lld col %lld: %a vs exact %a, bound %g",
+                                  lg ? "log_softmax" : "softmax", (long long)cols, scales[si], (long long)r,
+                                  (long long)j, (double)y[o], ref.value[o], bound[o]);
                 }
             }
             qf_ref_out_free(&ref);
@@ -451,9 +457,15 @@ START_TEST(test_softmax_specials)
         ck_assert_float_eq(y[1][j], (j & 1) ? 0.0f : 0.5f);
         ck_assert(isnan(y[2][j])); /* the reference's UNDEFINED row */
     }
+    /* log_softmax: -log 4; -log 2 and -inf exactly at the masked entries;
+     * NaN for the row of -inf only */
     op.u.softmax.log = 1;
-    ck_assert_int_eq(call(k, &op, in, out, msg, sizeof msg), QF_EUNSUPPORTED);
-    ck_assert_msg(strstr(msg, "log_softmax") != NULL, "%s", msg);
+    ck_assert_msg(call(k, &op, in, out, msg, sizeof msg) == QF_OK, "%s", msg);
+    for (j = 0; j < 4; j++) {
+        ck_assert_float_eq(y[0][j], -logf(4.0f));
+        ck_assert_float_eq(y[1][j], (j & 1) ? -INFINITY : -logf(2.0f));
+        ck_assert(isnan(y[2][j]));
+    }
 }
 END_TEST
 

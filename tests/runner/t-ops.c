@@ -1,6 +1,8 @@
 /* t-ops.c: the ops the runner drives beyond gemm / softmax / norms.  For
  * each, a test-only kernel in this test's own registry that computes the op
- * correctly (in binary64, rounded once into float32, claiming 2 ulp:
+ * correctly (in binary64, rounded once into float32, claiming 2 ulp, which
+ * bounds only what no derivation does, moe_router's weights: every other
+ * op is checked against its derived bound, docs/claims.md "max_ulp";
  * QUALIFIED) and one with a planted defect (FAILED, the reason naming the
  * bound it broke):
  *   log_softmax  bad: the last column forgets the log-sum-exp
@@ -370,10 +372,12 @@ static void expect(const qf_runner_summary *s, const char *op, const char *kerne
                   kernel, qf_verdict_name(r->verdict), r->reason);
     if (v == QF_VERDICT_QUALIFIED || v == QF_VERDICT_FAILED)
         ck_assert_msg(r->has_metrics && r->n_checked == r->n_elements &&
-                          !strcmp(r->bound.kind, !strcmp(op, "attention") ? "attention"
-                                                 : !strncmp(op, "q-", 2)  ? "exact"
-                                                 : !strcmp(op, "gemm")    ? "gemm"
-                                                                          : "ulp"),
+                          !strcmp(r->bound.kind, !strcmp(op, "attention")    ? "attention"
+                                                 : !strncmp(op, "q-", 2)     ? "exact"
+                                                 : !strcmp(op, "gemm")       ? "gemm"
+                                                 : !strcmp(op, "moe_router") ? "ulp"
+                                                 : !strcmp(op, "glu")        ? "activation"
+                                                                             : op),
                       "%s %s: metrics %d, %zu of %zu checked, bound '%s'", op, kernel, r->has_metrics,
                       r->n_checked, r->n_elements, r->bound.kind);
 }
@@ -488,16 +492,18 @@ START_TEST(ops_good_and_bad)
 }
 END_TEST
 
-/* An op that derives no bound (log_softmax), with a claim that states no
- * max_ulp: checked against nothing, so UNCHECKED, never a pass. */
+/* An op that derives no bound (moe_router's weights), with a claim that
+ * states no max_ulp: checked against nothing, so UNCHECKED, never a pass. */
 START_TEST(no_bound_says_so)
 {
     static const char yaml[] = "suite: nobound\n"
                                "groups:\n"
-                               "  - op: log_softmax\n"
-                               "    kernels: ['softmax.test.log.noclaim']\n"
+                               "  - op: moe_router\n"
+                               "    kernels: ['moe_router.test.noclaim']\n"
                                "    dtypes: [float32]\n"
-                               "    shapes: {rows: [3], cols: [16]}\n";
+                               "    inputs: [{name: small_int, int_max: 2}]\n"
+                               "    shapes: {tokens: [16], experts: [8]}\n"
+                               "    params: {top_k: 3}\n";
     static qf_dtype_tuple t[1];
     qf_registry *r = NULL;
     qf_kernel k;
@@ -508,13 +514,13 @@ START_TEST(no_bound_says_so)
     memset(&k, 0, sizeof k);
     k.abi_version = QF_KERNEL_ABI_VERSION;
     k.struct_size = sizeof k;
-    k.name = "softmax.test.log.noclaim";
-    k.op = QF_OP_SOFTMAX;
+    k.name = "moe_router.test.noclaim";
+    k.op = QF_OP_MOE_ROUTER;
     k.kind = QF_KERNEL_REFERENCE;
     k.backend = k.archs = "cpu";
     k.dtypes = t;
     k.n_dtypes = 1;
-    k.run = run_log_softmax;
+    k.run = run_moe;
     ck_assert_msg(qf_registry_add(r, &k) == QF_OK, "%s", qf_registry_error(r));
     qf_test_run_yaml(yaml, "nobound.yaml", r, &sum);
     ck_assert_uint_eq(sum.n, 1);

@@ -171,7 +171,7 @@ static double err_kind(const qf_metrics_input *in, int kind, size_t i)
     elem_vals v;
     qf_elem_err e;
     double x;
-    if (elem_class(in, i, &v) != EC_FINITE || (kind == 3 && isnan(v.bnd)))
+    if (elem_class(in, i, &v) != EC_FINITE || (kind == 3 && !isfinite(v.bnd)))
         return -1;
     x = isfinite(v.x) ? v.x : v.r;
     if (kind == 0)
@@ -422,7 +422,9 @@ qf_status qf_metrics_compute(const qf_metrics_input *in, qf_metrics *m, qf_elem_
         }
         set_max(e.abs, i, &m->max_abs, &m->at_abs);
         set_max(e.rel, i, &m->max_rel, &m->at_rel);
-        if (!isnan(bnd)) {
+        /* An infinite bound checks nothing (a derivation that gives up):
+         * such an element is not counted as checked against a bound. */
+        if (isfinite(bnd)) {
             nb++;
             set_max(e.util, i, &m->max_util, &m->at_util);
             if (e.abs > bnd) {

@@ -73,8 +73,10 @@ typedef struct qf_result_role {
 /* The bound the verdict used (qf_bound.h), summarized.  kind:
  *   "gemm"       coefficients below (rel_abs * sum|a||b| + rel_out |c| + abs_min),
  *   "ulp"        the claimed max_ulp of the kernel (claimed_ulp),
- *   "softmax", "norm", "attention", "rope", "activation"   derived per element (docs/bounds.md),
- *   ""           no bound (the run did not produce outputs).
+ *   "softmax", "log_softmax", "norm", "l2norm", "attention", "rope", "activation"   derived per element
+ *                (docs/bounds.md; an infinite one checks nothing: not counted in metrics.n_bound),
+ *   "exact"      codes compared with an exact expectation (quantize),
+ *   ""           no bound: the op derives none for the case, or no outputs (UNCHECKED or an outcome).
  * max_bound: the largest per-element bound; max_bound_ulp the same in ulps
  * of the output format at the element where it occurs. */
 typedef struct qf_result_bound {

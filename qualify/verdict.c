@@ -421,13 +421,19 @@ qf_status qf_verdict_decide(const qf_evidence *e, const qf_metrics *m, const qf_
         decide_out2(e, &e->out2_metrics, 0, d);
     if (e->out2 >= 2)
         decide_out2(e, &e->out2_run2_metrics, 1, d);
-    /* ---- 11. No bound, no conformance check: never a pass. */
-    if (!e->bound && d->verdict == QF_VERDICT_QUALIFIED && d->cause != QF_CAUSE_EMPTY) {
+    /* ---- 11. No bound, no conformance check: never a pass.  A bound that
+     * is infinite everywhere (a derivation that gives up) is none; where
+     * only some elements have one, the reason says how many did not. */
+    if (e->bound && m->n_bound && m->n_checked > m->n_bound && d->verdict == QF_VERDICT_QUALIFIED)
+        note(d, "; %zu of %zu checked elements had no finite bound (checked against nothing)",
+             m->n_checked - m->n_bound, m->n_checked);
+    if ((!e->bound || !m->n_bound) && d->verdict == QF_VERDICT_QUALIFIED && d->cause != QF_CAUSE_EMPTY) {
         char err[160];
         ulp_text(m, err, sizeof err);
         say(d, QF_VERDICT_UNCHECKED, QF_CAUSE_NO_BOUND,
-            "no bound applied (the op derives none for this case and the claim states no max_ulp): %s, normwise "
-            "%.3g, SQNR %.4g dB, checked against nothing",
+            "%s: %s, normwise %.3g, SQNR %.4g dB, checked against nothing",
+            e->bound ? "no finite bound (the derivation gives none for these elements)"
+                     : "no bound applied (the op derives none for this case and the claim states no max_ulp)",
             err, m->normwise, m->sqnr_db);
     }
     return QF_OK;

@@ -356,6 +356,14 @@ START_TEST(rule11_no_bound)
     p = qf_policy_default(0);
     m.nonfinite_bad = 1;
     EXPECT(&e, &m, &p, QF_VERDICT_FAILED, QF_CAUSE_NONFINITE);
+    /* a bound that is infinite everywhere is none; infinite at some
+     * elements: QUALIFIED, the reason says how many were not checked */
+    m = clean(), e.bound = 1, m.n_bound = 0;
+    d = decide(&e, &m, &p);
+    ck_assert(d.verdict == QF_VERDICT_UNCHECKED && strstr(d.reason, "no finite bound"));
+    m.n_bound = 60;
+    d = decide(&e, &m, &p);
+    ck_assert(d.verdict == QF_VERDICT_QUALIFIED && strstr(d.reason, "40 of 100 checked elements had no finite bound"));
 }
 END_TEST
 

@@ -23,6 +23,8 @@ static inline void qf_test_seal_clean(qf_result *r)
     m->n_undecided = m->nonfinite_bad = m->finite_bad = m->nan_mismatch = m->inf_mismatch = 0;
     m->n_violations = m->signed_zero_mismatch = 0;
     m->frac_zero_ref = 0;
+    if (!m->n_bound || m->n_bound > m->n_checked) /* every checked element bounded (finitely) */
+        m->n_bound = m->n_checked;
     r->det_equal = 1;
 }
 

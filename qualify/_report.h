@@ -1,9 +1,22 @@
-/* _report.h: what report.c shares with enable.c (internal). */
+/* _report.h: what report.c shares with enable.c and report_junit.c
+ * (internal). */
 #ifndef QF__REPORT_H
 #define QF__REPORT_H
 
 #include <stddef.h>
 #include <stdio.h>
+
+#include "qf_result.h"
+
+/* qf_verdict_name, never NULL ("?"). */
+const char *_qf_report_verdict_name(qf_verdict v);
+/* The reproducer of a case: the runner's, or the documented form
+ * (qualify run SUITE --case ID --kernel K) for a record without one. */
+void _qf_report_reproducer(const qf_result *r, char *buf, size_t n);
+/* Does the provenance say anything (a report built from a journal has
+ * none)? */
+struct qf_provenance;
+int _qf_report_prov_known(const struct qf_provenance *p);
 
 /* One row a Markdown table leaves out because none of its pairs ran for
  * want of a dtype tuple (qf_report_no_tuple): a summary group of report.md,

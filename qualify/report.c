@@ -44,7 +44,7 @@ size_t qf_report_failed(const qf_result *r, size_t n, int strict)
     return k;
 }
 
-static const char *verdict_name(qf_verdict v)
+const char *_qf_report_verdict_name(qf_verdict v)
 {
     const char *s = qf_verdict_name(v);
     return s ? s : "?";
@@ -495,7 +495,7 @@ qf_status qf_report_provenance_from_json(const json_t *j, qf_provenance *p, char
 
 /* The reproducer of a case; the runner writes one, and a record without
  * one gets the documented form so every case keeps a way back. */
-static void reproducer(const qf_result *r, char *buf, size_t n)
+void _qf_report_reproducer(const qf_result *r, char *buf, size_t n)
 {
     if (r->reproducer[0])
         snprintf(buf, n, "%s", r->reproducer);
@@ -530,7 +530,7 @@ qf_status qf_report_case_to_json(const qf_result *r, json_t **out)
     /* An integer seed when it fits JSON's usual int64; text beyond. */
     if (r->seed <= (uint64_t)INT64_MAX)
         bad |= _qf_json_set_new(o, "seed", json_integer((json_int_t)r->seed));
-    reproducer(r, rep, sizeof rep);
+    _qf_report_reproducer(r, rep, sizeof rep);
     bad |= _qf_json_set_new(o, "reproduce", json_string(rep));
     if (bad) {
         json_decref(o);
@@ -549,12 +549,12 @@ static json_t *summary_json(const qf_result *r, size_t n, const qf_report_group 
         if ((unsigned)r[i].verdict < QF_VERDICT_COUNT)
             tot[r[i].verdict]++;
     for (v = 0; !bad && v < QF_VERDICT_COUNT; v++)
-        bad |= _qf_json_set_new(counts, verdict_name((qf_verdict)v), json_integer((json_int_t)tot[v]));
+        bad |= _qf_json_set_new(counts, _qf_report_verdict_name((qf_verdict)v), json_integer((json_int_t)tot[v]));
     for (i = 0; !bad && i < ng; i++) {
         json_t *go = json_object(), *gc = json_object();
         bad |= !go || !gc;
         for (v = 0; !bad && v < QF_VERDICT_COUNT; v++)
-            bad |= _qf_json_set_new(gc, verdict_name((qf_verdict)v), json_integer((json_int_t)g[i].count[v]));
+            bad |= _qf_json_set_new(gc, _qf_report_verdict_name((qf_verdict)v), json_integer((json_int_t)g[i].count[v]));
         if (!bad) {
             bad |= _qf_json_set_new(go, "kernel", json_string(g[i].kernel));
             bad |= _qf_json_set_new(go, "kernel_kind", json_string(g[i].kernel_kind));
@@ -704,7 +704,7 @@ static void md_shape(FILE *out, const qf_result *r)
 }
 
 /* A provenance read from a report without one (a journal) is all empty. */
-static int prov_known(const qf_provenance *p)
+int _qf_report_prov_known(const qf_provenance *p)
 {
     return p && (p->timestamp[0] || p->qualify_version[0] || p->cpu_model[0] || p->os[0]);
 }
@@ -800,7 +800,7 @@ static void md_summary_table(FILE *out, const qf_report_group *g, size_t ng)
     int unsure = 0;
     fputs("| kernel | kind | op | dtypes | cases |", out);
     for (j = 0; j < sizeof order / sizeof order[0]; j++)
-        fprintf(out, " %s |", verdict_name(order[j]));
+        fprintf(out, " %s |", _qf_report_verdict_name(order[j]));
     fputs(" worst ulp (exact ≠ 0) | exact zeros missed | worst bound util | growth exponent |\n"
           "|---|---|---|---|---:|",
           out);
@@ -941,7 +941,7 @@ qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const
     fprintf(out, "%zu case%s:", n, n == 1 ? "" : "s");
     for (j = 0; j < sizeof order / sizeof order[0]; j++)
         if (tot[order[j]])
-            fprintf(out, " %zu %s,", tot[order[j]], verdict_name(order[j]));
+            fprintf(out, " %zu %s,", tot[order[j]], _qf_report_verdict_name(order[j]));
     fprintf(out, " %s.\n\n", nfail ? "NOT PASSING" : "passing");
 
     fputs("## Summary per kernel, op and dtype tuple\n\n", out);
@@ -964,7 +964,7 @@ qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const
         char rep[QF_RESULT_CMD_MAX];
         if (!qf_report_is_failure(x->verdict, opt->strict))
             continue;
-        fprintf(out, "### %s ", verdict_name(x->verdict));
+        fprintf(out, "### %s ", _qf_report_verdict_name(x->verdict));
         md_code(out, x->kernel);
         fputc(' ', out);
         md_code(out, x->case_id);
@@ -996,7 +996,7 @@ qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const
             fprintf(out, ", %zu violation%s", x->metrics.n_violations,
                     x->metrics.n_violations == 1 ? "" : "s");
         }
-        reproducer(x, rep, sizeof rep);
+        _qf_report_reproducer(x, rep, sizeof rep);
         fputs("\n- reproduce: ", out);
         if (rep[0])
             md_code(out, rep);
@@ -1012,170 +1012,8 @@ qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const
         }
         fputs("\n\n", out);
     }
-    if (prov_known(prov))
+    if (_qf_report_prov_known(prov))
         md_provenance(out, prov);
-    return ferror(out) ? QF_EIO : QF_OK;
-}
-
-/* ---- JUnit XML ------------------------------------------------------------------ */
-
-/* Text or attribute content.  Characters XML 1.0 cannot hold at all (C0
- * controls other than tab, newline, return) become U+FFFD; a newline in
- * an attribute is kept as a reference so parsers do not fold it. */
-static void xml_text(FILE *out, const char *s, int attr)
-{
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        switch (c) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs(attr ? "&quot;" : "\"", out); break;
-        case '\'': fputs(attr ? "&apos;" : "'", out); break;
-        case '\n': fputs(attr ? "&#10;" : "\n", out); break;
-        case '\r': fputs("&#13;", out); break;
-        case '\t': fputs(attr ? "&#9;" : "\t", out); break;
-        default:
-            if (c < 0x20)
-                fputs("\xEF\xBF\xBD", out);
-            else
-                fputc(c, out);
-        }
-    }
-}
-
-static void junit_counts(const qf_result *r, size_t n, const char *kernel, int strict, size_t *tests,
-                         size_t *fail, size_t *skip, double *time)
-{
-    size_t i;
-    *tests = *fail = *skip = 0;
-    *time = 0;
-    for (i = 0; i < n; i++) {
-        if (kernel && strcmp(r[i].kernel, kernel))
-            continue;
-        (*tests)++;
-        if (qf_report_is_failure(r[i].verdict, strict))
-            (*fail)++;
-        else if (r[i].verdict == QF_VERDICT_UNSUPPORTED || r[i].verdict == QF_VERDICT_SKIPPED)
-            (*skip)++;
-        if (isfinite(r[i].wall_s) && r[i].wall_s > 0)
-            *time += r[i].wall_s;
-    }
-}
-
-static void junit_case(FILE *out, const qf_result *x, int strict)
-{
-    char rep[QF_RESULT_CMD_MAX];
-    double t = isfinite(x->wall_s) && x->wall_s > 0 ? x->wall_s : 0;
-    fputs("    <testcase name=\"", out);
-    xml_text(out, x->case_id, 1);
-    fputs("\" classname=\"", out);
-    xml_text(out, x->kernel, 1);
-    fputc('.', out);
-    xml_text(out, x->dtype[0] ? x->dtype : "default", 1);
-    fprintf(out, "\" time=\"%.6f\"", t);
-    reproducer(x, rep, sizeof rep);
-    if (qf_report_is_failure(x->verdict, strict)) {
-        fputs(">\n      <failure type=\"", out);
-        xml_text(out, verdict_name(x->verdict), 1);
-        fputs("\" message=\"", out);
-        xml_text(out, x->reason[0] ? x->reason : verdict_name(x->verdict), 1);
-        fputs("\">", out);
-        fputs(verdict_name(x->verdict), out);
-        fputs(": ", out);
-        xml_text(out, x->reason, 0);
-        fputs("\nop: ", out);
-        xml_text(out, x->op, 0);
-        fputs(" kernel: ", out);
-        xml_text(out, x->kernel, 0);
-        fputs(" dtypes: ", out);
-        xml_text(out, x->dtype, 0);
-        fprintf(out, " seed: %llu", (unsigned long long)x->seed);
-        fputs(" arch: ", out);
-        xml_text(out, x->arch[0] ? x->arch : "cpu", 0);
-        fputs("\nreproduce: ", out);
-        xml_text(out, rep[0] ? rep : "(unknown)", 0);
-        fputs("\n</failure>\n    </testcase>\n", out);
-    } else if (x->verdict == QF_VERDICT_UNSUPPORTED || x->verdict == QF_VERDICT_SKIPPED ||
-               x->verdict == QF_VERDICT_UNCHECKED) { /* UNCHECKED: checked against nothing, no pass */
-        fputs(">\n      <skipped message=\"", out);
-        xml_text(out, verdict_name(x->verdict), 1);
-        if (x->reason[0]) {
-            fputs(": ", out);
-            xml_text(out, x->reason, 1);
-        }
-        fputs("\"/>\n    </testcase>\n", out);
-    } else if (x->verdict != QF_VERDICT_QUALIFIED) {
-        /* MARGINAL and MISTRUSTED that are not failures stay visible. */
-        fputs(">\n      <system-out>", out);
-        xml_text(out, verdict_name(x->verdict), 0);
-        fputs(": ", out);
-        xml_text(out, x->reason, 0);
-        fputs("</system-out>\n    </testcase>\n", out);
-    } else {
-        fputs("/>\n", out);
-    }
-}
-
-qf_status qf_report_junit_file(FILE *out, const qf_result *r, size_t n, const qf_provenance *prov,
-                               const qf_report_options *opt)
-{
-    size_t i, j, tests, fail, skip;
-    double time;
-    int strict = opt ? opt->strict : 0;
-    if (!out || (!r && n))
-        return QF_EINVAL;
-    junit_counts(r, n, NULL, strict, &tests, &fail, &skip, &time);
-    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
-    fprintf(out,
-            "<testsuites name=\"qualify\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" "
-            "time=\"%.6f\">\n",
-            tests, fail, skip, time);
-    /* One testsuite per kernel, in order of first appearance. */
-    for (i = 0; i < n; i++) {
-        for (j = 0; j < i; j++)
-            if (!strcmp(r[j].kernel, r[i].kernel))
-                break;
-        if (j < i)
-            continue;
-        junit_counts(r, n, r[i].kernel, strict, &tests, &fail, &skip, &time);
-        fputs("  <testsuite name=\"", out);
-        xml_text(out, r[i].kernel, 1);
-        fprintf(out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" time=\"%.6f\"", tests,
-                fail, skip, time);
-        if (prov && prov->timestamp[0]) {
-            fputs(" timestamp=\"", out);
-            xml_text(out, prov->timestamp, 1);
-            fputc('"', out);
-        }
-        fputs(">\n", out);
-        if (prov_known(prov)) {
-            fputs("    <properties>\n", out);
-#define PROP(name, val)                                                                                      \
-    do {                                                                                                     \
-        fputs("      <property name=\"" name "\" value=\"", out);                                            \
-        xml_text(out, val, 1);                                                                               \
-        fputs("\"/>\n", out);                                                                                \
-    } while (0)
-            PROP("kernel_kind", r[i].kernel_kind);
-            PROP("qualify_version", prov->qualify_version);
-            PROP("git_revision", prov->git_revision);
-            PROP("cpu", prov->cpu_model);
-            PROP("os", prov->os);
-            PROP("compiler", prov->compiler);
-            if (prov->gpu_name[0])
-                PROP("gpu", prov->gpu_name);
-            if (prov->gpu_arch[0])
-                PROP("gpu_arch", prov->gpu_arch);
-#undef PROP
-            fputs("    </properties>\n", out);
-        }
-        for (j = i; j < n; j++)
-            if (!strcmp(r[j].kernel, r[i].kernel))
-                junit_case(out, &r[j], strict);
-        fputs("  </testsuite>\n", out);
-    }
-    fputs("</testsuites>\n", out);
     return ferror(out) ? QF_EIO : QF_OK;
 }
 

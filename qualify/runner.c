@@ -640,7 +640,8 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
         } else {
             r->ev.baseline = -1;
             r->ev.baseline_verdict = bverdict;
-            snprintf(r->ev.baseline_why, sizeof r->ev.baseline_why, "%s", bwhy);
+            snprintf(r->ev.baseline_why, sizeof r->ev.baseline_why, "%.*s", (int)sizeof r->ev.baseline_why - 1,
+                     bwhy);
         }
     }
     if (!isnan(r->policy.max_componentwise))

@@ -647,7 +647,7 @@ void _qf_artifacts_save(const _qf_case *p, const _qf_checked *ck, const _qf_chec
         _qf_shell_quote(q, sizeof q, path);
         cat(c, sizeof c, " --save-failing=off -o ", q);
         if (strlen(c) + 1 < sizeof r->artifacts_reproducer) {
-            snprintf(r->artifacts_reproducer, sizeof r->artifacts_reproducer, "%s", c);
+            memcpy(r->artifacts_reproducer, c, strlen(c) + 1); /* it fits: checked above */
             if (!strncmp(r->kernel_origin, "worker:", 7))
                 _qf_repro_env_prefix(r->artifacts_reproducer, sizeof r->artifacts_reproducer);
         } else {

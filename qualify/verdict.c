@@ -424,6 +424,8 @@ qf_status qf_verdict_decide(const qf_evidence *e, const qf_metrics *m, const qf_
     /* ---- 11. No bound, no conformance check: never a pass.  A bound that
      * is infinite everywhere (a derivation that gives up) is none; where
      * only some elements have one, the reason says how many did not. */
+    if ((!e->bound || !m->n_bound) && d->verdict == QF_VERDICT_MARGINAL)
+        note(d, "; no conformance check: no %sbound applied", e->bound ? "finite " : "");
     if (e->bound && m->n_bound && m->n_checked > m->n_bound && d->verdict == QF_VERDICT_QUALIFIED)
         note(d, "; %zu of %zu checked elements had no finite bound (checked against nothing)",
              m->n_checked - m->n_bound, m->n_checked);

@@ -16,17 +16,24 @@
  * broken run measures nothing.
  *
  * Targets (issue 15): pairs/s >= 300 and init calls <= 4 (+ restarts)
- * for 2,000 pairs with --jobs 2.  The last line:
+ * for 2,000 pairs with --jobs 2.
+ *
+ * The cost of the sandbox (issue 26, docs/security.md "The sandbox"): the
+ * server sweep runs twice more, unconfined (the sandbox off) and confined,
+ * alternated, the best of two each; with QUICK_SUITE, `qualify run` of it
+ * the same way (`--no-sandbox` and not).  The last lines:
+ *   sandbox: server pairs/s = U unconfined, C confined (C/U = R); quick suite = A s unconfined, B s confined (B/A = S)
  *   engine: pairs/s = P, init calls = I, restarts = R
  *
- * usage: bench_engine QUALIFY_BIN SLOWINIT_PLUGIN [pairs] [jobs] [pair-mode pairs]
+ * usage: bench_engine QUALIFY_BIN SLOWINIT_PLUGIN [pairs] [jobs] [pair-mode pairs] [QUICK_SUITE]
  *   defaults 2000 pairs, 2 jobs, 100 pairs for the per-pair comparison.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +41,7 @@
 #include "qf_runner.h"
 #include "qf_suite.h"
 #include "qf_worker.h"
+#include "_sandbox.h"
 
 static double now(void)
 {
@@ -100,6 +108,53 @@ static double sweep(const char *plugin, const char *server_cmd, int n, int jobs,
     return bad ? -1 : t;
 }
 
+/* `qualify run SUITE` once: seconds, or < 0. */
+static double quick(const char *bin, const char *suite, int confined)
+{
+    char cmd[4096];
+    double t = now();
+    int rc;
+    snprintf(cmd, sizeof cmd, "'%s' run '%s' -q %s -o /tmp/qf-bench-engine-quick-%d > /dev/null 2>&1", bin, suite,
+             confined ? "" : "--no-sandbox", (int)getpid());
+    rc = system(cmd);
+    t = now() - t;
+    snprintf(cmd, sizeof cmd, "rm -rf /tmp/qf-bench-engine-quick-%d", (int)getpid());
+    if (system(cmd) != 0 || rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) > 1)
+        return -1;
+    return t;
+}
+
+/* The sandbox's cost, side by side (see the top). */
+static int sandbox_cost(const char *bin, const char *plugin, const char *cmd, int pairs, int jobs,
+                        const char *suite)
+{
+    double best[2] = {1e30, 1e30}, qbest[2] = {1e30, 1e30}, t;
+    long c;
+    int r, conf;
+    for (r = 0; r < 2; r++)
+        for (conf = 0; conf < 2; conf++) {
+            _qf_sbx_set_mode(conf ? QF_SANDBOX_AUTO : QF_SANDBOX_OFF);
+            if ((t = sweep(plugin, cmd, pairs, jobs, &c)) < 0)
+                return -1;
+            if (t < best[conf])
+                best[conf] = t;
+            if (suite) {
+                if ((t = quick(bin, suite, conf)) < 0)
+                    return -1;
+                if (t < qbest[conf])
+                    qbest[conf] = t;
+            }
+        }
+    _qf_sbx_set_mode(QF_SANDBOX_AUTO);
+    printf("sandbox: server pairs/s = %.1f unconfined, %.1f confined (C/U = %.3f)", pairs / best[0],
+           pairs / best[1], best[0] / best[1]);
+    if (suite)
+        printf("; quick suite = %.2f s unconfined, %.2f s confined (B/A = %.3f)", qbest[0], qbest[1],
+               qbest[1] / qbest[0]);
+    putchar('\n');
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int pairs = argc > 3 ? atoi(argv[3]) : 2000, jobs = argc > 4 ? atoi(argv[4]) : 2;
@@ -111,7 +166,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_engine QUALIFY_BIN SLOWINIT_PLUGIN [pairs] [jobs] [pair-mode pairs]\n");
         return 2;
     }
-    snprintf(log, sizeof log, "/tmp/qf-bench-engine-%d.init", (int)getpid());
+    /* The kernels' init log, in a directory they may write (the sandbox
+     * lets them write nowhere else: --kernel-writable). */
+    snprintf(log, sizeof log, "/tmp/qf-bench-engine-%d", (int)getpid());
+    mkdir(log, 0700);
+    if (_qf_sbx_allow_write(log)) {
+        perror(log);
+        return 1;
+    }
+    strcat(log, "/init");
     setenv("QF_INIT_LOG", log, 1); /* inherited by the servers and kernel children */
     snprintf(cmd, sizeof cmd, "exec '%s' kernel-server --plugin '%s'", argv[1], argv[2]);
 
@@ -124,10 +187,17 @@ int main(int argc, char **argv)
     unlink(log);
     if (tp < 0 || ts < 0)
         return 1;
+
     printf("--isolate pair:   %d pairs in %.2f s: %.1f pairs/s, %ld init calls, %ld crashes\n", ppairs, tp,
            ppairs / tp, pinits, pcrashes);
     printf("--isolate server: %d pairs in %.2f s: %.1f pairs/s, %ld init calls, %ld crashes (%d jobs)\n", pairs, ts,
            pairs / ts, inits, crashes, jobs);
+    fflush(stdout);
+    if (sandbox_cost(argv[1], argv[2], cmd, pairs, jobs, argc > 6 ? argv[6] : NULL))
+        return 1;
+    unlink(log);
+    *strrchr(log, '/') = '\0';
+    rmdir(log);
     printf("engine: pairs/s = %.1f, init calls = %ld, restarts = %ld\n", pairs / ts, inits, crashes);
     return 0;
 }

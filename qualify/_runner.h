@@ -119,6 +119,10 @@ int _qf_kio_run(_qf_case *p, _qf_child_report *rep, qf_result *r, double timeout
  * descriptor, no shared mapping but rep, p's outputs and the input copies,
  * the kernel limits. */
 void _qf_kio_child_enter(const _qf_case *p, void *rep, size_t rep_bytes);
+/* After the pair's evidence is gathered: -1 (FAILED, said in r) when an
+ * output of a worker's or kernel server's run changed after its done
+ * (docs/security.md "Outputs as they were"), else 0. */
+int _qf_kio_recheck(const _qf_case *p, qf_result *r);
 
 /* ---- Memory (runner_memory.c) -------------------------------------------- */
 

@@ -51,6 +51,26 @@ typedef struct instance {
     int fails; /* faults in a row */
 } instance;
 
+/* Stop every worker and kernel server instance of this process (bye,
+ * 5 s, then their sessions killed; strays reaped): before the reports of
+ * a sweep are written, so that no kernel process is alive then. */
+void _qf_worker_stop_everything(void);
+
+/* ---- Outputs as they were at done (worker_held.c) ---- */
+
+/* Keep base (total bytes, the run's mapping; mem: the instance's memfd
+ * it maps, or -1) with a keyed hash of each of the n output regions
+ * [off[i], off[i] + bytes[i]) named names[i]. */
+void _qf_wheld_add(const instance *in, int mem, const qf_kernel *k, unsigned char *base, size_t total,
+                   const size_t *off, const size_t *bytes, const char *const *names, size_t n);
+/* Hash every kept region again (a difference is noted for its kernel),
+ * then unmap them: before a slot's memory is reused. */
+void _qf_wheld_check_release(void);
+/* _qf_wheld_check_release, then 1 with the message in msg when an output
+ * of a run of kernel k changed after its done, else 0 (the note is
+ * cleared either way). */
+int _qf_worker_recheck(const qf_kernel *k, char *msg, size_t size);
+
 /* The descriptor number a worker finds its memfd at, and the variable
  * naming it in its environment (docs/workers.md). */
 #define _QF_WORKER_SHM_FD     3

@@ -51,6 +51,7 @@ qf_kernel_limits qf_kernel_limits_default(void)
     l.cpu_s = 600;
     l.procs = 256;
     l.fsize = 1ull << 30;
+    l.disk = 1ull << 30;
     return l;
 }
 
@@ -390,8 +391,13 @@ int _qf_iso_capture_open(void)
         return fd;
 #endif
     {
-        char path[] = "/tmp/qualify-out-XXXXXX";
-        int fd = mkostemp(path, O_CLOEXEC);
+        /* $TMPDIR: in a sandboxed kernel server (no memfd there), its
+         * scratch directory, the one place it may create a file */
+        const char *t = getenv("TMPDIR");
+        char path[600];
+        int fd;
+        snprintf(path, sizeof path, "%s/qualify-out-XXXXXX", t && *t && strlen(t) < 500 ? t : "/tmp");
+        fd = mkostemp(path, O_CLOEXEC);
         if (fd >= 0)
             unlink(path);
         return fd;

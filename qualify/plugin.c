@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "_files.h"
+#include "_sandbox.h"
 #include "_registry.h"
 #include "qf_backend.h"
 #include "qf_kernel.h"
@@ -65,6 +66,7 @@ int _qf_load_trial(const char *what, int (*body)(void *), void *ctx, char *msg, 
         return -1;
     }
     fflush(NULL); /* nothing buffered is written twice by a child that exits */
+    _qf_sbx_probe(NULL, 0); /* the scratch root, made here before the fork */
     pid = fork();
     if (pid < 0) {
         snprintf(msg, msg_size, "%s: cannot load it in a child first: fork: %s", what, strerror(errno));
@@ -84,6 +86,13 @@ int _qf_load_trial(const char *what, int (*body)(void *), void *ctx, char *msg, 
             dup2(nul, STDERR_FILENO);
         }
         in_trial = 1;
+        {
+            /* confined as a kernel process is (_sandbox.h): a GPU plugin's
+             * constructors may open its device */
+            char why[256];
+            if (_qf_sbx_enter(QF_SBX_CHILD, 1, 0, why, sizeof why))
+                _exit(_QF_SBX_EXIT);
+        }
         answer = body(ctx) == 0 ? 'y' : 'n';
         if (write(p[1], &answer, 1) != 1)
             _exit(3);
@@ -120,8 +129,13 @@ int _qf_load_trial(const char *what, int (*body)(void *), void *ctx, char *msg, 
     kill(-pid, SIGKILL);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
+    _qf_sbx_scratch_remove(pid);
     if (got == 1)
         return 0;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == _QF_SBX_EXIT) {
+        snprintf(msg, msg_size, "%s: cannot load it in a confined child (the sandbox could not be entered)", what);
+        return -1;
+    }
     if (got == -2)
         snprintf(msg, msg_size, "%s: loading it did not finish within %d s (a hang in its constructors or its "
                  "registration?); killed (QF_PLUGIN_LOAD_TIMEOUT sets the limit)", what, limit);

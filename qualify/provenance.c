@@ -331,11 +331,46 @@ void qf_provenance_set_gpu(qf_provenance *p, const char *name, const char *arch,
         qf_provenance_set(p->gpu_driver, sizeof p->gpu_driver, driver);
 }
 
+qf_status qf_provenance_add_sandbox(qf_provenance *p, const char *how, const char *kernel)
+{
+    qf_provenance_sandbox *g = NULL;
+    size_t i, have, add;
+    char *k;
+    if (!p || !how || !kernel)
+        return QF_EINVAL;
+    for (i = 0; i < p->nsandbox; i++)
+        if (!strcmp(p->sandbox[i].how, how))
+            g = &p->sandbox[i];
+    if (!g) {
+        if (p->nsandbox == QF_PROV_SANDBOX)
+            return QF_EUNSUPPORTED;
+        g = &p->sandbox[p->nsandbox++];
+        memset(g, 0, sizeof *g);
+        snprintf(g->how, sizeof g->how, "%s", how);
+    }
+    have = g->kernels ? strlen(g->kernels) : 0;
+    add = strlen(kernel);
+    for (i = 0; g->kernels && i + add <= have; i++) /* already there: a whole word */
+        if ((i == 0 || g->kernels[i - 1] == ' ') && !strncmp(g->kernels + i, kernel, add) &&
+            (g->kernels[i + add] == ' ' || g->kernels[i + add] == '\0'))
+            return QF_OK;
+    if (!(k = realloc(g->kernels, have + add + 2)))
+        return QF_ENOMEM;
+    if (have)
+        k[have++] = ' ';
+    memcpy(k + have, kernel, add + 1);
+    g->kernels = k;
+    return QF_OK;
+}
+
 void qf_provenance_free(qf_provenance *p)
 {
     size_t i;
     if (!p)
         return;
+    for (i = 0; i < p->nsandbox; i++)
+        free(p->sandbox[i].kernels);
+    p->nsandbox = 0;
     for (i = 0; i < p->nfiles; i++)
         free(p->files[i].path);
     free(p->files);

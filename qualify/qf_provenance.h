@@ -45,6 +45,14 @@ typedef struct qf_provenance_device {
     char why[256]; /* why (the fault that showed it), or "" */
 } qf_provenance_device;
 
+/* The confinement of kernel processes (docs/security.md "The sandbox"):
+ * one entry per distinct confinement, with the kernels it held. */
+#define QF_PROV_SANDBOX 8
+typedef struct qf_provenance_sandbox {
+    char how[QF_PROV_LONG]; /* e.g. "Landlock ABI 7: writes only its scratch, ...", "none (--no-sandbox)" */
+    char *kernels;          /* space-separated kernel names (malloc'd) */
+} qf_provenance_sandbox;
+
 typedef struct qf_provenance {
     char timestamp[32];             /* UTC, ISO 8601: 2026-11-29T16:10:00Z */
     char cpu_vendor[64];            /* GenuineIntel, AuthenticAMD, ARM implementer 0x41 */
@@ -72,6 +80,8 @@ typedef struct qf_provenance {
     size_t ndevices;
     qf_provenance_device devices[QF_PROV_DEVICES];
     size_t device_retries;
+    size_t nsandbox;
+    qf_provenance_sandbox sandbox[QF_PROV_SANDBOX];
 } qf_provenance;
 
 /* Fill p with everything that can be found from this process.  source_dir:
@@ -96,6 +106,11 @@ void qf_provenance_set_gpu(qf_provenance *p, const char *name, const char *arch,
 void qf_provenance_set(char *slot, size_t n, const char *s);
 
 /* Release the file list; p stays usable (nfiles = 0). */
+/* Record that kernel ran under confinement how (grouped by how; a kernel
+ * named twice under one how is kept once).  QF_ENOMEM, or QF_EUNSUPPORTED when
+ * more than QF_PROV_SANDBOX distinct confinements are given. */
+qf_status qf_provenance_add_sandbox(qf_provenance *p, const char *how, const char *kernel);
+
 void qf_provenance_free(qf_provenance *p);
 
 #ifdef __cplusplus

@@ -139,11 +139,12 @@ typedef struct qf_kernel_limits {
     double cpu_s;              /* RLIMIT_CPU seconds of CPU time */
     unsigned long long procs;  /* RLIMIT_NPROC: processes of the user, counted from the current count */
     unsigned long long fsize;  /* RLIMIT_FSIZE bytes of any file written */
+    unsigned long long disk;   /* bytes all files of a kernel process's scratch directory may take (0: none) */
 } qf_kernel_limits;
 
 /* The defaults: memory the smaller of half the physical memory and 16
  * GiB, CPU time 600 s, 256 more processes than the user has now, files 1
- * GiB. */
+ * GiB, scratch 1 GiB. */
 qf_kernel_limits qf_kernel_limits_default(void);
 
 /* The limits for every kernel process started from now on in this

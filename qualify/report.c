@@ -260,6 +260,36 @@ static json_t *devices_json(const qf_provenance *p)
     return a ? json_pack("{s:I, s:o}", "retries", (json_int_t)p->device_retries, "list", a) : NULL;
 }
 
+/* [{"confinement": HOW, "kernels": [NAME...]}] (docs/security.md). */
+static json_t *sandbox_json(const qf_provenance *p)
+{
+    json_t *a = json_array();
+    size_t i;
+    for (i = 0; a && i < p->nsandbox && i < QF_PROV_SANDBOX; i++)
+        if (json_array_append_new(a, json_pack("{s:s, s:o}", "confinement", p->sandbox[i].how, "kernels",
+                                               words_json(p->sandbox[i].kernels ? p->sandbox[i].kernels : "")))) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
+}
+
+/* Back from sandbox_json's array (entries of the wrong shape skipped). */
+static void sandbox_from_json(const json_t *v, qf_provenance *p)
+{
+    const json_t *e, *k;
+    size_t i, j;
+    json_array_foreach(v, i, e)
+    {
+        const char *how = json_string_value(json_object_get(e, "confinement"));
+        if (!how)
+            continue;
+        json_array_foreach(json_object_get(e, "kernels"), j, k)
+            if (json_is_string(k))
+                qf_provenance_add_sandbox(p, how, json_string_value(k));
+    }
+}
+
 static const char *member_str(const json_t *o, const char *key)
 {
     const char *s = json_string_value(json_object_get(o, key));
@@ -346,6 +376,8 @@ qf_status qf_report_provenance_to_json(const qf_provenance *p, json_t **out)
     }
     if (p->ndevices)
         bad |= _qf_json_set_new(o, "devices", devices_json(p));
+    if (p->nsandbox)
+        bad |= _qf_json_set_new(o, "sandbox", sandbox_json(p));
     files = json_array();
     for (i = 0; files && i < p->nfiles; i++)
         bad |= json_array_append_new(
@@ -463,6 +495,8 @@ qf_status qf_report_provenance_from_json(const json_t *j, qf_provenance *p, char
     }
     if (json_is_object(json_object_get(j, "devices")))
         devices_from_json(json_object_get(j, "devices"), p);
+    if (json_is_array(json_object_get(j, "sandbox")))
+        sandbox_from_json(json_object_get(j, "sandbox"), p);
     f = json_object_get(j, "suite_files");
     if (f && !json_is_array(f)) {
         errf(err, err_size, "provenance.suite_files: an array expected");
@@ -751,6 +785,14 @@ static void md_provenance(FILE *out, const qf_provenance *p)
         md_cell(out, d->uuid);
         fprintf(out, ": %zu pair(s), %zu fault(s)%s", d->pairs, d->faults, d->out ? ", out of the rotation: " : "");
         md_cell(out, d->out ? d->why : "");
+        fputs(" |\n", out);
+    }
+    /* the confinement of the kernel processes (docs/security.md) */
+    for (i = 0; i < p->nsandbox && i < QF_PROV_SANDBOX; i++) {
+        fputs("| sandbox | ", out);
+        md_cell(out, p->sandbox[i].how);
+        fputs(": ", out);
+        md_cell(out, p->sandbox[i].kernels ? p->sandbox[i].kernels : "");
         fputs(" |\n", out);
     }
     for (i = 0; i < p->nfiles; i++) {

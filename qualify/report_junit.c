@@ -107,6 +107,23 @@ static void junit_case(FILE *out, const qf_result *x, int strict)
     }
 }
 
+/* The confinement the kernel ran under (provenance "sandbox"), or NULL. */
+static const char *sandbox_of(const qf_provenance *p, const char *kernel)
+{
+    size_t i, n = strlen(kernel);
+    for (i = 0; i < p->nsandbox && i < QF_PROV_SANDBOX; i++) {
+        const char *w = p->sandbox[i].kernels;
+        while (w && *w) {
+            const char *e = strchr(w, ' ');
+            size_t len = e ? (size_t)(e - w) : strlen(w);
+            if (len == n && !strncmp(w, kernel, n))
+                return p->sandbox[i].how;
+            w = e ? e + 1 : NULL;
+        }
+    }
+    return NULL;
+}
+
 qf_status qf_report_junit_file(FILE *out, const qf_result *r, size_t n, const qf_provenance *prov,
                                const qf_report_options *opt)
 {
@@ -157,6 +174,8 @@ qf_status qf_report_junit_file(FILE *out, const qf_result *r, size_t n, const qf
                 PROP("gpu", prov->gpu_name);
             if (prov->gpu_arch[0])
                 PROP("gpu_arch", prov->gpu_arch);
+            if (sandbox_of(prov, r[i].kernel))
+                PROP("sandbox", sandbox_of(prov, r[i].kernel));
 #undef PROP
             fputs("    </properties>\n", out);
         }

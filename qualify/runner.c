@@ -630,7 +630,7 @@ static void evaluate(_qf_case *p, qf_result *r, double timeout_s, int timing, si
     if (first_output(p, rep, r, timeout_s, &ck, &ck1, &mi))
         goto done;
     r->ev.outcome = QF_CAUSE_NONE;
-    if (!r->det_equal && !r->ev.exact_codes && run2_evidence(p, &ck, &mi, r))
+    if ((!r->det_equal && !r->ev.exact_codes && run2_evidence(p, &ck, &mi, r)) || _qf_kio_recheck(p, r))
         goto done;
     if (p->bk) {
         if (run_baseline(p, &ck, &mi, rep, timeout_s, &bmet, &bverdict, bwhy, sizeof bwhy) == 0) {

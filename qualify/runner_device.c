@@ -437,6 +437,37 @@ static qf_status unstage(qf_device *dev, qf_kernel_call *call, staged *s)
     return QF_OK;
 }
 
+/* Outputs are judged as they were when the kernel returned and the
+ * device was synchronized (docs/security.md "Outputs as they were"): a
+ * second copy after a synchronization must equal the first, else work of
+ * the kernel's was still running (a stream it did not wait for).  The
+ * copy is the back end's, synchronous as for unstage. */
+static qf_status recheck(qf_device *dev, qf_kernel_call *call, const staged *s)
+{
+    const qf_backend *be = dev->backend;
+    unsigned char *again;
+    qf_status st;
+    if (!s->bytes)
+        return QF_OK;
+    if (!(again = malloc(s->bytes)))
+        return QF_OK; /* no memory for the check: the first copy stands */
+    st = be->copy(dev->state, again, s->data, s->bytes, QF_COPY_DEVICE_TO_HOST);
+    if (st == QF_OK && memcmp(again, s->host, s->bytes)) {
+        size_t i = 0;
+        while (((unsigned char *)s->host)[i] == again[i])
+            i++;
+        snprintf(call->msg, call->msg_size,
+                 "outputs changed after the kernel returned: a second copy from the device after the "
+                 "synchronization differs (first at byte %zu of %zu): the kernel left work running",
+                 i, s->bytes);
+        st = QF_EIO;
+    } else if (st != QF_OK) {
+        fail_msg(call, dev, "second copy back to the host", s->bytes, st);
+    }
+    free(again);
+    return st;
+}
+
 qf_status _qf_rdev_run(qf_device *dev, void *ctx, qf_kernel_call *call, double *kernel_s)
 {
     const qf_backend *be = dev->backend;
@@ -491,6 +522,11 @@ qf_status _qf_rdev_run(qf_device *dev, void *ctx, qf_kernel_call *call, double *
         for (i = 0; i < ns && st == QF_OK; i++)
             if (sg[i].output)
                 st = unstage(dev, call, &sg[i]);
+        if (st == QF_OK && (st = be->synchronize ? be->synchronize(dev->state) : QF_OK) != QF_OK)
+            fail_msg(call, dev, "synchronize after the copy back", 0, st);
+        for (i = 0; i < ns && st == QF_OK; i++)
+            if (sg[i].output)
+                st = recheck(dev, call, &sg[i]);
         for (i = 0; i < nout; i++)
             call->out[i].scale.global_code = dout[i].scale.global_code;
     }

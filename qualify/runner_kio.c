@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "_isolate.h"
+#include "_sandbox.h"
 #include "_runner.h"
 #include "_runner_device.h"
 #include "_worker.h"
@@ -189,6 +190,26 @@ void _qf_kio_child_enter(const _qf_case *p, void *rep, size_t rep_bytes)
     }
     _qf_iso_unmap_shared(keep, len, n);
     _qf_iso_apply_limits(_qf_rdev_is_device(p->k));
+    /* Last: the sandbox (docs/security.md "The sandbox"); a child that
+     * cannot enter it runs no kernel code. */
+    {
+        int dev = _qf_rdev_is_device(p->k);
+        _qf_child_report *r = rep;
+        if (_qf_sbx_enter(QF_SBX_CHILD, dev, _qf_iso_memory_limit(dev) != 0, r->msg, sizeof r->msg))
+            _exit(_QF_SBX_EXIT);
+    }
+}
+
+int _qf_kio_recheck(const _qf_case *p, qf_result *r)
+{
+    /* A kernel child has ended, with all it started, before its outputs
+     * are read: they cannot change.  A worker's or server's can (they
+     * stay mapped in its process): checked against the snapshot taken
+     * at done (worker_held.c). */
+    char msg[256];
+    if (qf_worker_kernel_is(p->k) && _qf_worker_recheck(p->k, msg, sizeof msg))
+        return _qf_say(r, QF_CAUSE_BAD_WRITE, "%s", msg), -1;
+    return 0;
 }
 
 const qf_tensor *_qf_kio_inputs(const _qf_case *p)
@@ -297,6 +318,27 @@ static void child_run(_qf_case *p, _qf_child_report *rep, int timing, size_t war
 
 /* A worker kernel: its worker is a process of its own (worker.c), so the
  * calls are made here, without a kernel child; same verdicts. */
+/* Kill the kernel child pid and all it started, remove its scratch,
+ * close fd. */
+static void kill_child(pid_t pid, int fd)
+{
+    kill(pid, SIGKILL);
+    _qf_iso_reap_group(pid, -1);
+    _qf_iso_reap_strays(NULL, 0);
+    _qf_sbx_scratch_remove(pid);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* A kernel process over --kernel-disk: CRASHED, as for the other limits. */
+static void disk_say(qf_result *r, unsigned long long used)
+{
+    _qf_say(r, QF_CAUSE_CRASH,
+            "crashed: the kernel process wrote %llu MiB into its scratch directory, over the %llu MiB cap "
+            "(--kernel-disk), and was killed",
+            used >> 20, _qf_iso_limits()->disk >> 20);
+}
+
 static int run_inline(_qf_case *p, _qf_child_report *rep, qf_result *r, double timeout_s, int timing, size_t warmup,
                       size_t reps)
 {
@@ -319,7 +361,8 @@ int _qf_kio_run(_qf_case *p, _qf_child_report *rep, qf_result *r, double timeout
 {
     pid_t pid;
     int st = 0, fd;
-    double t0 = _qf_rp_now_s(), nap = 0.0005;
+    double t0 = _qf_rp_now_s(), nap = 0.0005, t_disk = t0;
+    unsigned long long disk_cap = _qf_iso_limits()->disk ? _qf_iso_limits()->disk : ~0ull;
     memset(rep, 0, sizeof *rep);
     if (_qf_kio_restore(p)) { /* the inputs released after the first call's check */
         _qf_say(r, QF_CAUSE_HARNESS, "cannot map the kernel's inputs: %s", strerror(errno));
@@ -328,6 +371,7 @@ int _qf_kio_run(_qf_case *p, _qf_child_report *rep, qf_result *r, double timeout
     if (qf_worker_kernel_is(p->k))
         return run_inline(p, rep, r, timeout_s, timing, warmup, reps);
     fflush(NULL);
+    _qf_sbx_probe(NULL, 0); /* the scratch root, made here before the fork */
     pid = fork();
     if (pid < 0) {
         _qf_say(r, QF_CAUSE_HARNESS, "cannot fork the kernel child: %s", strerror(errno));
@@ -343,6 +387,7 @@ int _qf_kio_run(_qf_case *p, _qf_child_report *rep, qf_result *r, double timeout
     for (;;) {
         siginfo_t si;
         int wr;
+        unsigned long long used;
         memset(&si, 0, sizeof si);
         /* Not reaped yet (WNOWAIT): while the child is a zombie its pid
          * cannot be reused, so its process group is killed safely. */
@@ -356,14 +401,16 @@ int _qf_kio_run(_qf_case *p, _qf_child_report *rep, qf_result *r, double timeout
             return -1;
         }
         if (_qf_rp_now_s() - t0 > timeout_s) {
-            kill(pid, SIGKILL);
-            _qf_iso_reap_group(pid, -1);
-            _qf_iso_reap_strays(NULL, 0);
-            if (fd >= 0)
-                close(fd);
+            kill_child(pid, fd);
             _qf_say(r, QF_CAUSE_TIMEOUT, "timed out: the kernel ran past the %.3g s limit and was killed",
                     timeout_s);
             return -1;
+        }
+        /* the disk cap, while it runs (every quarter second) */
+        if (_qf_rp_now_s() - t_disk > 0.25) {
+            t_disk = _qf_rp_now_s();
+            if ((used = _qf_sbx_scratch_bytes(pid)) > disk_cap)
+                return kill_child(pid, fd), disk_say(r, used), -1;
         }
         _qf_rp_wait_children(&fd, 1, timeout_s - (_qf_rp_now_s() - t0), &nap, 0.01);
     }
@@ -371,11 +418,24 @@ int _qf_kio_run(_qf_case *p, _qf_child_report *rep, qf_result *r, double timeout
      * to this process, a subreaper): none outlives its pair. */
     st = _qf_iso_reap_group(pid, -1);
     _qf_iso_reap_strays(NULL, 0);
+    {
+        unsigned long long used = _qf_sbx_scratch_bytes(pid);
+        _qf_sbx_scratch_remove(pid);
+        if (used > disk_cap) {
+            if (fd >= 0)
+                close(fd);
+            return disk_say(r, used), -1;
+        }
+    }
     if (fd >= 0)
         close(fd);
     if (WIFSIGNALED(st)) {
         r->signal = WTERMSIG(st);
         _qf_say(r, QF_CAUSE_CRASH, "crashed: signal %d (%s)", r->signal, strsignal(r->signal));
+        return -1;
+    }
+    if (WIFEXITED(st) && WEXITSTATUS(st) == _QF_SBX_EXIT && rep->msg[0]) {
+        _qf_say(r, QF_CAUSE_HARNESS, "cannot confine the kernel process: %s", rep->msg);
         return -1;
     }
     if (WIFEXITED(st) && WEXITSTATUS(st) == _QF_WORKER_EXIT && rep->msg[0]) {

@@ -37,6 +37,7 @@
 #include "_registry.h"
 #include "_runner.h"
 #include "_status.h"
+#include "_sandbox.h"
 #include "_worker.h"
 #include "ops/_ops.h"
 #include "qf_ref.h"
@@ -311,6 +312,13 @@ static void worker_stop_all(worker *w)
         if (n <= sizeof keep / sizeof keep[0])
             _qf_iso_reap_strays(keep, n);
     }
+}
+
+void _qf_worker_stop_everything(void)
+{
+    size_t i;
+    for (i = 0; i < nall; i++)
+        worker_stop_all(all[i]);
 }
 
 static void worker_free(worker *w)
@@ -1006,6 +1014,9 @@ static size_t scale_bytes(const qf_tensor_scale *s)
     return f ? qf_format_array_bytes(f, s->count) : 0;
 }
 
+static void snapshot(const instance *in, const qf_kernel *k, unsigned char *base, size_t total, const region *rg,
+                     size_t nrg);
+
 static qf_status worker_exchange(void *ctx, const qf_kernel_call *call)
 {
     static reader rd;       /* the child's, kept across the runs of one child */
@@ -1026,6 +1037,8 @@ static qf_status worker_exchange(void *ctx, const qf_kernel_call *call)
         return QF_EINVAL;
     in = &w->inst[cur_slot];
     st = &w->shared[cur_slot];
+    /* the last runs' outputs checked before the memory is reused (worker_held.c) */
+    _qf_wheld_check_release();
     if (st->down)
         return child_fail(call, st, 0, 0, "%s", st->why);
     if (!in->pid)
@@ -1125,8 +1138,10 @@ static qf_status worker_exchange(void *ctx, const qf_kernel_call *call)
         struct pollfd pf = {in->from, POLLIN, 0};
         if (rd.len || (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLIN | POLLHUP)))) {
             int rc = read_line(&rd, in->from, 0, &line);
-            if (rc == -1 && !rd.len)
-                return child_fail(call, st, 1, 1, "worker %s exited", w->name);
+            if ((rc == -1 && !rd.len) || (rc != 1 && !rd.len && !(pf.revents & POLLIN)))
+                return child_fail(call, st, 1, 1, "worker %s exited before this run was sent", w->name);
+            if (rc != 1)
+                rd.buf[rd.len < rd.cap ? rd.len : rd.cap - 1] = '\0'; /* what it has sent so far */
             quote80(rc == 1 ? line : rd.buf ? rd.buf : "", q, sizeof q);
             return child_fail(call, st, 1, 0, "worker %s broke the protocol: output before a run: '%s'", w->name, q);
         }
@@ -1141,7 +1156,20 @@ static qf_status worker_exchange(void *ctx, const qf_kernel_call *call)
         }
         free(text);
     }
-    s = read_line(&rd, in->from, inl.on ? (int)((inl.deadline - _qf_rp_now_s()) * 1000) + 1 : -1, &line);
+    /* The answer, in quarter seconds: between them, the disk cap of the
+     * instance's scratch directory (_sandbox.h). */
+    for (;;) {
+        double left = inl.on ? inl.deadline - _qf_rp_now_s() : 1e9;
+        unsigned long long used, cap = _qf_iso_limits()->disk;
+        s = read_line(&rd, in->from, left < 0.25 ? (int)(left * 1000) + 1 : 250, &line);
+        if (s != 0 || left < 0.25)
+            break;
+        if (cap && (used = _qf_sbx_scratch_bytes(in->pid)) > cap)
+            return child_fail(call, st, 1, 0,
+                              "the kernel process wrote %llu MiB into its scratch directory, over the %llu MiB cap "
+                              "(--kernel-disk), and was killed",
+                              used >> 20, cap >> 20);
+    }
     if (s == 0) {
         /* In-process only (a kernel child is killed at the limit): busy
          * stays set, so the parent kills and restarts the worker. */
@@ -1153,6 +1181,15 @@ static qf_status worker_exchange(void *ctx, const qf_kernel_call *call)
         return child_fail(call, st, 1, 1, "worker %s exited", w->name);
     if (s == -2)
         return child_fail(call, st, 1, 0, "worker %s broke the protocol: a line over %u bytes", w->name, LINE_MAX_B);
+    snapshot(in, call->kernel, base, total, rg, nrg);
+    {
+        unsigned long long used, cap = _qf_iso_limits()->disk;
+        if (cap && (used = _qf_sbx_scratch_bytes(in->pid)) > cap)
+            return child_fail(call, st, 1, 0,
+                              "the kernel process wrote %llu MiB into its scratch directory, over the %llu MiB cap "
+                              "(--kernel-disk), and was killed",
+                              used >> 20, cap >> 20);
+    }
     done = json_loads(line, 0, NULL);
     v = json_object_get(done, "done");
     if (!json_is_object(done) || !json_is_integer(v) || (uint64_t)json_integer_value(v) != id ||
@@ -1208,30 +1245,43 @@ static qf_status worker_exchange(void *ctx, const qf_kernel_call *call)
         for (i = 0; inl.on && i < nrg; i++)
             if (!rg[i].is_out && memcmp(base + rg[i].off, rg[i].src, rg[i].bytes))
                 memcpy((void *)(uintptr_t)rg[i].src, base + rg[i].off, rg[i].bytes);
-        if (ret == QF_OK)
-            for (i = 0; i < nrg; i++) {
-                unsigned char *dst = rg[i].dst, *sh = base + rg[i].off;
-                size_t b;
-                if (!rg[i].is_out)
-                    continue;
-                memcpy(dst, sh, rg[i].bytes);
-                /* A changed guard byte goes back too: the runner's canary
-                 * check reports it like any kernel's overrun. */
-                for (b = 0; b < PAGE; b++) {
-                    if (sh[b - PAGE] != dst[b - PAGE])
-                        dst[b - PAGE] = sh[b - PAGE];
-                    if (sh[rg[i].bytes + b] != dst[rg[i].bytes + b])
-                        dst[rg[i].bytes + b] = sh[rg[i].bytes + b];
-                }
-            }
-        munmap(base, total);
+        /* The outputs were copied at done (snapshot); the mapping stays
+         * until they are checked again (worker_held.c). */
         if (st->shm_name[0])
             shm_unlink(st->shm_name);
         st->shm_name[0] = '\0';
-        if (in->takes_fd && in->mem >= 0) /* its pages back */
-            (void)!ftruncate(in->mem, 0);
         return ret;
     }
+}
+
+/* The outputs as they are at done, before anything else (the JSON of the
+ * done line is parsed after): into the runner's buffers, guard bytes
+ * included (a changed one goes back too: the runner's canary check
+ * reports it like any kernel's overrun); then the mapping is kept with a
+ * hash of each output region (worker_held.c). */
+static void snapshot(const instance *in, const qf_kernel *k, unsigned char *base, size_t total, const region *rg,
+                     size_t nrg)
+{
+    size_t off[REGIONS_MAX], bytes[REGIONS_MAX], n = 0, i, b;
+    const char *names[REGIONS_MAX];
+    static const char *const label[] = {"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12"};
+    for (i = 0; i < nrg; i++) {
+        unsigned char *dst = rg[i].dst, *sh = base + rg[i].off;
+        if (!rg[i].is_out)
+            continue;
+        memcpy(dst, sh, rg[i].bytes);
+        for (b = 0; b < PAGE; b++) {
+            if (sh[b - PAGE] != dst[b - PAGE])
+                dst[b - PAGE] = sh[b - PAGE];
+            if (sh[rg[i].bytes + b] != dst[rg[i].bytes + b])
+                dst[rg[i].bytes + b] = sh[rg[i].bytes + b];
+        }
+        off[n] = rg[i].off;
+        bytes[n] = rg[i].bytes;
+        names[n] = n < sizeof label / sizeof label[0] ? label[n] : "?";
+        n++;
+    }
+    _qf_wheld_add(in, in->takes_fd ? in->mem : -1, k, base, total, off, bytes, names, n);
 }
 
 /* What the instance writes to its standard error during the run is the

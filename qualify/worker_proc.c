@@ -22,6 +22,7 @@
 
 #include "_escape.h"
 #include "_isolate.h"
+#include "_sandbox.h"
 #include "_runner.h"
 #include "_status.h"
 #include "_runner_device.h"
@@ -163,7 +164,9 @@ void _qf_wproc_relay_reap(instance *in)
  * the caller's stderr) after it is gone. */
 int _qf_wproc_reap(pid_t pid, long ms)
 {
-    return _qf_iso_reap_group(pid, ms);
+    int st = _qf_iso_reap_group(pid, ms);
+    _qf_sbx_scratch_remove(pid); /* its scratch directory (_sandbox.h), if any */
+    return st;
 }
 
 /* The relay: copies the worker's standard error (the pipe on fd 0) to
@@ -367,6 +370,7 @@ int _qf_wproc_spawn(const char *cmd, const volatile char *label, _qf_wcap *cap, 
         return say(err, err_size, "cannot create a pipe: %s", strerror(errno)), -1;
     }
     fflush(NULL);
+    _qf_sbx_probe(NULL, 0); /* the scratch root, made here before the fork */
     in->relay = relay_start(label, cmd, cap, &ew, &er);
     if (in->relay < 0)
         in->relay = 0;
@@ -399,6 +403,11 @@ int _qf_wproc_spawn(const char *cmd, const volatile char *label, _qf_wcap *cap, 
          * ours beyond 0-2 (the journal, other workers' pipes), whether or
          * not it was opened close-on-exec; the kernel limits, which exec
          * keeps. */
+        /* The sandbox's memory rules where RLIMIT_DATA will be set: in a
+         * server holding no GPU kernel, in every worker. */
+        const char *sdev = getenv("QUALIFY_SERVER_DEVICE");
+        int dev = server && !(sdev && !strcmp(sdev, "0")), lim = !dev && _qf_iso_memory_limit(0) != 0;
+        char why[512];
         _qf_iso_own_session();
         _qf_iso_close_fds(keep, mem >= 0);
         if (server) {
@@ -415,6 +424,12 @@ int _qf_wproc_spawn(const char *cmd, const volatile char *label, _qf_wcap *cap, 
             setenv("QUALIFY_DEVICE", v, 1);
         }
         _qf_iso_apply_limits(0);
+        /* Last before exec: the sandbox, which exec and every descendant
+         * keep (docs/security.md "The sandbox"). */
+        if (_qf_sbx_enter(server ? QF_SBX_SERVER : QF_SBX_WORKER, dev, lim, why, sizeof why)) {
+            dprintf(2, "cannot confine the %s: %s\n", server ? "kernel server" : "worker", why);
+            _exit(_QF_SBX_EXIT);
+        }
         signal(SIGPIPE, SIG_DFL);
         setenv("QUALIFY_WORKER_PROTOCOL", "1", 1);
         if (mem >= 0)

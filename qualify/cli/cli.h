@@ -84,6 +84,23 @@ struct json_t *qf_cli_shard_identity(unsigned index, unsigned count, const char 
 int qf_cli_write_reports(const char *cmd, const char *outdir, const struct qf_result *r, size_t n,
                          const struct qf_provenance *prov, const char *title, unsigned fail_mask,
                          const struct json_t *extra);
+/* The sandbox of kernel processes (cli/sandbox.c): probe it; with
+ * --require-sandbox and a mechanism missing, "qualify CMD: why" on stderr
+ * and QF_EXIT_USAGE; else QF_EXIT_OK, with a warning (unless quiet) when
+ * kernel processes will not be fully confined. */
+int qf_cli_sandbox_check(const char *cmd, int quiet);
+
+/* QF_EXIT_USAGE with "qualify CMD: ..." when a --kernel-writable
+ * directory holds the output directory or lies in it (kernel processes
+ * would reach qualify's files), else QF_EXIT_OK. */
+int qf_cli_sandbox_outdir(const char *cmd, const char *outdir);
+
+/* The provenance's "sandbox" entries: what confined each kernel of the n
+ * results (docs/security.md). */
+struct qf_registry;
+void qf_cli_sandbox_provenance(const struct qf_registry *reg, const struct qf_result *r, size_t n,
+                               struct qf_provenance *prov);
+
 int qf_cli_usage_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

@@ -17,6 +17,8 @@
 
 #include "_escape.h"
 #include "_runner_device.h"
+#include "_sandbox.h"
+#include "_worker.h"
 #include "cli.h"
 #include "qf_provenance.h"
 #include "qf_report.h"
@@ -68,6 +70,14 @@ static const char *help_text =
     "                       default 600; 0: none)\n"
     "  --kernel-procs N     processes a kernel may add (default 256; 0: none)\n"
     "  --kernel-fsize SIZE  largest file a kernel may write (default 1G; 0: none)\n"
+    "  --kernel-disk SIZE   all a kernel process may write into its scratch\n"
+    "                       directory (default 1G; 0: none)\n"
+    "  --require-sandbox    refuse to run unless every kernel process is fully\n"
+    "                       confined (Landlock ABI >= 6 and seccomp)\n"
+    "  --no-sandbox         run kernel processes without the sandbox (debugging;\n"
+    "                       said in every report)\n"
+    "  --kernel-writable DIR  kernel processes may also write under DIR (a\n"
+    "                       framework's cache; never the output directory)\n"
     "  --max-case-memory SIZE\n"
     "                       a case whose buffers are estimated above SIZE (bytes,\n"
     "                       or 512M, 4G: powers of 1024) is UNSUPPORTED without\n"
@@ -122,6 +132,10 @@ enum {
     OPT_KCPU,
     OPT_KPROCS,
     OPT_KFSIZE,
+    OPT_KDISK,
+    OPT_REQUIRE_SANDBOX,
+    OPT_NO_SANDBOX,
+    OPT_KWRITABLE,
     OPT_MAX_CASE_MEMORY,
     OPT_SHARD,
     OPT_SAVE_FAILING
@@ -426,6 +440,10 @@ int qf_cli_run(int argc, char **argv)
                                              {"kernel-cpu", required_argument, NULL, OPT_KCPU},
                                              {"kernel-procs", required_argument, NULL, OPT_KPROCS},
                                              {"kernel-fsize", required_argument, NULL, OPT_KFSIZE},
+                                             {"kernel-disk", required_argument, NULL, OPT_KDISK},
+                                             {"require-sandbox", no_argument, NULL, OPT_REQUIRE_SANDBOX},
+                                             {"no-sandbox", no_argument, NULL, OPT_NO_SANDBOX},
+                                             {"kernel-writable", required_argument, NULL, OPT_KWRITABLE},
                                              {"quiet", no_argument, NULL, 'q'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
@@ -606,16 +624,31 @@ int qf_cli_run(int argc, char **argv)
             o.devices = optarg;
             break;
         }
+        case OPT_REQUIRE_SANDBOX: _qf_sbx_set_mode(QF_SANDBOX_REQUIRE); break;
+        case OPT_NO_SANDBOX: _qf_sbx_set_mode(QF_SANDBOX_OFF); break;
+        case OPT_KWRITABLE:
+            if (_qf_sbx_allow_write(optarg)) {
+                json_decref(av);
+                free(plugins);
+                return qf_cli_usage_error("run", "--kernel-writable '%s': %s", optarg, strerror(errno));
+            }
+            break;
         case OPT_KMEM:
         case OPT_KFSIZE:
+        case OPT_KDISK:
         case OPT_KPROCS:
             if (parse_limit(optarg, c == OPT_KPROCS,
-                            c == OPT_KMEM ? &lim.memory : c == OPT_KFSIZE ? &lim.fsize : &lim.procs)) {
+                            c == OPT_KMEM     ? &lim.memory
+                            : c == OPT_KFSIZE ? &lim.fsize
+                            : c == OPT_KDISK  ? &lim.disk
+                                              : &lim.procs)) {
                 json_decref(av);
                 free(plugins);
                 return qf_cli_usage_error("run", "%s '%s': %s expected",
-                                          c == OPT_KMEM ? "--kernel-memory" : c == OPT_KFSIZE ? "--kernel-fsize"
-                                                                                              : "--kernel-procs",
+                                          c == OPT_KMEM     ? "--kernel-memory"
+                                          : c == OPT_KFSIZE ? "--kernel-fsize"
+                                          : c == OPT_KDISK  ? "--kernel-disk"
+                                                            : "--kernel-procs",
                                           optarg,
                                           c == OPT_KPROCS ? "a non-negative integer"
                                                           : "a size in bytes (K, M, G, T suffixes), 0 for none");
@@ -696,6 +729,8 @@ int qf_cli_run(int argc, char **argv)
 
     /* Before any kernel process starts (workers, servers: below). */
     qf_runner_set_kernel_limits(&lim);
+    if ((rc = qf_cli_sandbox_check("run", quiet)) != QF_EXIT_OK)
+        goto out;
     {
         /* The suite's workers and claim files first, then those of the
          * command line (a later claim for the same kernel wins). */
@@ -731,6 +766,8 @@ int qf_cli_run(int argc, char **argv)
         rc = QF_EXIT_USAGE;
         goto out;
     }
+    if ((rc = qf_cli_sandbox_outdir("run", outdir)) != QF_EXIT_OK)
+        goto out;
     snprintf(journal, sizeof journal, "%s/journal.jsonl", outdir);
     /* A fresh sweep starts its failing pairs' tensors afresh, as its
      * journal; --resume keeps those of the pairs it keeps. */
@@ -846,7 +883,10 @@ int qf_cli_run(int argc, char **argv)
         fprintf(stderr, "qualify run: %s: warning: the journal's header line was torn; a new header was written\n",
                 journal);
 
-    /* Reports from the complete set of results. */
+    /* Reports from the complete set of results, once every kernel process
+     * has ended (docs/security.md): none is left to touch them. */
+    _qf_worker_stop_everything();
+    _qf_sbx_cleanup();
     {
         qf_provenance prov;
         json_t *extra = shard_count ? shard_results(header, &sum) : NULL;
@@ -855,6 +895,7 @@ int qf_cli_run(int argc, char **argv)
         qf_provenance_collect(&prov, NULL);
         qf_runner_gpu_provenance(&prov); /* the GPU of GPU kernels, when one ran */
         devices_provenance(&sum, &prov);
+        qf_cli_sandbox_provenance(reg, sum.results, sum.n, &prov);
         qf_provenance_add_file(&prov, suite_path);
         rc = qf_cli_write_reports("run", outdir, sum.results, sum.n, &prov, suite->name, fail_mask, extra);
         json_decref(extra);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../_runner_device.h"
+#include "../_sandbox.h"
 #include "_probe.h"
 #include "qf_backend.h"
 
@@ -137,6 +138,9 @@ static void child_calls(_qf_pb *p, unsigned char *reg, const pcall *pc, size_t n
         signal(sigs[i], SIG_DFL);
     memset(&dev, 0, sizeof dev);
     dev.backend = qf_backend_cpu();
+    /* confined as every kernel process (_sandbox.h) */
+    if (_qf_sbx_enter(QF_SBX_CHILD, _qf_rdev_is_device(p->k), 0, rep->msg, sizeof rep->msg))
+        _exit(_QF_SBX_EXIT);
     if (_qf_rdev_is_device(p->k) && (s = _qf_rdev_open(p->k, &dev, rep->msg, sizeof rep->msg)) != QF_OK)
         goto out;
     if (p->k->init && (s = p->k->init(p->k, &ctx)) != QF_OK)
@@ -198,6 +202,7 @@ static int run_child(_qf_pb *p, unsigned char *reg, const pcall *pc, size_t nc, 
     double t0 = now_s(), nap = 1e-4;
     memset(rep, 0, sizeof *rep);
     fflush(NULL);
+    _qf_sbx_probe(NULL, 0); /* the scratch root, made here before the fork */
     pid = fork();
     if (pid < 0)
         return perr(p, "cannot fork the kernel child: %s", strerror(errno));
@@ -212,6 +217,7 @@ static int run_child(_qf_pb *p, unsigned char *reg, const pcall *pc, size_t nc, 
         if (now_s() - t0 > p->timeout_s) {
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
+            _qf_sbx_scratch_remove(pid);
             return perr(p, "timed out: the kernel ran past the %.3g s limit and was killed", p->timeout_s);
         }
         struct timespec ts = {0, (long)(nap * 1e9)};
@@ -219,7 +225,10 @@ static int run_child(_qf_pb *p, unsigned char *reg, const pcall *pc, size_t nc, 
         if (nap < 5e-3)
             nap *= 2;
     }
+    _qf_sbx_scratch_remove(pid);
     p->calls += nc;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == _QF_SBX_EXIT)
+        return perr(p, "cannot confine the kernel process: %s", rep->msg);
     if (WIFSIGNALED(st))
         return perr(p, "crashed: signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
     if (!rep->done || !WIFEXITED(st) || WEXITSTATUS(st) != 0)

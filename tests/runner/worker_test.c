@@ -25,7 +25,7 @@
  * says QUALIFY_WORKER_SHM_FD, the hello declares "shm_fd": true and runs
  * come in that descriptor (docs/workers.md).
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
@@ -36,7 +36,15 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "../security/hostile_paths.h"
+
 static const char *const kernels[] = {"good", "segv", "hang", "exit", "garbage", "overrun", "noisy", "biased"};
+/* `worker_test hostile` (tests/security/t-sandbox, issue 26): wrong when it
+ * says done and right 20 ms after (late), right and then zeros (changes),
+ * 12345 and an attack on qualify's files by path (bypath), 12345 and a
+ * process left after bye that rewrites the reports (afterbye). */
+static const char *const hostile[] = {"good", "late", "changes", "bypath", "afterbye"}; /* changes: by hand */
+static int hostile_mode;
 
 /* What gemm.w.noisy writes to stderr during each run (t-worker checks it
  * in the record, with the NUL and the 0xff byte as '?'). */
@@ -44,7 +52,8 @@ static const char noisy_text[] = "noisy: \x1b[31mred\x1b[0m\r\0\xff end\n";
 
 static void hello(int version, int takes_fd)
 {
-    size_t i, n = sizeof kernels / sizeof kernels[0] - !getenv("QF_TEST_WORKER_BIAS");
+    size_t i, n = hostile_mode ? sizeof hostile / sizeof hostile[0]
+                               : sizeof kernels / sizeof kernels[0] - !getenv("QF_TEST_WORKER_BIAS");
     printf("{\"qualify_worker\": %d, \"name\": \"testw\", %s\"kernels\": [", version,
            takes_fd ? "\"shm_fd\": true, " : "");
     for (i = 0; i < n; i++)
@@ -54,7 +63,7 @@ static void hello(int version, int takes_fd)
             "\"dtypes\": [{\"name\": \"f32\", \"in\": [\"f32\", \"f32\", \"f32\"], \"out\": [\"float32\"], "
             "\"claim\": {\"acc_format\": \"float32\", \"sum_order\": \"any\"}}], "
             "\"limits\": {\"M\": {\"min\": 1, \"max\": 4096, \"align\": 1}}, \"deterministic\": true}",
-            i ? ", " : "", kernels[i]);
+            i ? ", " : "", hostile_mode ? hostile[i] : kernels[i]);
     printf("]}\n");
     fflush(stdout);
 }
@@ -117,6 +126,33 @@ static void gemm(json_t *msg, unsigned char *base, int overrun, double bias)
         dp[m > 1 && n > 2 ? d0 + 2 * d1 : 0] += (float)bias;
 }
 
+/* The hostile kernels' run after d was computed right: says done itself. */
+static void hostile_run(json_t *msg, unsigned char *base, const char *kern, long long id)
+{
+    json_t *d = slot(json_object_get(msg, "out"), "d"), *op = json_object_get(msg, "op");
+    size_t n = (size_t)json_integer_value(json_object_get(op, "M")) * (size_t)json_integer_value(json_object_get(op, "N"));
+    float *dp = (float *)(base + json_integer_value(json_object_get(d, "offset"))), *right = malloc(n * sizeof *dp);
+    size_t i;
+    if (right)
+        memcpy(right, dp, n * sizeof *dp);
+    if (!strcmp(kern, "late"))
+        memset(dp, 0, n * sizeof *dp);
+    if (!strcmp(kern, "bypath") || !strcmp(kern, "afterbye"))
+        for (i = 0; i < n; i++)
+            dp[i] = 12345.0f;
+    if (!strcmp(kern, "bypath"))
+        hp_attack();
+    printf("{\"done\": %lld, \"status\": \"ok\"}\n", id);
+    fflush(stdout);
+    if (!strcmp(kern, "late") && right) {
+        usleep(20000);
+        memcpy(dp, right, n * sizeof *dp);
+    }
+    if (!strcmp(kern, "changes"))
+        memset(dp, 0, n * sizeof *dp);
+    free(right);
+}
+
 int main(int argc, char **argv)
 {
     char *line = NULL;
@@ -125,6 +161,8 @@ int main(int argc, char **argv)
     const char *fdv = getenv("QUALIFY_WORKER_SHM_FD");
     int named = argc > 1 && !strcmp(argv[1], "named"), mem = fdv && !named ? atoi(fdv) : -1;
     int chatty = argc > 1 && !strcmp(argv[1], "chatty");
+    hostile_mode = argc > 1 && !strcmp(argv[1], "hostile");
+    hp_out = stderr; /* stdout is the protocol */
     if (chatty) { /* outside any run: relayed with the command as name */
         fputs("testw: starting \x1b[1mup\r\n", stderr);
         fflush(stderr);
@@ -142,6 +180,11 @@ int main(int argc, char **argv)
         int fd;
         json_t *sfd = json_object_get(msg, "shm_fd");
         if (!msg || json_object_get(msg, "bye") || !kern || (!name && !sfd)) {
+            if (hostile_mode && fork() == 0) { /* afterbye: a process that outlives the worker */
+                setsid();
+                hp_linger();
+                _exit(0);
+            }
             if (chatty) {
                 fputs("testw: bye \x1b[0m\n", stderr);
                 fflush(stderr);
@@ -191,8 +234,11 @@ int main(int argc, char **argv)
         } else {
             const char *b = getenv("QF_TEST_WORKER_BIAS");
             gemm(msg, base, !strcmp(kern, "overrun"), !strcmp(kern, "biased") && b ? atof(b) : 0);
+            if (hostile_mode)
+                hostile_run(msg, base, kern, id);
+            else
+                printf("{\"done\": %lld, \"status\": \"ok\"}\n", id);
             munmap(base, bytes);
-            printf("{\"done\": %lld, \"status\": \"ok\"}\n", id);
         }
         fflush(stdout);
         json_decref(msg);

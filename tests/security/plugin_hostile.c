@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hostile_paths.h"
 #include "qf_kernel.h"
 #include "qf_result.h"
 
@@ -157,23 +158,6 @@ static void gemm(const qf_kernel_call *call, float fill, int use_fill)
         }
 }
 
-/* The parent of pid (/proc/PID/stat), or 0. */
-static pid_t parent_of(pid_t pid)
-{
-    char path[64], buf[512], *p;
-    FILE *f;
-    size_t n;
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    if (!(f = fopen(path, "r")))
-        return 0;
-    n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    if (!(p = strrchr(buf, ')')))
-        return 0;
-    return (pid_t)strtol(p + 3, NULL, 10); /* ") S PPID" */
-}
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -197,7 +181,7 @@ static void shm_scan(void)
     close(fd);
     anc[0] = getppid();
     for (a = 1; a < 4; a++)
-        anc[a] = anc[a - 1] > 1 ? parent_of(anc[a - 1]) : 0;
+        anc[a] = anc[a - 1] > 1 ? hp_parent(anc[a - 1]) : 0;
     while (!seen && now_s() - t0 < 2.0) {
         DIR *d = opendir("/dev/shm");
         struct dirent *e;
@@ -207,7 +191,7 @@ static void shm_scan(void)
             if (strncmp(e->d_name, "qf-", 3))
                 continue;
             pid = (pid_t)strtol(e->d_name + (strncmp(e->d_name, "qf-w-", 5) ? 3 : 5), NULL, 10);
-            pp = pid > 0 ? parent_of(pid) : 0;
+            pp = pid > 0 ? hp_parent(pid) : 0;
             for (a = 0; a < 4; a++)
                 if (anc[a] > 1 && (pp == anc[a] || pid == anc[a]))
                     break;

@@ -123,13 +123,26 @@ int _qf_load_trial(const char *what, int (*body)(void *), void *ctx, char *msg, 
     }
     close(p[0]);
     /* The child ends at once after answering; anything it started, or the
-     * child itself when it hangs, goes with its process group. */
+     * child itself when it hangs, goes with its process group.  At the end
+     * of the pipe without an answer the child is ending: its own status is
+     * awaited for a moment (the sandbox's relay hands it on). */
+    if (got == 0) {
+        int t;
+        for (t = 0; t < 200 && waitpid(pid, &status, WNOHANG) == 0; t++)
+            nanosleep(&(struct timespec){0, 5000000L}, NULL);
+        if (t < 200) {
+            kill(-pid, SIGKILL);
+            _qf_sbx_scratch_remove(pid);
+            goto ended;
+        }
+    }
     if (got != 1)
         kill(pid, SIGKILL);
     kill(-pid, SIGKILL);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     _qf_sbx_scratch_remove(pid);
+ended:
     if (got == 1)
         return 0;
     if (WIFEXITED(status) && WEXITSTATUS(status) == _QF_SBX_EXIT) {

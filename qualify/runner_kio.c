@@ -406,8 +406,8 @@ int _qf_kio_run(_qf_case *p, _qf_child_report *rep, qf_result *r, double timeout
                     timeout_s);
             return -1;
         }
-        /* the disk cap, while it runs (every quarter second) */
-        if (_qf_rp_now_s() - t_disk > 0.25) {
+        /* the disk cap, while it runs (every 50 ms) */
+        if (_qf_rp_now_s() - t_disk > 0.05) {
             t_disk = _qf_rp_now_s();
             if ((used = _qf_sbx_scratch_bytes(pid)) > disk_cap)
                 return kill_child(pid, fd), disk_say(r, used), -1;

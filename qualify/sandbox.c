@@ -22,8 +22,13 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #endif
 
 #include "_sandbox.h"
@@ -98,8 +103,10 @@ const char *_qf_sbx_writable(size_t i)
 {
     return i < nwritable ? writable[i] : NULL;
 }
+static char hidden[32][512]; /* _qf_sbx_hide */
+static size_t nhidden;
 static struct {
-    int probed, landlock, seccomp, root;
+    int probed, landlock, seccomp, root, ns;
     pid_t owner;   /* the process that made root_dir (removes it) */
     char root_dir[512];
 } M;
@@ -114,10 +121,23 @@ qf_sandbox_mode _qf_sbx_mode(void)
     return mode;
 }
 
+int _qf_sbx_hide(const char *path)
+{
+    struct stat st;
+    if (nhidden == sizeof hidden / sizeof hidden[0])
+        return errno = E2BIG, -1;
+    if (stat(path, &st) || !realpath(path, hidden[nhidden]))
+        return -1;
+    nhidden++;
+    return 0;
+}
+
 int _qf_sbx_landlock_abi(void)
 {
     return mode == QF_SANDBOX_OFF ? 0 : M.landlock;
 }
+
+static int namespaces_work(void);
 
 static void cleanup_at_exit(void)
 {
@@ -170,6 +190,7 @@ int _qf_sbx_probe(char *why, size_t why_size)
         M.landlock = landlock_abi();
         M.seccomp = have_seccomp();
         M.root = geteuid() == 0;
+        M.ns = mode != QF_SANDBOX_OFF && !getenv("QUALIFY_SANDBOX_NO_NAMESPACES") && namespaces_work();
     }
     if (mode == QF_SANDBOX_OFF)
         return 0;
@@ -179,13 +200,13 @@ int _qf_sbx_probe(char *why, size_t why_size)
                      getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", strerror(errno));
         return mode == QF_SANDBOX_REQUIRE ? -1 : 0;
     }
-    if (mode == QF_SANDBOX_REQUIRE && (M.landlock < 6 || !M.seccomp)) {
+    if (mode == QF_SANDBOX_REQUIRE && (M.landlock < 6 || !M.seccomp || !M.ns)) {
         if (why)
             snprintf(why, why_size,
-                     "--require-sandbox: this kernel offers %s%d%s%s (needed: Landlock ABI 6 or later, which also "
-                     "scopes signals, and seccomp)",
-                     M.landlock ? "Landlock ABI " : "no Landlock", M.landlock ? M.landlock : 0,
-                     M.landlock ? "" : " (ABI 0)", M.seccomp ? " and seccomp" : " and no seccomp");
+                     "--require-sandbox: this machine offers Landlock ABI %d, %s and %s (needed: Landlock ABI 6 or "
+                     "later, which also scopes signals, seccomp, and user, mount and PID namespaces)",
+                     M.landlock, M.seccomp ? "seccomp" : "no seccomp",
+                     M.ns ? "namespaces" : "no namespaces a process may make");
         return -1;
     }
     return 0;
@@ -195,7 +216,7 @@ int _qf_sbx_complete(qf_sbx_kind kind, int device, int memory)
 {
     (void)kind;
     _qf_sbx_probe(NULL, 0);
-    if (mode == QF_SANDBOX_OFF || M.landlock < 6 || !M.root_dir[0])
+    if (mode == QF_SANDBOX_OFF || M.landlock < 6 || !M.root_dir[0] || !M.ns)
         return 0;
     return !(memory && !device) || M.seccomp;
 }
@@ -231,6 +252,9 @@ void _qf_sbx_describe(qf_sbx_kind kind, int device, int memory, char *buf, size_
     }
     if (memory && !device)
         ADD(M.seccomp ? "; seccomp: no memfd, SysV or shared anonymous memory" : "; no seccomp");
+    ADD(M.ns ? "; own PID, mount and user namespaces (no other process visible; output directory, suite and claims "
+               "covered)"
+             : "; no namespaces (other processes and qualify's files readable)");
     ADD("; no_new_privs%s", M.root ? "; no capabilities" : "");
 #undef ADD
 }
@@ -310,6 +334,185 @@ void _qf_sbx_cleanup(void)
         return;
     remove_tree(M.root_dir);
     M.root_dir[0] = '\0';
+}
+
+/* ---- Namespaces -------------------------------------------------------------
+ *
+ * A user, mount and PID namespace (user_namespaces(7), mount_namespaces(7),
+ * pid_namespaces(7)): the kernel process sees a /proc of its own processes
+ * only (no other process's command line, no qualify process to name), and
+ * the output directory, suite and claim files (_qf_sbx_hide) are covered:
+ * an empty read-only tmpfs over a directory, /dev/null over a file.
+ *
+ * Three processes: the child qualify forked (C, which qualify waits for and
+ * kills) unshares and forks the namespace's init (I, PID 1), which mounts
+ * and forks the kernel process (K, PID 2), the one that returns from
+ * _qf_sbx_enter.  I reaps every orphan of the namespace; when K ends, I
+ * hands K's wait status to C through a pipe and exits, which kills every
+ * process left in the namespace; C ends the same way K did (the signal
+ * raised again, or the exit status).  K is not PID 1, so its signals keep
+ * their default actions (a PID 1 ignores its own raise(SIGABRT)). */
+
+static int write_file(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    ssize_t n;
+    if (fd < 0)
+        return -1;
+    n = write(fd, text, strlen(text));
+    close(fd);
+    return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* Close every descriptor but keep (close_range where it exists). */
+static void close_all_but(int keep)
+{
+    int fd;
+    for (fd = 0; fd < 1024; fd++)
+        if (fd != keep)
+            close(fd);
+}
+
+/* C: wait for K's status from I, end as K did.  Never returns. */
+static void relay_end(pid_t init, int rd) __attribute__((noreturn));
+static void relay_end(pid_t init, int rd)
+{
+    int st = 0, got = 0, ist;
+    ssize_t n;
+    struct rlimit no_core = {0, 0};
+    close_all_but(rd);
+    while ((n = read(rd, &st, sizeof st)) < 0 && errno == EINTR)
+        ;
+    got = n == (ssize_t)sizeof st;
+    while (waitpid(init, &ist, 0) < 0 && errno == EINTR)
+        ;
+    if (!got)
+        st = ist; /* I itself was killed (qualify's SIGKILL reaches C first) */
+    if (WIFSIGNALED(st)) {
+        setrlimit(RLIMIT_CORE, &no_core);
+        signal(WTERMSIG(st), SIG_DFL);
+        {
+            sigset_t all;
+            sigemptyset(&all);
+            sigaddset(&all, WTERMSIG(st));
+            sigprocmask(SIG_UNBLOCK, &all, NULL);
+        }
+        raise(WTERMSIG(st));
+        _exit(128 + WTERMSIG(st));
+    }
+    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 127);
+}
+
+/* I: reap until K ends, then hand its status on.  Never returns. */
+static void init_run(pid_t k, int wr) __attribute__((noreturn));
+static void init_run(pid_t k, int wr)
+{
+    int st;
+    pid_t w;
+    close_all_but(wr);
+    for (;;) {
+        w = waitpid(-1, &st, 0);
+        if (w == k) {
+            ssize_t n = write(wr, &st, sizeof st);
+            (void)n;
+            _exit(0);
+        }
+        if (w < 0 && errno != EINTR)
+            _exit(127);
+    }
+}
+
+static int mounts(char *why, size_t why_size)
+{
+    size_t i;
+    if (mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL))
+        return snprintf(why, why_size, "namespaces: cannot make / private: %s", strerror(errno)), -1;
+    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+        return snprintf(why, why_size, "namespaces: cannot mount /proc: %s", strerror(errno)), -1;
+    for (i = 0; i < nhidden; i++) {
+        struct stat st;
+        int r;
+        if (stat(hidden[i], &st))
+            continue; /* gone since: nothing to cover */
+        r = S_ISDIR(st.st_mode) ? mount("qualify-hidden", hidden[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV,
+                                        "size=4k,nr_inodes=1,mode=0")
+                                : mount("/dev/null", hidden[i], NULL, MS_BIND, NULL);
+        if (r)
+            return snprintf(why, why_size, "namespaces: cannot cover %s: %s", hidden[i], strerror(errno)), -1;
+    }
+    return 0;
+}
+
+/* In C: returns 0 in K, -1 (reason in why) in C when it cannot. */
+static int enter_namespaces(char *why, size_t why_size)
+{
+    uid_t uid = geteuid();
+    gid_t gid = getegid();
+    char map[64];
+    int p[2];
+    pid_t init;
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID))
+        return snprintf(why, why_size, "namespaces: unshare: %s", strerror(errno)), -1;
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+    if (write_file("/proc/self/setgroups", "deny") || write_file("/proc/self/uid_map", map))
+        return snprintf(why, why_size, "namespaces: cannot map the user: %s", strerror(errno)), -1;
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+    if (write_file("/proc/self/gid_map", map))
+        return snprintf(why, why_size, "namespaces: cannot map the group: %s", strerror(errno)), -1;
+    if (pipe2(p, O_CLOEXEC))
+        return snprintf(why, why_size, "namespaces: pipe: %s", strerror(errno)), -1;
+    fflush(NULL);
+    init = fork();
+    if (init < 0)
+        return snprintf(why, why_size, "namespaces: fork: %s", strerror(errno)), -1;
+    if (init > 0) {
+        close(p[1]);
+        relay_end(init, p[0]);
+    }
+    /* I, PID 1 of the new namespace */
+    close(p[0]);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (mounts(why, why_size)) {
+        /* K's status is C's: an exit status C relays as the refusal */
+        int st = _QF_SBX_EXIT << 8;
+        ssize_t n;
+        dprintf(2, "qualify: cannot confine the kernel process: %s\n", why);
+        n = write(p[1], &st, sizeof st);
+        (void)n;
+        _exit(0);
+    }
+    {
+        pid_t k = fork();
+        if (k < 0)
+            _exit(127);
+        if (k > 0)
+            init_run(k, p[1]);
+    }
+    close(p[1]); /* K */
+    return 0;
+}
+
+/* Can this process make the namespaces (probed in a child, once)? */
+static int namespaces_work(void)
+{
+    char why[256];
+    pid_t c;
+    int st = 0;
+    fflush(NULL);
+    c = fork();
+    if (c < 0)
+        return 0;
+    if (c == 0) {
+        int nul = open("/dev/null", O_RDWR);
+        if (nul >= 0) {
+            dup2(nul, 1);
+            dup2(nul, 2);
+        }
+        _exit(enter_namespaces(why, sizeof why) ? 3 : access("/proc/self/stat", R_OK) ? 4 : 0);
+    }
+    while (waitpid(c, &st, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
 /* ---- Entering it ----------------------------------------------------------- */
@@ -488,6 +691,8 @@ int _qf_sbx_enter(qf_sbx_kind kind, int device, int memory, char *why, size_t wh
                         scratch[0] ? strerror(errno) : "no scratch root"),
                -1;
     setenv("TMPDIR", scratch, 1);
+    if (M.ns && enter_namespaces(why, why_size))
+        return -1;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
         return snprintf(why, why_size, "no_new_privs: %s", strerror(errno)), -1;
     if (M.landlock && enter_landlock(kind, device, scratch, why, why_size))

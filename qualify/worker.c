@@ -1156,13 +1156,13 @@ static qf_status worker_exchange(void *ctx, const qf_kernel_call *call)
         }
         free(text);
     }
-    /* The answer, in quarter seconds: between them, the disk cap of the
+    /* The answer, in steps of 50 ms: between them, the disk cap of the
      * instance's scratch directory (_sandbox.h). */
     for (;;) {
         double left = inl.on ? inl.deadline - _qf_rp_now_s() : 1e9;
         unsigned long long used, cap = _qf_iso_limits()->disk;
-        s = read_line(&rd, in->from, left < 0.25 ? (int)(left * 1000) + 1 : 250, &line);
-        if (s != 0 || left < 0.25)
+        s = read_line(&rd, in->from, left < 0.05 ? (int)(left * 1000) + 1 : 50, &line);
+        if (s != 0 || left < 0.05)
             break;
         if (cap && (used = _qf_sbx_scratch_bytes(in->pid)) > cap)
             return child_fail(call, st, 1, 0,

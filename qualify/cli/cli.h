@@ -90,6 +90,12 @@ int qf_cli_write_reports(const char *cmd, const char *outdir, const struct qf_re
  * kernel processes will not be fully confined. */
 int qf_cli_sandbox_check(const char *cmd, int quiet);
 
+/* Before any kernel process starts: make the output directory and cover
+ * it and the n files (suite, claims) from kernel processes
+ * (_qf_sbx_hide).  QF_EXIT_USAGE with "qualify CMD: ..." when the
+ * directory cannot be made, else QF_EXIT_OK. */
+int qf_cli_sandbox_hide(const char *cmd, const char *outdir, const char *const *files, size_t n);
+
 /* QF_EXIT_USAGE with "qualify CMD: ..." when a --kernel-writable
  * directory holds the output directory or lies in it (kernel processes
  * would reach qualify's files), else QF_EXIT_OK. */

@@ -73,7 +73,7 @@ static const char *help_text =
     "  --kernel-disk SIZE   all a kernel process may write into its scratch\n"
     "                       directory (default 1G; 0: none)\n"
     "  --require-sandbox    refuse to run unless every kernel process is fully\n"
-    "                       confined (Landlock ABI >= 6 and seccomp)\n"
+    "                       confined (Landlock ABI >= 6, seccomp, namespaces)\n"
     "  --no-sandbox         run kernel processes without the sandbox (debugging;\n"
     "                       said in every report)\n"
     "  --kernel-writable DIR  kernel processes may also write under DIR (a\n"
@@ -731,6 +731,17 @@ int qf_cli_run(int argc, char **argv)
     qf_runner_set_kernel_limits(&lim);
     if ((rc = qf_cli_sandbox_check("run", quiet)) != QF_EXIT_OK)
         goto out;
+    if (!list) {
+        const char *hide[2 + 16 + QF_SUITE_MAX_CLAIMS];
+        size_t nh = 0;
+        hide[nh++] = suite_path;
+        for (i = 0; i < suite->nclaims && nh < sizeof hide / sizeof hide[0]; i++)
+            hide[nh++] = suite->claims[i];
+        for (i = 0; i < nclaims && nh < sizeof hide / sizeof hide[0]; i++)
+            hide[nh++] = claims[i];
+        if ((rc = qf_cli_sandbox_hide("run", outdir, hide, nh)) != QF_EXIT_OK)
+            goto out;
+    }
     {
         /* The suite's workers and claim files first, then those of the
          * command line (a later claim for the same kernel wins). */

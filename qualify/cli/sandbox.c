@@ -2,6 +2,7 @@
  * less than fully confined, and the provenance's "sandbox" entries
  * (docs/security.md "The sandbox"). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,5 +89,25 @@ int qf_cli_sandbox_outdir(const char *cmd, const char *outdir)
                     cmd, w, under(w, out) ? "holds" : "lies in", out);
             return QF_EXIT_USAGE;
         }
+    return QF_EXIT_OK;
+}
+
+int qf_cli_sandbox_hide(const char *cmd, const char *outdir, const char *const *files, size_t n)
+{
+    size_t i;
+    if (_qf_sbx_mode() == QF_SANDBOX_OFF)
+        return QF_EXIT_OK;
+    if (qf_cli_mkdir_p(outdir)) {
+        fprintf(stderr, "qualify %s: cannot create the output directory %s: %s\n", cmd, outdir, strerror(errno));
+        return QF_EXIT_USAGE;
+    }
+    if (_qf_sbx_hide(outdir)) {
+        fprintf(stderr, "qualify %s: cannot hide the output directory %s from kernels: %s\n", cmd, outdir,
+                strerror(errno));
+        return QF_EXIT_USAGE;
+    }
+    for (i = 0; i < n; i++)
+        if (files[i])
+            (void)_qf_sbx_hide(files[i]); /* a relative include the suite resolves itself: best effort */
     return QF_EXIT_OK;
 }

@@ -122,6 +122,7 @@ __attribute__((unused)) static int hp_attack(void)
     int fd;
     if (hp_find_outdir(dir, sizeof dir)) {
         HP_SAY("hostile: no output directory found\n");
+        fflush(hp_out ? hp_out : stdout);
         return -1;
     }
     hp_rewrite(dir, "journal.jsonl", "\"FAILED\"", "\"QUALIFIED\"");

@@ -22,7 +22,11 @@
  *                  QUALIFIED (tests/runner/t-held checks the recheck of
  *                  outputs that change after done, which is timing here);
  *   provenance     results.json and report.md say what confined each
- *                  kernel.
+ *                  kernel;
+ *   hidden         with the sandbox's namespaces, a kernel finds no
+ *                  qualify command line to read the output directory from;
+ *   require        without a mechanism, --require-sandbox is exit 2 naming
+ *                  it, and a run without it warns and says so.
  * Skipped (77) where the kernel lacks Landlock ABI 6 (no signal scoping:
  * the stop attack would freeze this test's own processes). */
 #define _GNU_SOURCE
@@ -277,6 +281,65 @@ START_TEST(outputs_done)
 }
 END_TEST
 
+/* With the namespaces (the provenance says so), the kernel finds no
+ * ancestor's command line, so not the output directory. */
+START_TEST(hidden)
+{
+    json_t *root, *cases = load(_i, "results.json", &root), *c, *sb;
+    size_t k;
+    const char *how;
+    sb = json_object_get(json_object_get(root, "provenance"), "sandbox");
+    how = json_string_value(json_object_get(json_array_get(sb, 0), "confinement"));
+    if (!how || !strstr(how, "own PID, mount and user namespaces")) {
+        json_decref(root);
+        return; /* not on this machine: docs/security.md */
+    }
+    json_array_foreach(cases, k, c)
+    {
+        const char *kn = json_string_value(json_object_get(c, "kernel"));
+        const char *out = json_string_value(json_object_get(c, "kernel_output"));
+        if (kn && !strcmp(kn, "gemm.sbx.bypath"))
+            ck_assert_msg(out && strstr(out, "hostile: no output directory found"), "%s: %s", modes[_i],
+                          out ? out : "");
+    }
+    json_decref(root);
+}
+END_TEST
+
+/* A machine without a mechanism (the namespaces turned off through
+ * QUALIFY_SANDBOX_NO_NAMESPACES, as where user namespaces are refused):
+ * --require-sandbox refuses to run, exit 2 naming it; without it the run
+ * warns and its provenance says what was missing. */
+START_TEST(require)
+{
+    const char *bin = getenv("QF_QUALIFY_BIN");
+    char cmd[2048], path[400];
+    json_t *root;
+    int rc;
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && QUALIFY_SANDBOX_NO_NAMESPACES=1 '%s' run suite.yaml --require-sandbox --kernel "
+             "gemm.cpu.naive.f32 -o '%s/req' > '%s/req.log' 2>&1",
+             dirs[0], bin, dirs[0], dirs[0]);
+    rc = system(cmd);
+    ck_assert_msg(WIFEXITED(rc) && WEXITSTATUS(rc) == 2, "--require-sandbox without namespaces: exit %d", rc);
+    snprintf(cmd, sizeof cmd, "grep -q 'require-sandbox: this machine offers .* no namespaces' '%s/req.log'",
+             dirs[0]);
+    ck_assert_msg(system(cmd) == 0, "the refusal does not name what is missing");
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && QUALIFY_SANDBOX_NO_NAMESPACES=1 '%s' run suite.yaml --kernel gemm.cpu.naive.f32 "
+             "-o '%s/req' > '%s/req.log' 2>&1 && grep -q 'not fully confined' '%s/req.log'",
+             dirs[0], bin, dirs[0], dirs[0], dirs[0]);
+    ck_assert_msg(system(cmd) == 0, "no warning of the missing namespaces");
+    snprintf(path, sizeof path, "%s/req/results.json", dirs[0]);
+    ck_assert((root = json_load_file(path, 0, NULL)));
+    ck_assert(strstr(json_string_value(json_object_get(
+                         json_array_get(json_object_get(json_object_get(root, "provenance"), "sandbox"), 0),
+                         "confinement")),
+                     "no namespaces"));
+    json_decref(root);
+}
+END_TEST
+
 START_TEST(provenance)
 {
     json_t *root, *sb;
@@ -318,6 +381,8 @@ int main(void)
     tcase_add_loop_test(tc, disk, 0, 2);
     tcase_add_loop_test(tc, outputs_done, 0, 2);
     tcase_add_loop_test(tc, provenance, 0, NSWEEP);
+    tcase_add_loop_test(tc, hidden, 0, 2);
+    tcase_add_test(tc, require);
     suite_add_tcase(s, tc);
     rc = qf_test_run(s);
     if (rc == EXIT_SUCCESS)

@@ -255,7 +255,7 @@ void _qf_sbx_describe(qf_sbx_kind kind, int device, int memory, char *buf, size_
     ADD(M.ns ? "; own PID, mount and user namespaces (no other process visible; output directory, suite and claims "
                "covered)"
              : "; no namespaces (other processes and qualify's files readable)");
-    ADD("; no_new_privs%s", M.root ? "; no capabilities" : "");
+    ADD("; no_new_privs%s", M.root || M.ns ? "; no capabilities" : "");
 #undef ADD
 }
 
@@ -653,7 +653,8 @@ static int enter_seccomp(char *why, size_t why_size)
 }
 
 /* A root qualify's kernel process keeps uid 0 but no capability, now or
- * after an exec (SECBIT_NOROOT, an empty bounding set). */
+ * after an exec (SECBIT_NOROOT, an empty bounding set); so does one whose
+ * user namespace gave it every capability inside it. */
 static int drop_caps(char *why, size_t why_size)
 {
     struct {
@@ -699,7 +700,8 @@ int _qf_sbx_enter(qf_sbx_kind kind, int device, int memory, char *why, size_t wh
         return -1;
     if (memory && !device && M.seccomp && enter_seccomp(why, why_size))
         return -1;
-    if (M.root && drop_caps(why, why_size))
+    /* root's, or those the new user namespace gave */
+    if ((M.root || M.ns) && drop_caps(why, why_size))
         return -1;
     return 0;
 #else

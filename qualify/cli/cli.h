@@ -84,6 +84,27 @@ struct json_t *qf_cli_shard_identity(unsigned index, unsigned count, const char 
 int qf_cli_write_reports(const char *cmd, const char *outdir, const struct qf_result *r, size_t n,
                          const struct qf_provenance *prov, const char *title, unsigned fail_mask,
                          const struct json_t *extra);
+/* ---- What run finds in its output directory (cli/outdir.c) ---- */
+/* The entries of an output directory: its own and those under failing/,
+ * as paths relative to it, sorted. */
+typedef struct qf_cli_outdir {
+    char **names;
+    size_t n, cap;
+} qf_cli_outdir;
+/* List outdir into *d (empty when it does not exist yet): before any kernel
+ * code runs.  0, or -1 (errno) when it cannot be read. */
+int qf_cli_outdir_note(qf_cli_outdir *d, const char *outdir);
+/* Drop name and everything under it from d (removed by qualify itself). */
+void qf_cli_outdir_forget(qf_cli_outdir *d, const char *name);
+/* After the reports: name on stderr ("qualify CMD: DIR/NAME: ...") every
+ * entry of outdir that is not in before and not one qualify wrote (its
+ * four files; with save, failing/ and the saved pairs' files of r), and
+ * any of its four files that is no longer a regular file.  Their count
+ * (1 when outdir cannot be listed). */
+size_t qf_cli_outdir_foreign(const qf_cli_outdir *before, const char *cmd, const char *outdir,
+                             const struct qf_result *r, size_t n, int save);
+void qf_cli_outdir_free(qf_cli_outdir *d);
+
 int qf_cli_usage_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

@@ -1099,9 +1099,15 @@ qf_status qf_report_write_all(const char *dir, const qf_result *r, size_t n, con
         free(path);
         return QF_EIO;
     }
-    for (i = 0; st == QF_OK && i < sizeof files / sizeof files[0]; i++) {
+    /* Each file whatever became of the one before (a directory planted at
+     * report.md costs that file only); the first failure is the one said. */
+    for (i = 0; i < sizeof files / sizeof files[0]; i++) {
+        qf_status s;
         snprintf(path, len, "%s/%s", dir, files[i].name);
-        st = write_stream_at(dfd, files[i].name, path, files[i].w, r, n, prov, opt, err, err_size);
+        s = write_stream_at(dfd, files[i].name, path, files[i].w, r, n, prov, opt, st == QF_OK ? err : NULL,
+                            st == QF_OK ? err_size : 0);
+        if (st == QF_OK)
+            st = s;
     }
     close(dfd);
     free(path);

@@ -202,15 +202,14 @@ size_t qf_cli_outdir_foreign(const qf_cli_outdir *before, const char *cmd, const
     for (i = 0; i < sizeof own_files / sizeof own_files[0]; i++) {
         const char *k = kind_of(outdir, own_files[i]);
         if (has(&now, own_files[i]) && strcmp(k, "a regular file") && ++found <= MAX_NAMED)
-            name_one(cmd, outdir, own_files[i], k, "where qualify wrote a regular file (replaced since)");
+            name_one(cmd, outdir, own_files[i], k, "where qualify writes a regular file");
     }
     if (found > MAX_NAMED)
         fprintf(stderr, "qualify %s: ... and %zu more such entries\n", cmd, found - MAX_NAMED);
     if (found)
         fprintf(stderr,
-                "qualify %s: %zu entr%s in the output directory that qualify did not write: every result is "
-                "written, but a kernel of this sweep may have reached the file system (docs/security.md "
-                "\"Output files\")\n",
+                "qualify %s: %zu entr%s in the output directory that qualify did not write: a kernel of this "
+                "sweep may have reached the file system (docs/security.md \"Output files\")\n",
                 cmd, found, found == 1 ? "y" : "ies");
     qf_cli_outdir_free(&now);
     qf_cli_outdir_free(&x);

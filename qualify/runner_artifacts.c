@@ -535,7 +535,7 @@ static int put(int dfd, const char *shown, const char *file, const art *a, const
  * else '_', no leading '.'), the hash (8 hex digits of the SHA-256 of
  * "KERNEL CASE_ID") telling apart pairs the cutting or sanitizing made
  * alike. */
-static void pair_dir(const qf_result *r, char *buf, size_t size)
+void qf_runner_artifacts_dir(const qf_result *r, char *buf, size_t size)
 {
     uint8_t d[QF_SHA256_BYTES];
     char key[QF_RESULT_NAME_MAX + QF_RESULT_ID_MAX + 2], hex[QF_SHA256_HEX];
@@ -590,7 +590,7 @@ void _qf_artifacts_save(const _qf_case *p, const _qf_checked *ck, const _qf_chec
                  nb, cb);
         goto done;
     }
-    pair_dir(r, dir, sizeof dir);
+    qf_runner_artifacts_dir(r, dir, sizeof dir);
     snprintf(shown, sizeof shown, "failing/%s", dir);
     if ((out = open(o->save_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
         snprintf(why, sizeof why, "cannot open the output directory: %s", strerror(errno));

@@ -97,8 +97,8 @@ int qf_cli_outdir_note(qf_cli_outdir *d, const char *outdir);
 /* Drop name and everything under it from d (removed by qualify itself). */
 void qf_cli_outdir_forget(qf_cli_outdir *d, const char *name);
 /* After the reports: name on stderr ("qualify CMD: DIR/NAME: ...") every
- * entry of outdir that is not in before and not one qualify wrote (its
- * four files; with save, failing/ and the saved pairs' files of r), and
+ * entry of outdir that is not in before and not one qualify writes (its
+ * four files; with save, failing/ and the directories of r's pairs), and
  * any of its four files that is no longer a regular file.  Their count
  * (1 when outdir cannot be listed). */
 size_t qf_cli_outdir_foreign(const qf_cli_outdir *before, const char *cmd, const char *outdir,

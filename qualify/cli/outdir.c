@@ -25,6 +25,7 @@
 #include "_files.h"
 #include "cli.h"
 #include "qf_result.h"
+#include "qf_runner.h"
 
 /* At most this many entries are listed (a huge -o . stops being read). */
 #define MAX_ENTRIES 200000
@@ -132,29 +133,44 @@ void qf_cli_outdir_forget(qf_cli_outdir *d, const char *name)
     d->n = k;
 }
 
-/* The entries qualify wrote: its four files, failing/ and its marker when
- * saving, each saved pair's directory and files. */
+/* The entries qualify writes: its four files, and with save failing/, its
+ * marker and the directory of every pair of the sweep (whatever is in it:
+ * a pair run again on another device, --devices, may leave the files of
+ * its first attempt there). */
 static int expected(qf_cli_outdir *x, const qf_result *r, size_t n, int save)
 {
-    char path[QF_RESULT_ARTIFACT_DIR + QF_RESULT_ARTIFACT_KEY + 32], file[QF_RESULT_ARTIFACT_KEY + 16];
-    size_t i, k;
+    char path[QF_RESULT_ARTIFACT_DIR + 16];
+    size_t i;
     int rc = 0;
     for (i = 0; rc == 0 && i < sizeof own_files / sizeof own_files[0]; i++)
         rc = add(x, own_files[i]);
     if (save && rc == 0)
         rc = add(x, "failing") || add(x, "failing/.qualify-failing");
-    for (i = 0; rc == 0 && i < n; i++) {
-        if (!r[i].nartifacts || !r[i].artifacts_dir[0])
-            continue;
-        rc = add(x, r[i].artifacts_dir);
-        for (k = 0; rc == 0 && k < r[i].nartifacts; k++) {
-            qf_result_artifact_file(r[i].artifacts[k], file, sizeof file);
-            snprintf(path, sizeof path, "%s/%s", r[i].artifacts_dir, file);
-            rc = add(x, path);
-        }
+    for (i = 0; save && rc == 0 && i < n; i++) {
+        memcpy(path, "failing/", 8);
+        qf_runner_artifacts_dir(&r[i], path + 8, sizeof path - 8);
+        rc = add(x, path);
+        if (rc == 0 && r[i].artifacts_dir[0] && strcmp(r[i].artifacts_dir, path))
+            rc = add(x, r[i].artifacts_dir); /* a record of another qualify's */
     }
     qsort(x->names, x->n, sizeof *x->names, cmp);
     return rc;
+}
+
+/* path is one of qualify's: in x, or under a pair's directory in x
+ * ("failing/DIR/FILE"). */
+static int is_expected(const qf_cli_outdir *x, const char *path)
+{
+    char parent[4096];
+    const char *slash;
+    if (has(x, path))
+        return 1;
+    if (strncmp(path, "failing/", 8) || !(slash = strchr(path + 8, '/')) ||
+        (size_t)(slash - path) >= sizeof parent)
+        return 0;
+    memcpy(parent, path, (size_t)(slash - path));
+    parent[slash - path] = '\0';
+    return has(x, parent);
 }
 
 /* "a FIFO", "a symbolic link", ... of path in outdir ("gone" when it is). */
@@ -192,7 +208,7 @@ size_t qf_cli_outdir_foreign(const qf_cli_outdir *before, const char *cmd, const
     }
     for (i = 0; i < now.n; i++) {
         const char *p = now.names[i];
-        if (has(before, p) || has(&x, p))
+        if (has(before, p) || is_expected(&x, p))
             continue;
         if (++found <= MAX_NAMED)
             name_one(cmd, outdir, p, kind_of(outdir, p),

@@ -20,6 +20,11 @@ typedef struct _qf_plan_pair {
 /* ---- Shards (runner_shard.c) -------------------------------------------- */
 
 struct json_t;
+/* qf_journal_read of the journal a resume continues: never through a link
+ * (journal.c; a planted link or FIFO is exit 2, docs/cli.md). */
+qf_status _qf_journal_read_own(const char *path, qf_result **results, size_t *n, int *torn,
+                               struct json_t **header, char *err, size_t err_size);
+
 /* Keep only the pairs of shard o->shard_index of o->shard_count, in plan
  * order (*npairs shrinks).  *hdr: a new journal header, o->header with its
  * "shard" object given "plan_pairs" (the plan's size) and "pairs"

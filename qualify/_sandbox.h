@@ -44,7 +44,7 @@ typedef enum { QF_SBX_CHILD, QF_SBX_SERVER, QF_SBX_WORKER } qf_sbx_kind;
 int _qf_sbx_allow_write(const char *dir);
 const char *_qf_sbx_writable(size_t i);
 
-/* Cover path (the output directory, a suite or claim file) from every
+/* Cover path (the output directory, the suite file) from every
  * kernel process started from now on, where the sandbox has namespaces:
  * 0, or -1 with errno (no such path, more than 32). */
 int _qf_sbx_hide(const char *path);

@@ -17,6 +17,7 @@
 #include "_evidence.h"
 #include "_files.h"
 #include "_json.h"
+#include "_runner.h"
 #include "_status.h"
 #include "qf_result.h"
 
@@ -799,77 +800,110 @@ static int repair_tail(int fd, int *torn)
     return 0;
 }
 
+/* The header line: the format's members, then header's own. */
+static json_t *header_line(const json_t *header)
+{
+    json_t *h = json_pack("{s:s, s:s, s:i}", "record", "header", "format", "qualify-journal", "version",
+                          QF_RESULT_JOURNAL_VERSION);
+    const char *k;
+    json_t *v;
+    if (h && json_is_object(header)) {
+        json_object_foreach((json_t *)header, k, v)
+        {
+            if (!json_object_get(h, k))
+                json_object_set(h, k, v);
+        }
+    }
+    return h;
+}
+
+/* A new journal at path holding the header line h: written beside it and
+ * renamed over it (_files.h: whatever a kernel planted at the name, a link
+ * or a FIFO, is replaced, never written through); a descriptor of the new
+ * file, or -1 with the message in err. */
+static int create_journal(const char *path, const json_t *h, char *err, size_t err_size)
+{
+    _qf_out o;
+    int fd;
+    if (!_qf_out_open(&o, path, _QF_OUT_SYNC, err, err_size))
+        return -1;
+    if ((fd = fcntl(fileno(o.f), F_DUPFD_CLOEXEC, 0)) < 0 || write_line(fd, h, 0)) {
+        errf(err, err_size, "%s: cannot write the journal header: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        _qf_out_abort(&o);
+        return -1;
+    }
+    if (_qf_out_commit(&o, err, err_size) != QF_OK) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 qf_status qf_journal_open(const char *path, int resume, const json_t *header, qf_journal **out, int *torn,
                           char *err, size_t err_size)
 {
     qf_journal *j;
-    int fd, t = 0, fresh = !resume;
-    off_t end;
+    int fd = -1, t = 0;
+    off_t end = 0;
     struct stat st;
+    json_t *h;
     if (!path || !out)
         return QF_EINVAL;
     *out = NULL;
     if (torn)
         *torn = 0;
-    /* The journal is read back and cut: a FIFO or device is refused (its
-     * open would not block, O_RDWR, but the writes would). */
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        errf(err, err_size, "%s: not a regular file (%s); the journal must be one", path,
-             _qf_file_kind(st.st_mode));
-        return QF_EINVAL;
+    /* The journal of a resume is read back and cut: it must be a regular
+     * file, and is never reached through a link (_qf_open_own; a FIFO's
+     * writes would block). */
+    if (resume) {
+        const char *kind;
+        fd = _qf_open_own(path, O_RDWR, &kind);
+        if (fd < 0 && kind) {
+            errf(err, err_size, "%s: not a regular file (%s%s); the journal must be one", path, kind,
+                 strcmp(kind, "a symbolic link") ? "" : ", not followed");
+            return QF_EINVAL;
+        }
+        if (fd < 0 && errno != ENOENT) {
+            errf(err, err_size, "%s: cannot open the journal: %s", path, strerror(errno));
+            return QF_EIO;
+        }
+        if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size == 0) {
+            close(fd); /* an empty journal: begun afresh */
+            fd = -1;
+        }
     }
-    if (resume && (stat(path, &st) != 0 || st.st_size == 0))
-        fresh = 1;
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | (fresh ? O_TRUNC : 0), 0644);
-    if (fd < 0) {
-        errf(err, err_size, "%s: cannot open the journal: %s", path, strerror(errno));
-        return QF_EIO;
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        errf(err, err_size, "%s: not a regular file; the journal must be one", path);
-        close(fd);
-        return QF_EINVAL;
-    }
-    if (!fresh && repair_tail(fd, &t)) {
+    if (fd >= 0 && repair_tail(fd, &t)) {
         errf(err, err_size, "%s: cannot repair the journal's last line: %s", path, strerror(errno));
         close(fd);
         return QF_EIO;
     }
-    if ((end = lseek(fd, 0, SEEK_END)) < 0) {
+    if (fd >= 0 && (end = lseek(fd, 0, SEEK_END)) < 0) {
         close(fd);
         return QF_EIO;
     }
-    /* A journal torn inside its header line is empty once repaired: it
-     * gets a new header, so the file stays a journal. */
-    if (!fresh && end == 0) {
-        fresh = 1;
+    if (!(h = header_line(header))) {
+        if (fd >= 0)
+            close(fd);
+        return QF_ENOMEM;
+    }
+    if (fd < 0) {
+        fd = create_journal(path, h, err, err_size);
+    } else if (end == 0) {
+        /* A journal torn inside its header line is empty once repaired: it
+         * gets a new header, so the file stays a journal. */
         if (t)
             t |= QF_JOURNAL_REHEADED;
-    }
-    if (fresh) {
-        json_t *h = json_pack("{s:s, s:s, s:i}", "record", "header", "format", "qualify-journal", "version",
-                              QF_RESULT_JOURNAL_VERSION);
-        const char *k;
-        json_t *v;
-        if (!h) {
-            close(fd);
-            return QF_ENOMEM;
-        }
-        if (json_is_object(header)) {
-            json_object_foreach((json_t *)header, k, v)
-            {
-                if (!json_object_get(h, k))
-                    json_object_set(h, k, v);
-            }
-        }
         if (write_line(fd, h, 1)) {
             errf(err, err_size, "%s: cannot write the journal header: %s", path, strerror(errno));
-            json_decref(h);
             close(fd);
-            return QF_EIO;
+            fd = -1;
         }
-        json_decref(h);
     }
+    json_decref(h);
+    if (fd < 0)
+        return QF_EIO;
     j = calloc(1, sizeof *j);
     if (!j || !(j->path = strdup(path))) {
         free(j);
@@ -926,8 +960,10 @@ qf_status qf_journal_close(qf_journal *j)
     return s;
 }
 
-qf_status qf_journal_read(const char *path, qf_result **results, size_t *n, int *torn, json_t **header,
-                          char *err, size_t err_size)
+/* nofollow: the journal qualify resumes, never read through a link
+ * (_qf_fopen_own). */
+static qf_status journal_read(const char *path, int nofollow, qf_result **results, size_t *n, int *torn,
+                              json_t **header, char *err, size_t err_size)
 {
     FILE *f;
     char *line = NULL;
@@ -944,11 +980,11 @@ qf_status qf_journal_read(const char *path, qf_result **results, size_t *n, int 
     if (header)
         *header = NULL;
     /* A FIFO or device is refused before it is read (_files.h). */
-    f = _qf_fopen_read(path, err, err_size, &st);
+    f = nofollow ? _qf_fopen_own(path, err, err_size, &st) : _qf_fopen_read(path, err, err_size, &st);
     if (!f) {
         struct stat sb;
         /* bad input (exit 2), not an I/O failure */
-        return stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) ? QF_EINVAL : st;
+        return (nofollow ? lstat(path, &sb) : stat(path, &sb)) == 0 && !S_ISREG(sb.st_mode) ? QF_EINVAL : st;
     }
     while ((len = getline(&line, &cap, f)) > 0) {
         json_t *o;
@@ -1026,4 +1062,16 @@ qf_status qf_journal_read(const char *path, qf_result **results, size_t *n, int 
     *results = res;
     *n = count;
     return QF_OK;
+}
+
+qf_status qf_journal_read(const char *path, qf_result **results, size_t *n, int *torn, json_t **header,
+                          char *err, size_t err_size)
+{
+    return journal_read(path, 0, results, n, torn, header, err, err_size);
+}
+
+qf_status _qf_journal_read_own(const char *path, qf_result **results, size_t *n, int *torn, json_t **header,
+                               char *err, size_t err_size)
+{
+    return journal_read(path, 1, results, n, torn, header, err, err_size);
 }

@@ -656,21 +656,23 @@ qf_status qf_npy_write_file(FILE *fp, const char *name, qf_npy_dtype t, int ndim
 qf_status qf_npy_write_data(const char *path, qf_npy_dtype t, int ndim, const size_t *shape, const void *data,
                             char *err, size_t err_size)
 {
-    FILE *fp;
+    _qf_out o;
     size_t count;
     /* The arguments first: a bad call creates no file. */
     qf_status s = write_args(path, t, ndim, shape, data, &count, err, err_size);
     if (s != QF_OK)
         return s;
-    fp = fopen(path, "wb");
-    if (fp == NULL)
-        return _qf_fail(err, err_size, QF_EIO, path, "cannot create: %s", strerror(errno));
-    s = qf_npy_write_file(fp, path, t, ndim, shape, data, err, err_size);
-    if (fclose(fp) != 0 && s == QF_OK)
-        s = _qf_fail(err, err_size, QF_EIO, path, "write failed: %s", strerror(errno));
-    if (s != QF_OK)
-        remove(path);
-    return s;
+    /* Written beside path and renamed over it: a link or FIFO at path is
+     * replaced, not written through (_files.h); a failed write leaves what
+     * was there. */
+    if (!_qf_out_open(&o, path, 0, err, err_size))
+        return QF_EIO;
+    s = qf_npy_write_file(o.f, path, t, ndim, shape, data, err, err_size);
+    if (s != QF_OK) {
+        _qf_out_abort(&o);
+        return s;
+    }
+    return _qf_out_commit(&o, err, err_size);
 }
 
 qf_status qf_npy_write(const char *path, const qf_npy *a, char *err, size_t err_size)

@@ -103,6 +103,11 @@ typedef struct qf_runner_opts {
  * = 1 (kept may be NULL).  QF_OK, or QF_EIO with the reason in err. */
 qf_status qf_runner_artifacts_clear(const char *dir, int *kept, char *err, size_t err_size);
 
+/* The directory under DIR/failing that --save-failing writes r's pair to
+ * ("<case id>--<kernel>-<hash>", cut and sanitized; docs/runner.md), into
+ * buf[size]: the same for every attempt of the pair. */
+void qf_runner_artifacts_dir(const qf_result *r, char *buf, size_t size);
+
 /* A device of a --devices sweep, as the summary and the provenance
  * record it (qf_provenance.h). */
 #define QF_RUNNER_DEVICES_MAX QF_PROV_DEVICES

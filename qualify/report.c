@@ -2,6 +2,7 @@
  * sweep, and reading results.json back (qf_report.h, docs/reports.md). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "_escape.h"
 #include "_files.h"
@@ -1064,44 +1066,35 @@ qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const
 typedef qf_status (*stream_writer)(FILE *, const qf_result *, size_t, const qf_provenance *,
                                    const qf_report_options *);
 
-/* Written to PATH.tmp and renamed over PATH when complete, so a reader (a
- * CI step, qualify show) never sees half a report. */
+/* Written into a private temporary directory beside PATH and renamed over
+ * it when complete (_files.h: a link or FIFO a kernel planted at PATH is
+ * replaced, never written through), so a reader (a CI step, qualify show)
+ * never sees half a report.  dir >= 0: PATH is name's entry in it. */
+static qf_status write_stream_at(int dir, const char *name, const char *path, stream_writer w,
+                                 const qf_result *r, size_t n, const qf_provenance *prov,
+                                 const qf_report_options *opt, char *err, size_t err_size)
+{
+    _qf_out o;
+    qf_status st;
+    if (!path)
+        return QF_EINVAL;
+    if (!(dir >= 0 ? _qf_out_openat(&o, dir, name, path, _QF_OUT_SYNC, err, err_size)
+                   : _qf_out_open(&o, path, _QF_OUT_SYNC, err, err_size)))
+        return QF_EIO;
+    st = w(o.f, r, n, prov, opt);
+    if (st != QF_OK) {
+        _qf_out_abort(&o);
+        errf(err, err_size, "%s: %s", path, st == QF_EIO ? "write failed" : qf_status_str(st));
+        return st;
+    }
+    return _qf_out_commit(&o, err, err_size);
+}
+
 static qf_status write_stream(const char *path, stream_writer w, const qf_result *r, size_t n,
                               const qf_provenance *prov, const qf_report_options *opt, char *err,
                               size_t err_size)
 {
-    FILE *f;
-    qf_status st;
-    size_t len;
-    char *tmp;
-    if (!path)
-        return QF_EINVAL;
-    len = strlen(path) + 8;
-    tmp = malloc(len);
-    if (!tmp)
-        return QF_ENOMEM;
-    snprintf(tmp, len, "%s.tmp", path);
-    f = fopen(tmp, "w");
-    if (!f) {
-        errf(err, err_size, "%s: cannot create: %s", path, strerror(errno));
-        free(tmp);
-        return QF_EIO;
-    }
-    st = w(f, r, n, prov, opt);
-    if (fclose(f) != 0 && st == QF_OK)
-        st = QF_EIO;
-    if (st == QF_OK && rename(tmp, path) != 0) {
-        errf(err, err_size, "%s: cannot replace: %s", path, strerror(errno));
-        remove(tmp);
-        free(tmp);
-        return QF_EIO;
-    }
-    if (st != QF_OK) {
-        errf(err, err_size, "%s: %s", path, st == QF_EIO ? "write failed" : qf_status_str(st));
-        remove(tmp);
-    }
-    free(tmp);
-    return st;
+    return write_stream_at(-1, NULL, path, w, r, n, prov, opt, err, err_size);
 }
 
 qf_status qf_report_write_json(const char *path, const qf_result *r, size_t n, const qf_provenance *prov,
@@ -1125,25 +1118,40 @@ qf_status qf_report_write_junit(const char *path, const qf_result *r, size_t n, 
 qf_status qf_report_write_all(const char *dir, const qf_result *r, size_t n, const qf_provenance *prov,
                               const qf_report_options *opt, char *err, size_t err_size)
 {
+    static const struct {
+        const char *name;
+        stream_writer w;
+    } files[] = {{"results.json", json_file},
+                 {"report.md", qf_report_markdown_file},
+                 {"junit.xml", qf_report_junit_file}};
     char *path;
-    size_t len;
-    qf_status st;
+    size_t len, i;
+    qf_status st = QF_OK;
+    int dfd;
     if (!dir)
         return QF_EINVAL;
     len = strlen(dir) + 32;
     path = malloc(len);
     if (!path)
         return QF_ENOMEM;
-    snprintf(path, len, "%s/results.json", dir);
-    st = write_stream(path, json_file, r, n, prov, opt, err, err_size);
-    if (st == QF_OK) {
-        snprintf(path, len, "%s/report.md", dir);
-        st = qf_report_write_markdown(path, r, n, prov, opt, err, err_size);
+    /* The directory is followed once (it may be a link the user gave);
+     * the three files are written relative to it. */
+    if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        errf(err, err_size, "%s/results.json: cannot create: %s: %s", dir, dir, strerror(errno));
+        free(path);
+        return QF_EIO;
     }
-    if (st == QF_OK) {
-        snprintf(path, len, "%s/junit.xml", dir);
-        st = qf_report_write_junit(path, r, n, prov, opt, err, err_size);
+    /* Each file whatever became of the one before (a directory planted at
+     * report.md costs that file only); the first failure is the one said. */
+    for (i = 0; i < sizeof files / sizeof files[0]; i++) {
+        qf_status s;
+        snprintf(path, len, "%s/%s", dir, files[i].name);
+        s = write_stream_at(dfd, files[i].name, path, files[i].w, r, n, prov, opt, st == QF_OK ? err : NULL,
+                            st == QF_OK ? err_size : 0);
+        if (st == QF_OK)
+            st = s;
     }
+    close(dfd);
     free(path);
     return st;
 }

@@ -910,6 +910,7 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
     qf_status st = QF_OK;
     json_t *shard_hdr = NULL, *old_hdr = NULL;
     int jobs, torn = 0;
+    struct stat jst; /* the journal a resume reads, not followed */
     _qf_rdevs devs; /* --devices (runner_devices.c) */
     memset(&devs, 0, sizeof devs);
     if (!suite || !reg || !sum)
@@ -987,8 +988,8 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
         goto out;
     }
     /* Resume: finished pairs come from the journal, the rest run. */
-    if (o.resume && o.journal_path && access(o.journal_path, F_OK) == 0) {
-        st = qf_journal_read(o.journal_path, &prev, &nprev, &torn, &old_hdr, err, err_size);
+    if (o.resume && o.journal_path && lstat(o.journal_path, &jst) == 0) {
+        st = _qf_journal_read_own(o.journal_path, &prev, &nprev, &torn, &old_hdr, err, err_size);
         if (st != QF_OK)
             goto out;
         if (old_hdr && _qf_shard_resume_ok(old_hdr, o.header, o.journal_path, err, err_size)) {

@@ -5,9 +5,10 @@
  *
  * Nothing under DIR/failing is ever reached through a link: each
  * directory is opened relative to its parent with O_NOFOLLOW, each file is
- * written to a new temporary (O_CREAT | O_EXCL | O_NOFOLLOW) and renamed
- * over its name, and a name that is taken by anything but a regular file
- * (a link planted there, a directory, a FIFO) is refused, not replaced.
+ * written as a new file into a private temporary directory beside its name
+ * and renamed over it (_files.h), and a name that is taken by anything but
+ * a regular file (a link planted there, a directory, a FIFO) is refused,
+ * not replaced.
  * The bytes written under DIR/failing are counted in its marker file
  * under an flock(2), so concurrent pairs share one total. */
 #define _GNU_SOURCE
@@ -478,27 +479,26 @@ static int reserve(int ffd, uint64_t need, uint64_t total, char *why, size_t why
     return rc;
 }
 
-/* Write one file into dfd: a new temporary renamed over file, unless file
- * is something other than a regular file (then refused).  0, or -1 with
- * the reason in why. */
+/* Write one file into dfd: a new file in a private temporary directory
+ * renamed over file (_files.h), unless file is something other than a
+ * regular file (then refused).  0, or -1 with the reason in why. */
 static int put(int dfd, const char *shown, const char *file, const art *a, const char *text, size_t len, char *why,
                size_t why_size)
 {
-    char tmp[QF_RESULT_ARTIFACT_KEY + 48], err[128];
-    struct stat st;
+    char path[QF_RESULT_ARTIFACT_DIR + QF_RESULT_ARTIFACT_KEY + 32],
+        err[QF_RESULT_TEXT_MAX - 16]; /* why's size */
+    _qf_out o;
     FILE *fp;
-    int fd, ok;
-    snprintf(tmp, sizeof tmp, ".%s.%ld.tmp", file, (long)getpid());
-    (void)unlinkat(dfd, tmp, 0); /* one a killed pair of this pid left; a link is removed, not followed */
-    fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0 || !(fp = fdopen(fd, "wb"))) {
-        snprintf(why, why_size, "cannot create %s/%s: %s", shown, tmp, strerror(errno));
-        if (fd >= 0)
-            close(fd);
+    int ok;
+    snprintf(path, sizeof path, "%s/%s", shown, file);
+    if (!(fp = _qf_out_openat(&o, dfd, file, path, _QF_OUT_REFUSE, err, sizeof err))) {
+        snprintf(why, why_size, "%s", err);
         return -1;
     }
     if (text) {
         ok = fwrite(text, 1, len, fp) == len;
+        if (!ok)
+            snprintf(err, sizeof err, "%s", strerror(errno));
     } else if (a->enc) {
         /* the correctly rounded values are codes of the format, exactly */
         size_t i, n = a->bytes / qf_npy_dtype_size(a->t), eb = qf_npy_dtype_size(a->t);
@@ -518,19 +518,13 @@ static int put(int dfd, const char *shown, const char *file, const art *a, const
     } else {
         ok = qf_npy_write_file(fp, file, a->t, a->ndim, a->shape, a->data, err, sizeof err) == QF_OK;
     }
-    if (fclose(fp) || !ok) {
-        snprintf(why, why_size, "cannot write %s/%s: %.120s", shown, file, text ? strerror(errno) : err);
-        unlinkat(dfd, tmp, 0);
+    if (!ok) {
+        _qf_out_abort(&o);
+        snprintf(why, why_size, "cannot write %s: %.120s", path, err);
         return -1;
     }
-    if (fstatat(dfd, file, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
-        snprintf(why, why_size, "%s/%s is %s: refused, not followed", shown, file, _qf_file_kind(st.st_mode));
-        unlinkat(dfd, tmp, 0);
-        return -1;
-    }
-    if (renameat(dfd, tmp, dfd, file)) {
-        snprintf(why, why_size, "cannot write %s/%s: %s", shown, file, strerror(errno));
-        unlinkat(dfd, tmp, 0);
+    if (_qf_out_commit(&o, err, sizeof err) != QF_OK) {
+        snprintf(why, why_size, "%s", err);
         return -1;
     }
     return 0;
@@ -541,7 +535,7 @@ static int put(int dfd, const char *shown, const char *file, const art *a, const
  * else '_', no leading '.'), the hash (8 hex digits of the SHA-256 of
  * "KERNEL CASE_ID") telling apart pairs the cutting or sanitizing made
  * alike. */
-static void pair_dir(const qf_result *r, char *buf, size_t size)
+void qf_runner_artifacts_dir(const qf_result *r, char *buf, size_t size)
 {
     uint8_t d[QF_SHA256_BYTES];
     char key[QF_RESULT_NAME_MAX + QF_RESULT_ID_MAX + 2], hex[QF_SHA256_HEX];
@@ -596,7 +590,7 @@ void _qf_artifacts_save(const _qf_case *p, const _qf_checked *ck, const _qf_chec
                  nb, cb);
         goto done;
     }
-    pair_dir(r, dir, sizeof dir);
+    qf_runner_artifacts_dir(r, dir, sizeof dir);
     snprintf(shown, sizeof shown, "failing/%s", dir);
     if ((out = open(o->save_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
         snprintf(why, sizeof why, "cannot open the output directory: %s", strerror(errno));
@@ -619,6 +613,7 @@ void _qf_artifacts_save(const _qf_case *p, const _qf_checked *ck, const _qf_chec
             qf_result_artifact_file(pl.a[i].key, file, sizeof file);
             unlinkat(pfd, file, 0);
         }
+        unlinkat(ffd, dir, AT_REMOVEDIR); /* when empty: no directory of a pair that has no files */
         goto done;
     }
     snprintf(r->artifacts_dir, sizeof r->artifacts_dir, "%s", shown);

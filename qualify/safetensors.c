@@ -708,18 +708,18 @@ qf_status qf_safetensors_write(const char *path, const qf_st_write_tensor *t, si
 {
     unsigned char *buf;
     size_t len;
-    FILE *fp;
+    _qf_out o;
     qf_status s = qf_safetensors_write_mem(t, n, meta_keys, meta_values, nmeta, &buf, &len, err, err_size);
     if (s != QF_OK)
         return s;
-    fp = fopen(path, "wb");
-    if (fp == NULL) {
-        s = _qf_fail(err, err_size, QF_EIO, path, "cannot create: %s", strerror(errno));
+    /* beside path, then renamed over it (_files.h) */
+    if (!_qf_out_open(&o, path, 0, err, err_size)) {
+        s = QF_EIO;
+    } else if (fwrite(buf, 1, len, o.f) != len) {
+        s = _qf_fail(err, err_size, QF_EIO, path, "write error: %s", strerror(errno));
+        _qf_out_abort(&o);
     } else {
-        if (fwrite(buf, 1, len, fp) != len)
-            s = _qf_fail(err, err_size, QF_EIO, path, "write error: %s", strerror(errno));
-        if (fclose(fp) != 0 && s == QF_OK)
-            s = _qf_fail(err, err_size, QF_EIO, path, "write error: %s", strerror(errno));
+        s = _qf_out_commit(&o, err, err_size);
     }
     free(buf);
     return s;

@@ -252,7 +252,7 @@ void _qf_sbx_describe(qf_sbx_kind kind, int device, int memory, char *buf, size_
     }
     if (memory && !device)
         ADD(M.seccomp ? "; seccomp: no memfd, SysV or shared anonymous memory" : "; no seccomp");
-    ADD(M.ns ? "; own PID, mount and user namespaces (no other process visible; output directory, suite and claims "
+    ADD(M.ns ? "; own PID, mount and user namespaces (no other process visible; output directory and suite "
                "covered)"
              : "; no namespaces (other processes and qualify's files readable)");
     ADD("; no_new_privs%s", M.root || M.ns ? "; no capabilities" : "");
@@ -341,7 +341,7 @@ void _qf_sbx_cleanup(void)
  * A user, mount and PID namespace (user_namespaces(7), mount_namespaces(7),
  * pid_namespaces(7)): the kernel process sees a /proc of its own processes
  * only (no other process's command line, no qualify process to name), and
- * the output directory, suite and claim files (_qf_sbx_hide) are covered:
+ * the output directory and the suite file (_qf_sbx_hide) are covered:
  * an empty read-only tmpfs over a directory, /dev/null over a file.
  *
  * Three processes: the child qualify forked (C, which qualify waits for and

@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "_escape.h"
+#include "_files.h"
 #include "cli.h"
 #include "qf_audit.h"
 #include "qf_npy.h"
@@ -435,24 +437,25 @@ static void write_markdown(FILE *f, const json_t *doc)
     }
 }
 
-static int write_file(const char *dir, const char *name, const json_t *doc, int json)
+/* name in the directory dir (a descriptor: the -o DIR the user gave,
+ * followed once), written beside it and renamed over it (_files.h). */
+static int write_file(int dir, const char *dirname, const char *name, const json_t *doc, int json)
 {
-    char path[4096];
-    FILE *f;
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "qualify audit: cannot write %s\n", path);
+    char path[4096], err[4200];
+    _qf_out o;
+    snprintf(path, sizeof path, "%s/%s", dirname, name);
+    if (!_qf_out_openat(&o, dir, name, path, _QF_OUT_SYNC, err, sizeof err)) {
+        fprintf(stderr, "qualify audit: %s\n", err);
         return QF_EXIT_USAGE;
     }
     if (json)
-        json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+        json_dumpf(doc, o.f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     else
-        write_markdown(f, doc);
+        write_markdown(o.f, doc);
     if (json)
-        fputc('\n', f);
-    if (fclose(f)) {
-        fprintf(stderr, "qualify audit: cannot write %s\n", path);
+        fputc('\n', o.f);
+    if (_qf_out_commit(&o, err, sizeof err) != QF_OK) {
+        fprintf(stderr, "qualify audit: %s\n", err);
         return QF_EXIT_USAGE;
     }
     return QF_EXIT_OK;
@@ -568,15 +571,18 @@ int qf_cli_audit(int argc, char **argv)
         json_object_set_new(doc, "summary", summary);
         json_object_set_new(doc, "unusable_tensors", json_integer((json_int_t)ctx.nunusable));
         if (outdir) {
-            struct stat sb;
-            if (stat(outdir, &sb) != 0 && mkdir(outdir, 0777) != 0) {
-                fprintf(stderr, "qualify audit: cannot create directory %s\n", outdir);
+            char derr[4200];
+            int dfd = _qf_out_dir(outdir, derr, sizeof derr);
+            if (dfd < 0) {
+                fprintf(stderr, "qualify audit: %s\n", derr);
                 rc = QF_EXIT_USAGE;
             }
             if (rc == QF_EXIT_OK)
-                rc = write_file(outdir, "audit.json", doc, 1);
+                rc = write_file(dfd, outdir, "audit.json", doc, 1);
             if (rc == QF_EXIT_OK)
-                rc = write_file(outdir, "audit.md", doc, 0);
+                rc = write_file(dfd, outdir, "audit.md", doc, 0);
+            if (dfd >= 0)
+                close(dfd);
         } else if (json) {
             json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
             putchar('\n');

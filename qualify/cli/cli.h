@@ -91,7 +91,7 @@ int qf_cli_write_reports(const char *cmd, const char *outdir, const struct qf_re
 int qf_cli_sandbox_check(const char *cmd, int quiet);
 
 /* Before any kernel process starts: make the output directory and cover
- * it and the n files (suite, claims) from kernel processes
+ * it and the n files (the suite) from kernel processes
  * (_qf_sbx_hide).  QF_EXIT_USAGE with "qualify CMD: ..." when the
  * directory cannot be made, else QF_EXIT_OK. */
 int qf_cli_sandbox_hide(const char *cmd, const char *outdir, const char *const *files, size_t n);
@@ -106,6 +106,27 @@ int qf_cli_sandbox_outdir(const char *cmd, const char *outdir);
 struct qf_registry;
 void qf_cli_sandbox_provenance(const struct qf_registry *reg, const struct qf_result *r, size_t n,
                                struct qf_provenance *prov);
+
+/* ---- What run finds in its output directory (cli/outdir.c) ---- */
+/* The entries of an output directory: its own and those under failing/,
+ * as paths relative to it, sorted. */
+typedef struct qf_cli_outdir {
+    char **names;
+    size_t n, cap;
+} qf_cli_outdir;
+/* List outdir into *d (empty when it does not exist yet): before any kernel
+ * code runs.  0, or -1 (errno) when it cannot be read. */
+int qf_cli_outdir_note(qf_cli_outdir *d, const char *outdir);
+/* Drop name and everything under it from d (removed by qualify itself). */
+void qf_cli_outdir_forget(qf_cli_outdir *d, const char *name);
+/* After the reports: name on stderr ("qualify CMD: DIR/NAME: ...") every
+ * entry of outdir that is not in before and not one qualify writes (its
+ * four files; with save, failing/ and the directories of r's pairs), and
+ * any of its four files that is no longer a regular file.  Their count
+ * (1 when outdir cannot be listed). */
+size_t qf_cli_outdir_foreign(const qf_cli_outdir *before, const char *cmd, const char *outdir,
+                             const struct qf_result *r, size_t n, int save);
+void qf_cli_outdir_free(qf_cli_outdir *d);
 
 int qf_cli_usage_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)

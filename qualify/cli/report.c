@@ -644,6 +644,7 @@ int qf_cli_report(int argc, char **argv)
     input *in = NULL;
     int c, rc = QF_EXIT_OK, nin = 0, a, fd;
     FILE *out = NULL;
+    _qf_out outf;
     size_t total = 0, plots_k = 0, plots_v = 0, plots_a = 0;
     char err[1024] = "";
     optind = 1;
@@ -717,9 +718,10 @@ int qf_cli_report(int argc, char **argv)
         goto done;
     }
     close(fd);
-    out = fopen(outpath, "w");
-    if (!out) {
-        fprintf(stderr, "qualify report: cannot write %s\n", outpath);
+    /* beside outpath, renamed over it when complete (_files.h) */
+    if (!(out = _qf_out_open(&outf, outpath, _QF_OUT_SYNC, err, sizeof err))) {
+        fprintf(stderr, "qualify report: %s\n", err);
+        remove(plot_path);
         rc = QF_EXIT_USAGE;
         goto done;
     }
@@ -759,8 +761,8 @@ int qf_cli_report(int argc, char **argv)
     if (!plots_a)
         fputs("<p>No audit input (qualify audit ... -o DIR writes DIR/audit.json).</p>\n", out);
     fputs(page_tail, out);
-    if (fclose(out)) {
-        fprintf(stderr, "qualify report: cannot write %s\n", outpath);
+    if (_qf_out_commit(&outf, err, sizeof err) != QF_OK) {
+        fprintf(stderr, "qualify report: %s\n", err);
         rc = QF_EXIT_USAGE;
     }
     remove(plot_path);

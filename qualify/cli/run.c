@@ -393,6 +393,32 @@ static void devices_provenance(const qf_runner_summary *sum, qf_provenance *prov
     prov->device_retries = sum->device_retries;
 }
 
+/* The reports from the complete set of results (header: a shard's journal
+ * header, else NULL), then what appeared in outdir during the sweep that
+ * qualify did not write (cli/outdir.c): exit 1 when anything did, every
+ * result written all the same. */
+static int finish(const char *outdir, const qf_registry *reg, const qf_runner_summary *sum, const qf_cli_outdir *before,
+                  const char *suite_path, const char *title, unsigned fail_mask, const json_t *header,
+                  int save)
+{
+    qf_provenance prov;
+    json_t *extra = header ? shard_results(header, sum) : NULL;
+    int rc;
+    memset(&prov, 0, sizeof prov);
+    /* qualify's own revision (NULL: the tree it was built from) */
+    qf_provenance_collect(&prov, NULL);
+    qf_runner_gpu_provenance(&prov); /* the GPU of GPU kernels, when one ran */
+    devices_provenance(sum, &prov);
+    qf_cli_sandbox_provenance(reg, sum->results, sum->n, &prov); /* what confined each kernel */
+    qf_provenance_add_file(&prov, suite_path);
+    rc = qf_cli_write_reports("run", outdir, sum->results, sum->n, &prov, title, fail_mask, extra);
+    json_decref(extra);
+    qf_provenance_free(&prov);
+    if (qf_cli_outdir_foreign(before, "run", outdir, sum->results, sum->n, save))
+        rc = QF_EXIT_FAIL;
+    return rc;
+}
+
 /* "devices: 0 (NAME) 12 pairs; 1 (NAME) OUT: why" after the counts. */
 static void print_devices(const qf_runner_summary *sum)
 {
@@ -470,6 +496,7 @@ int qf_cli_run(int argc, char **argv)
     qf_runner_opts o = qf_runner_opts_default();
     qf_kernel_limits lim = qf_kernel_limits_default();
     qf_runner_summary sum;
+    qf_cli_outdir before = {0};
     progress pg;
     qf_status st;
     json_t *header = NULL, *av;
@@ -727,21 +754,17 @@ int qf_cli_run(int argc, char **argv)
         goto out;
     }
 
-    /* Before any kernel process starts (workers, servers: below). */
+    /* Before any kernel process starts (workers, servers: below): what is
+     * in the output directory, to tell what a kernel put there. */
+    if (qf_cli_outdir_note(&before, outdir))
+        fprintf(stderr, "qualify run: warning: cannot list %s: %s\n", outdir, strerror(errno));
     qf_runner_set_kernel_limits(&lim);
     if ((rc = qf_cli_sandbox_check("run", quiet)) != QF_EXIT_OK)
         goto out;
-    if (!list) {
-        const char *hide[2 + 16 + QF_SUITE_MAX_CLAIMS];
-        size_t nh = 0;
-        hide[nh++] = suite_path;
-        for (i = 0; i < suite->nclaims && nh < sizeof hide / sizeof hide[0]; i++)
-            hide[nh++] = suite->claims[i];
-        for (i = 0; i < nclaims && nh < sizeof hide / sizeof hide[0]; i++)
-            hide[nh++] = claims[i];
-        if ((rc = qf_cli_sandbox_hide("run", outdir, hide, nh)) != QF_EXIT_OK)
-            goto out;
-    }
+    /* The output directory and the suite, not the claim files: a kernel
+     * server reads those (they are the kernels' own words anyway). */
+    if (!list && (rc = qf_cli_sandbox_hide("run", outdir, (const char *const[]){suite_path}, 1)) != QF_EXIT_OK)
+        goto out;
     {
         /* The suite's workers and claim files first, then those of the
          * command line (a later claim for the same kernel wins). */
@@ -786,6 +809,8 @@ int qf_cli_run(int argc, char **argv)
         int kept = 0;
         if (qf_runner_artifacts_clear(outdir, &kept, err, sizeof err) != QF_OK)
             fprintf(stderr, "qualify run: warning: %s\n", err);
+        else if (!kept)
+            qf_cli_outdir_forget(&before, "failing"); /* removed: its names are new again */
         else if (kept && save)
             fprintf(stderr,
                     "qualify run: warning: %s/failing is not one --save-failing made (no marker in it): left as it "
@@ -898,20 +923,7 @@ int qf_cli_run(int argc, char **argv)
      * has ended (docs/security.md): none is left to touch them. */
     _qf_worker_stop_everything();
     _qf_sbx_cleanup();
-    {
-        qf_provenance prov;
-        json_t *extra = shard_count ? shard_results(header, &sum) : NULL;
-        memset(&prov, 0, sizeof prov);
-        /* qualify's own revision (NULL: the tree it was built from) */
-        qf_provenance_collect(&prov, NULL);
-        qf_runner_gpu_provenance(&prov); /* the GPU of GPU kernels, when one ran */
-        devices_provenance(&sum, &prov);
-        qf_cli_sandbox_provenance(reg, sum.results, sum.n, &prov);
-        qf_provenance_add_file(&prov, suite_path);
-        rc = qf_cli_write_reports("run", outdir, sum.results, sum.n, &prov, suite->name, fail_mask, extra);
-        json_decref(extra);
-        qf_provenance_free(&prov);
-    }
+    rc = finish(outdir, reg, &sum, &before, suite_path, suite->name, fail_mask, shard_count ? header : NULL, save);
 
     if (!quiet) {
         int v;
@@ -940,6 +952,7 @@ int qf_cli_run(int argc, char **argv)
         }
     }
 out:
+    qf_cli_outdir_free(&before);
     json_decref(av);
     json_decref(header);
     qf_runner_summary_free(&sum);

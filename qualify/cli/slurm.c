@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "_escape.h"
+#include "_files.h"
 #include "cli.h"
 
 extern char **environ;
@@ -128,7 +129,8 @@ static int has_devices_option(const slurm_opts *o)
 static int write_shards(const char *path, const slurm_opts *o, const char *cwd)
 {
     int i;
-    FILE *f = fopen(path, "w");
+    _qf_out out; /* beside path, renamed over it (_files.h) */
+    FILE *f = _qf_out_open(&out, path, _QF_OUT_SYNC, NULL, 0);
     if (!f)
         return -1;
     common_header(f, o);
@@ -173,13 +175,14 @@ static int write_shards(const char *path, const slurm_opts *o, const char *cwd)
           "[ \"$rc\" -le 1 ] && exit 0\n"
           "exit \"$rc\"\n",
           f);
-    return fclose(f) ? -1 : 0;
+    return _qf_out_commit(&out, NULL, 0) == QF_OK ? 0 : -1;
 }
 
 static int write_merge(const char *path, const slurm_opts *o, const char *cwd)
 {
     long i;
-    FILE *f = fopen(path, "w");
+    _qf_out out; /* beside path, renamed over it (_files.h) */
+    FILE *f = _qf_out_open(&out, path, _QF_OUT_SYNC, NULL, 0);
     if (!f)
         return -1;
     common_header(f, o);
@@ -192,7 +195,7 @@ static int write_merge(const char *path, const slurm_opts *o, const char *cwd)
     for (i = 0; i < o->shards; i++)
         fprintf(f, " \"$D/shard-%ld\"", i);
     fputs(" -o \"$D/merged\"\nrc=$?\necho \"$rc\" >\"$D/merged.rc\"\nexit \"$rc\"\n", f);
-    return fclose(f) ? -1 : 0;
+    return _qf_out_commit(&out, NULL, 0) == QF_OK ? 0 : -1;
 }
 
 /* Start sbatch with args and read its first line (the --parsable job id,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_files.h"
 #include "cli.h"
 #include "qf_audit.h"
 #include "qf_kernel.h"
@@ -65,6 +66,19 @@ static json_t *err_json(const qf_workload_err *e)
     json_object_set_new(o, "normwise", qf_audit_json_number(e->normwise));
     json_object_set_new(o, "max_abs", qf_audit_json_number(e->max_abs));
     return o;
+}
+
+/* -o FILE: written beside it and renamed over it (_files.h); 0 or -1. */
+static int write_json(const char *path, const json_t *doc)
+{
+    _qf_out o;
+    if (!_qf_out_open(&o, path, _QF_OUT_SYNC, NULL, 0))
+        return -1;
+    if (json_dumpf(doc, o.f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))) {
+        _qf_out_abort(&o);
+        return -1;
+    }
+    return _qf_out_commit(&o, NULL, 0) == QF_OK ? 0 : -1;
 }
 
 int qf_cli_workload(int argc, char **argv)
@@ -326,7 +340,7 @@ int qf_cli_workload(int argc, char **argv)
         json_object_set_new(doc, "kl_mean", qf_audit_json_number(cmp.kl_mean));
         json_object_set_new(doc, "kl_max", qf_audit_json_number(cmp.kl_max));
         json_object_set_new(doc, "top1", qf_audit_json_number(cmp.top1));
-        if (outfile && json_dump_file(doc, outfile, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))) {
+        if (outfile && write_json(outfile, doc)) {
             fprintf(stderr, "qualify workload: cannot write %s\n", outfile);
             rc = QF_EXIT_USAGE;
         }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "_files.h"
 #include "_probe.h"
 
 static const char *align_name(qf_probe_align a)
@@ -235,13 +236,12 @@ qf_status qf_probe_write_claim(const qf_probe_result *r, const char *path, char 
 {
     yaml_emitter_t e;
     yaml_event_t ev;
-    FILE *f = fopen(path, "w");
+    _qf_out o; /* beside path, renamed over it (_files.h) */
+    FILE *f = _qf_out_open(&o, path, _QF_OUT_SYNC, err, err_size);
     int bad = 0, acc = r->acc_frac_bits, guard = 0, narrow;
     const char *accf = "float32", *sum = "sequential";
-    if (!f) {
-        snprintf(err, err_size, "cannot write %s", path);
+    if (!f)
         return QF_EIO;
-    }
     /* accumulator: float32 unless the kept width says otherwise; alignment
      * narrower than the accumulator is claimed as the accumulator's width
      * (the claim has one width for both, qf_bound.h) */
@@ -304,10 +304,10 @@ qf_status qf_probe_write_claim(const qf_probe_result *r, const char *path, char 
     yaml_stream_end_event_initialize(&ev);
     bad |= !yaml_emitter_emit(&e, &ev);
     yaml_emitter_delete(&e);
-    bad |= fclose(f) != 0;
     if (bad) {
+        _qf_out_abort(&o);
         snprintf(err, err_size, "cannot write the claim to %s", path);
         return QF_EIO;
     }
-    return QF_OK;
+    return _qf_out_commit(&o, err, err_size);
 }

@@ -364,7 +364,8 @@ static int write_file(const char *path, const char *text)
     return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
-/* Close every descriptor but keep (close_range where it exists). */
+/* Close every descriptor below 1024 but keep (isolate.c closed the
+ * others before). */
 static void close_all_but(int keep)
 {
     int fd;

@@ -75,6 +75,11 @@ def test_hostile_workers(tmp_path: Path) -> None:
     assert "signal 11" in reasons["gemm.py.segv"]
     assert "status 3" in reasons["gemm.py.exit"]
     assert "canary" in reasons["gemm.py.overrun"]
+    # A Python exception is the kernel's report, not an I/O error, and no
+    # memory limit is blamed for it.
+    assert got["gemm.py.typeerror"] == {"FAILED"}
+    assert reasons["gemm.py.typeerror"] == \
+        "the kernel reported an error: TypeError: must be Tensor, not Operand", reasons["gemm.py.typeerror"]
     # What a kernel prints during its run is its pair's record, not the
     # host's output (docs/workers.md "Standard error").
     assert got["gemm.py.chatty"] == {"QUALIFIED"}

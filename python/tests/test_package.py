@@ -229,8 +229,20 @@ def test_scale_tensor_attached(shm_factory):
     assert got["dtype"] == qf.numpy_dtype("e4m3")
 
 
+def test_operand_not_named_like_torch_tensor():
+    """The worker's array class is not called Tensor (torch then said
+    "must be Tensor, not Tensor"); the old name stays an alias that a star
+    import does not bring in."""
+    assert qw.Operand.__name__ == "Operand"
+    assert "Operand" in qw.__all__ and "Tensor" not in qw.__all__
+    assert qw.Tensor is qw.Operand
+    ns: dict = {}
+    exec("from qualify.worker import *", ns)
+    assert "Tensor" not in ns and ns["Operand"] is qw.Operand
+
+
 def test_assign_rounds_bf16_codes():
-    out = np.zeros(4, np.uint16).view(qw.Tensor)
+    out = np.zeros(4, np.uint16).view(qw.Operand)
     out.format = "bfloat16"
     vals = np.array([1.0, 1.00390625, 1.01171875, -3.0e38], np.float32)  # ties and a large value
     qw.assign(out, vals)

@@ -128,6 +128,26 @@ def test_quantize_worker(tmp_path: Path) -> None:
         [(p.verdict, p.reason) for p in nv]
 
 
+def test_scaled_gemm_tuple(tmp_path: Path) -> None:
+    """A per-tensor scaled FP8 GEMM declared by a dtype dict's in_scale is
+    paired with a suite's `scale: per_tensor` tuple, gets its scales and
+    qualifies (without in_scale no tuple of it would match)."""
+    pytest.importorskip("ml_dtypes")
+    suite = tmp_path / "scaled.yaml"
+    suite.write_text(
+        "suite: scaled\n"
+        "refute: false\n"
+        "groups:\n"
+        "  - op: gemm\n"
+        "    kernels: [gemm.py.scaled]\n"
+        "    dtypes: [{a: float8_e4m3fn, b: float8_e4m3fn, out: bfloat16, scale: per_tensor}]\n"
+        "    shapes: {M: [3, 16], N: [5], K: [8, 64]}\n"
+    )
+    res = qualify.run(suite, workers=[worker(HERE / "workers" / "scaled.py")], output=tmp_path / "out")
+    assert len(res) == 4, res.table()
+    assert res.summary.get("QUALIFIED") == 4, [(p.case_id, p.verdict, p.reason) for p in res]
+
+
 def test_numpy_strided_layouts(tmp_path: Path) -> None:
     """A worker that declares layouts gets strided views and is QUALIFIED
     on each; a dense-only one is UNSUPPORTED with the reason; one that

@@ -229,6 +229,30 @@ def test_scale_tensor_attached(shm_factory):
     assert got["dtype"] == qf.numpy_dtype("e4m3")
 
 
+def test_parse_dtype_in_scale():
+    """A dtype dict's in_scale: per input slot {kind, format, block}, as the
+    host's hello reader takes it (qualify/worker_hello.c)."""
+    t = qw.parse_dtype("gemm", {"name": "mx", "in": ["e4m3", "e4m3"], "out": ["bf16"],
+                                "in_scale": [{"kind": "block", "format": "e8m0", "block": 32},
+                                             {"kind": "block", "format": "float8_e8m0fnu", "block": 32}]})
+    assert t["in_scale"] == [{"kind": "block", "format": "float8_e8m0fnu", "block": 32}] * 2
+    t = qw.parse_dtype("gemm", {"name": "pt", "in": ["e4m3", "e4m3"], "out": ["bf16"],
+                                "in_scale": [None, {"kind": "tensor", "format": "f32"}]})
+    assert t["in_scale"] == [{"kind": "none"}, {"kind": "tensor", "format": "float32"}]
+    assert "in_scale" not in qw.parse_dtype("gemm", {"name": "p", "in": ["f32"], "out": ["f32"]})
+    qw.clear()
+    qw.kernel("gemm.t.mx", op="gemm", dtypes=[{"name": "mx", "in": ["e4m3", "e4m3"], "out": ["bf16"],
+                                               "in_scale": [{"kind": "row", "format": "f32"}]}])(lambda *a, **p: None)
+    rec = qw.hello_message()["kernels"][0]["dtypes"][0]
+    assert rec["in_scale"] == [{"kind": "row", "format": "float32"}]
+    qw.clear()
+    for bad in ([{"kind": "blocks", "format": "e8m0", "block": 32}], [{"kind": "block", "format": "e8m0"}],
+                [{"kind": "tensor"}], [{"kind": "tensor", "format": "f32", "axis": 1}],
+                [{"kind": "row", "format": "f32", "block": -1}], [None] * 4, {"kind": "tensor"}):
+        with pytest.raises(ValueError, match="in_scale"):
+            qw.parse_dtype("gemm", {"name": "x", "in": ["e4m3"], "out": ["bf16"], "in_scale": bad})
+
+
 def test_operand_not_named_like_torch_tensor():
     """The worker's array class is not called Tensor (torch then said
     "must be Tensor, not Tensor"); the old name stays an alias that a star

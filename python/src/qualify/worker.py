@@ -201,6 +201,43 @@ def _claim_formats(claim: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# Scalings of an input (qf_scale_kind, qualify/registry.c's names).
+SCALE_KINDS = ("none", "tensor", "row", "col", "block")
+
+
+def _in_scales(spec: dict[str, Any], op: str) -> list[dict[str, Any]]:
+    """A dtype dict's ``in_scale`` as the hello spells it (worker.c's
+    tuple_scales): a list of {kind, format, block}, one per input slot."""
+    where = f"dtype tuple {spec.get('name')!r}: in_scale"
+    scales = spec["in_scale"]
+    inputs, _, slots = _OPS[op]
+    nslots = len(slots({r: "float32" for r in (*inputs, "acc", "out")})[0])
+    if not isinstance(scales, (list, tuple)) or len(scales) > nslots:
+        raise ValueError(f"{where} must list one scaling per input slot ({op} has {nslots})")
+    out = []
+    for i, e in enumerate(scales):
+        e = {"kind": "none"} if e is None else e
+        if not isinstance(e, dict) or set(e) - {"kind", "format", "block"}:
+            raise ValueError(f"{where}[{i}]: {{\"kind\", \"format\", \"block\"}} or None, not {e!r}")
+        kind = e.get("kind")
+        if kind not in SCALE_KINDS:
+            raise ValueError(f"{where}[{i}]: kind {kind!r} is not one of {', '.join(SCALE_KINDS)}")
+        if kind == "none":
+            out.append({"kind": "none"})
+            continue
+        if not isinstance(e.get("format"), str):
+            raise ValueError(f"{where}[{i}]: a {kind} scale needs its format (e.g. 'float32', 'e8m0')")
+        block = e.get("block", 0)
+        if isinstance(block, bool) or not isinstance(block, int) or block < 0 or (kind == "block" and not block):
+            raise ValueError(f"{where}[{i}]: block {block!r}: the elements per scale, a positive integer "
+                             f"(needed for a block scale)")
+        ent: dict[str, Any] = {"kind": kind, "format": _fmt.canonical(e["format"])}
+        if block:
+            ent["block"] = block
+        out.append(ent)
+    return out
+
+
 def parse_dtype(op: str, spec: str | dict[str, Any], claim: dict[str, Any] | None = None) -> dict[str, Any]:
     """One dtype tuple of a kernel record, from a label or a dict.
 
@@ -216,25 +253,33 @@ def parse_dtype(op: str, spec: str | dict[str, Any], claim: dict[str, Any] | Non
 
     A dict is ``{"name":..., "in": [...], "out": [...], "claim": {...}}``
     and is taken as written (formats checked and made canonical); its claim
-    is merged over the kernel's.
+    is merged over the kernel's.  It may add ``"in_scale"``, the input
+    scalings of a scaled GEMM tuple: one entry per input slot, in slot
+    order, each ``{"kind": "none"|"tensor"|"row"|"col"|"block", "format":
+    NAME, "block": N}`` (``format`` needed unless the kind is none,
+    ``block`` for block scales), or None for an unscaled slot; trailing
+    slots may be left out (docs/workers.md "Kernel servers").
     """
     if op not in _OPS:
         raise ValueError(f"unknown op {op!r}; known: {', '.join(_OPS)}")
     base = _claim_formats(claim or {})
     if isinstance(spec, dict):
-        unknown = set(spec) - {"name", "in", "out", "claim"}
+        unknown = set(spec) - {"name", "in", "out", "claim", "in_scale"}
         if unknown:
             raise ValueError(f"dtype tuple {spec!r}: unknown keys {sorted(unknown)}")
         if not spec.get("name") or not isinstance(spec.get("in"), list) or not isinstance(spec.get("out"), list):
             raise ValueError(f"dtype tuple {spec!r}: needs 'name', 'in' (a list) and 'out' (a list)")
         merged = dict(base)
         merged.update(_claim_formats(spec.get("claim") or {}))
-        return {
+        tup = {
             "name": str(spec["name"]),
             "in": [_fmt.canonical(x) for x in spec["in"]],
             "out": [_fmt.canonical(x) for x in spec["out"]],
             "claim": merged,
         }
+        if spec.get("in_scale") is not None:
+            tup["in_scale"] = _in_scales(spec, op)
+        return tup
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"dtype tuple {spec!r}: a label such as 'f32.f32.f32.f32' or a dict")
     inputs, has_acc, slots = _OPS[op]

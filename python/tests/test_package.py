@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -251,6 +252,31 @@ def test_parse_dtype_in_scale():
                 [{"kind": "row", "format": "f32", "block": -1}], [None] * 4, {"kind": "tensor"}):
         with pytest.raises(ValueError, match="in_scale"):
             qw.parse_dtype("gemm", {"name": "x", "in": ["e4m3"], "out": ["bf16"], "in_scale": bad})
+
+
+def test_ml_dtypes_extra_both_spellings(tmp_path):
+    """`pip install './python[ml_dtypes]'` and `[ml-dtypes]` both pull
+    ml_dtypes: pyproject declares both, and the built metadata provides
+    both (where setuptools is at hand to build it)."""
+    import tomllib
+
+    root = SRC.parent
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert extras["ml_dtypes"] == extras["ml-dtypes"] and extras["ml_dtypes"][0].startswith("ml_dtypes")
+    pytest.importorskip("setuptools")
+    out = subprocess.run([sys.executable, "-c", "from setuptools import build_meta as b; import sys; "
+                          "print(b.prepare_metadata_for_build_wheel(sys.argv[1]))", str(tmp_path)],
+                         cwd=root, capture_output=True, text=True, timeout=120)
+    if out.returncode != 0:
+        pytest.skip(f"setuptools cannot build the metadata here: {out.stderr[-300:]}")
+    meta = (tmp_path / out.stdout.strip().splitlines()[-1] / "METADATA").read_text()
+    provided = {line.split(":", 1)[1].strip() for line in meta.splitlines() if line.startswith("Provides-Extra:")}
+    # A setuptools that normalizes extras (PEP 685) writes one name,
+    # ml-dtypes, which the pips of its time normalize too; one that writes
+    # them as given must list both, as older pips look for the typed name.
+    normalized = all(p == re.sub(r"[-_.]+", "-", p) for p in provided)
+    assert ({"ml-dtypes"} if normalized else {"ml_dtypes", "ml-dtypes"}) <= provided, provided
+    assert any("ml-dtypes" in ln or "ml_dtypes" in ln for ln in meta.splitlines() if ln.startswith("Requires-Dist"))
 
 
 def test_operand_not_named_like_torch_tensor():

@@ -150,4 +150,13 @@ size_t _qf_worker_pids(pid_t *out, size_t max);
  * in `done`): the first size - 1 bytes into buf, *total all of them. */
 void _qf_worker_take_output(char *buf, size_t size, size_t *total);
 
+/* A hello's dtype tuple (worker_hello.c): the formats of one direction's
+ * nslots slots from the JSON list arr (an absent or null entry repeats the
+ * previous one; *bad: the unknown name, or NULL), and the input scalings
+ * of "in_scale" (per input slot {"kind", "format", "block"}; NULL: none)
+ * into t.  0, or -1 for anything malformed. */
+struct json_t;
+int _qf_worker_tuple_slots(struct json_t *arr, int nslots, qf_format_id *out, const char **bad);
+int _qf_worker_tuple_scales(struct json_t *arr, int nslots, qf_dtype_tuple *t);
+
 #endif

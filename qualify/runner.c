@@ -544,11 +544,19 @@ static int first_output(_qf_case *p, _qf_child_report *rep, qf_result *r, double
         return _qf_say(r, QF_CAUSE_DECLINED, "unsupported: the kernel declined: %s",
                        rep->msg[0] ? rep->msg : "(no reason)"),
                -1;
-    if (rep->status != QF_OK) /* the status, not its message, says the device is gone */
-        return _qf_say(r, rep->status == QF_EDEVICE ? QF_CAUSE_DEVICE_LOST : QF_CAUSE_KERNEL_ERROR,
-                       "the kernel returned %s: %s", qf_status_str((qf_status)rep->status),
-                       rep->msg[0] ? rep->msg : "(no message)"),
-               -1;
+    if (rep->status != QF_OK) { /* the status, not its message, says the device is gone */
+        const char *msg = rep->msg[0] ? rep->msg : "(no message)";
+        if (rep->status == QF_EDEVICE)
+            return _qf_say(r, QF_CAUSE_DEVICE_LOST, "the kernel returned %s: %s", qf_status_str(QF_EDEVICE), msg), -1;
+        /* a worker's "error" done: its own words (a Python exception) */
+        if (qf_worker_kernel_is(p->k) && _qf_worker_routed(p->k) == p->k)
+            return _qf_say(r, QF_CAUSE_KERNEL_ERROR, "the kernel reported an error: %s", msg), -1;
+        _qf_say(r, QF_CAUSE_KERNEL_ERROR, "the kernel returned %s: %s", qf_status_str((qf_status)rep->status), msg);
+        /* the memory limit is blamed only where an allocation failed */
+        if (rep->status == QF_ENOMEM)
+            _qf_iso_limit_note(r->reason, sizeof r->reason, _qf_rdev_is_device(p->k));
+        return -1;
+    }
     if (check_outputs(p, r))
         return -1;
     p->global_code[0] = rep->global_code[0];
@@ -1155,8 +1163,8 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
                             r->signal ? ": " : "", r->signal ? strsignal(r->signal) : "");
                 }
                 _qf_worker_after_pair(pairs[it].k, (int)i, r);
-                if (r->cause == QF_CAUSE_CRASH || r->cause == QF_CAUSE_KERNEL_ERROR ||
-                    r->cause == QF_CAUSE_DEVICE_LOST)
+                /* a kernel error's hint is first_output's, which knows its status */
+                if (r->cause == QF_CAUSE_CRASH || r->cause == QF_CAUSE_DEVICE_LOST)
                     _qf_iso_limit_note(r->reason, sizeof r->reason, _qf_rdev_is_device(pairs[it].k));
                 if (slots[i].fd >= 0)
                     close(slots[i].fd);

@@ -422,6 +422,9 @@ out:
                                                         : st == QF_EDEVICE    ? "device_lost"
                                                                               : "error"));
         json_object_set_new(done, "msg", json_string(msg[0] ? msg : qf_status_str(st)));
+        /* which error: an allocation that failed is worth a hint */
+        if (st != QF_EUNSUPPORTED && st != QF_EDEVICE)
+            json_object_set_new(done, "code", json_string(qf_status_str(st)));
     }
     if (base != MAP_FAILED)
         munmap(base, total ? total : 1);

@@ -385,56 +385,6 @@ static char *dup_str(json_t *v, const char *dflt)
     return s ? strdup(s) : NULL;
 }
 
-/* Format names of one direction's slots; an absent or null entry repeats
- * the previous one (a slot the op does not use keeps whatever value). */
-static int tuple_slots(json_t *arr, int nslots, qf_format_id *out, const char **bad)
-{
-    size_t i;
-    qf_format_id last = QF_FLOAT32;
-    if (!json_is_array(arr) || json_array_size(arr) == 0 || json_array_size(arr) > (size_t)nslots)
-        return *bad = NULL, -1;
-    for (i = 0; i < (size_t)nslots; i++) {
-        json_t *v = json_array_get(arr, i);
-        if (v && !json_is_null(v)) {
-            if (_qf_claim_format(v, &last)) {
-                *bad = json_is_string(v) ? json_string_value(v) : NULL;
-                return -1;
-            }
-        }
-        out[i] = last;
-    }
-    return 0;
-}
-
-/* A tuple's input scalings (a kernel server's scaled GEMM tuples): per
- * input slot {"kind": NAME, "format": NAME, "block": N}; absent: none. */
-static int tuple_scales(json_t *arr, int nslots, qf_dtype_tuple *t)
-{
-    size_t i;
-    if (!arr)
-        return 0;
-    if (!json_is_array(arr) || json_array_size(arr) > (size_t)nslots)
-        return -1;
-    for (i = 0; i < json_array_size(arr); i++) {
-        json_t *e = json_array_get(arr, i), *b = json_object_get(e, "block");
-        const char *kind = json_string_value(json_object_get(e, "kind"));
-        int k;
-        for (k = 0; k < QF_SCALE_COUNT; k++)
-            if (kind && !strcmp(kind, qf_scale_kind_name((qf_scale_kind)k)))
-                break;
-        if (k == QF_SCALE_COUNT)
-            return -1;
-        t->in_scale[i] = (qf_scale_kind)k;
-        if (k == QF_SCALE_NONE)
-            continue;
-        if (_qf_claim_format(json_object_get(e, "format"), &t->in_scale_format[i]) ||
-            (b && (!json_is_integer(b) || json_integer_value(b) < 0)))
-            return -1;
-        t->in_scale_block[i] = b ? (size_t)json_integer_value(b) : 0;
-    }
-    return 0;
-}
-
 static qf_status worker_run(void *ctx, const qf_kernel_call *call);
 
 /* A routed kernel's run function: its server's instance does the call. */
@@ -496,8 +446,8 @@ static int parse_kernel(worker *w, json_t *j, wkernel *wk, qf_kernel *k, char *e
             return say(err, err_size, "out of memory"), -1;
         t->name = wk->dtype_names[i];
         t->arith = qf_arith_claim_default();
-        if (tuple_slots(json_object_get(d, "in"), qf_op_slot_count(k->op, 0), t->in, &bad) ||
-            tuple_slots(json_object_get(d, "out"), qf_op_slot_count(k->op, 1), t->out, &bad))
+        if (_qf_worker_tuple_slots(json_object_get(d, "in"), qf_op_slot_count(k->op, 0), t->in, &bad) ||
+            _qf_worker_tuple_slots(json_object_get(d, "out"), qf_op_slot_count(k->op, 1), t->out, &bad))
             return say(err, err_size,
                        "kernel %s: dtype %s: \"in\" and \"out\" must list formats of the op's slots%s%s",
                        kname, dn, bad ? "; unknown format " : "", bad ? bad : ""),
@@ -511,7 +461,7 @@ static int parse_kernel(worker *w, json_t *j, wkernel *wk, qf_kernel *k, char *e
                            kname, dn, key),
                        -1;
         }
-        if (tuple_scales(json_object_get(d, "in_scale"), qf_op_slot_count(k->op, 0), t))
+        if (_qf_worker_tuple_scales(json_object_get(d, "in_scale"), qf_op_slot_count(k->op, 0), t))
             return say(err, err_size,
                        "kernel %s: dtype %s: \"in_scale\" must list {kind, format, block} per input slot",
                        kname, dn),
@@ -1017,6 +967,18 @@ static size_t scale_bytes(const qf_tensor_scale *s)
 static void snapshot(const instance *in, const qf_kernel *k, unsigned char *base, size_t total, const region *rg,
                      size_t nrg);
 
+/* The status of an "error" done: a kernel server's "code" names the
+ * kernel's own (qf_status_str: "out of memory" ...); any other worker's
+ * error is QF_EIO, which the runner words as the kernel reporting one. */
+static qf_status served_status(const worker *w, json_t *code)
+{
+    qf_status s;
+    for (s = QF_EINVAL; w->serves && json_is_string(code) && s <= QF_EDEVICE; s++)
+        if (!strcmp(json_string_value(code), qf_status_str(s)))
+            return s;
+    return QF_EIO;
+}
+
 static qf_status worker_exchange(void *ctx, const qf_kernel_call *call)
 {
     static reader rd;       /* the child's, kept across the runs of one child */
@@ -1207,7 +1169,7 @@ static qf_status worker_exchange(void *ctx, const qf_kernel_call *call)
         if (!strcmp(status, "unsupported"))
             ret = QF_EUNSUPPORTED;
         else if (!strcmp(status, "error"))
-            ret = QF_EIO;
+            ret = served_status(w, json_object_get(done, "code"));
         else if (!strcmp(status, "device_lost"))
             ret = QF_EDEVICE;
         else if (strcmp(status, "ok")) {

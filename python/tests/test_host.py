@@ -75,6 +75,11 @@ def test_hostile_workers(tmp_path: Path) -> None:
     assert "signal 11" in reasons["gemm.py.segv"]
     assert "status 3" in reasons["gemm.py.exit"]
     assert "canary" in reasons["gemm.py.overrun"]
+    # A Python exception is the kernel's report, not an I/O error, and no
+    # memory limit is blamed for it.
+    assert got["gemm.py.typeerror"] == {"FAILED"}
+    assert reasons["gemm.py.typeerror"] == \
+        "the kernel reported an error: TypeError: must be Tensor, not Operand", reasons["gemm.py.typeerror"]
     # What a kernel prints during its run is its pair's record, not the
     # host's output (docs/workers.md "Standard error").
     assert got["gemm.py.chatty"] == {"QUALIFIED"}
@@ -121,6 +126,26 @@ def test_quantize_worker(tmp_path: Path) -> None:
     nv = [p for p in res if p.kernel == "quantize.py.nvfp4_noglobal"]
     assert nv and all(p.verdict == "FAILED" and "no global scale for output q" in p.reason for p in nv), \
         [(p.verdict, p.reason) for p in nv]
+
+
+def test_scaled_gemm_tuple(tmp_path: Path) -> None:
+    """A per-tensor scaled FP8 GEMM declared by a dtype dict's in_scale is
+    paired with a suite's `scale: per_tensor` tuple, gets its scales and
+    qualifies (without in_scale no tuple of it would match)."""
+    pytest.importorskip("ml_dtypes")
+    suite = tmp_path / "scaled.yaml"
+    suite.write_text(
+        "suite: scaled\n"
+        "refute: false\n"
+        "groups:\n"
+        "  - op: gemm\n"
+        "    kernels: [gemm.py.scaled]\n"
+        "    dtypes: [{a: float8_e4m3fn, b: float8_e4m3fn, out: bfloat16, scale: per_tensor}]\n"
+        "    shapes: {M: [3, 16], N: [5], K: [8, 64]}\n"
+    )
+    res = qualify.run(suite, workers=[worker(HERE / "workers" / "scaled.py")], output=tmp_path / "out")
+    assert len(res) == 4, res.table()
+    assert res.summary.get("QUALIFIED") == 4, [(p.case_id, p.verdict, p.reason) for p in res]
 
 
 def test_numpy_strided_layouts(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -229,8 +230,69 @@ def test_scale_tensor_attached(shm_factory):
     assert got["dtype"] == qf.numpy_dtype("e4m3")
 
 
+def test_parse_dtype_in_scale():
+    """A dtype dict's in_scale: per input slot {kind, format, block}, as the
+    host's hello reader takes it (qualify/worker_hello.c)."""
+    t = qw.parse_dtype("gemm", {"name": "mx", "in": ["e4m3", "e4m3"], "out": ["bf16"],
+                                "in_scale": [{"kind": "block", "format": "e8m0", "block": 32},
+                                             {"kind": "block", "format": "float8_e8m0fnu", "block": 32}]})
+    assert t["in_scale"] == [{"kind": "block", "format": "float8_e8m0fnu", "block": 32}] * 2
+    t = qw.parse_dtype("gemm", {"name": "pt", "in": ["e4m3", "e4m3"], "out": ["bf16"],
+                                "in_scale": [None, {"kind": "tensor", "format": "f32"}]})
+    assert t["in_scale"] == [{"kind": "none"}, {"kind": "tensor", "format": "float32"}]
+    assert "in_scale" not in qw.parse_dtype("gemm", {"name": "p", "in": ["f32"], "out": ["f32"]})
+    qw.clear()
+    qw.kernel("gemm.t.mx", op="gemm", dtypes=[{"name": "mx", "in": ["e4m3", "e4m3"], "out": ["bf16"],
+                                               "in_scale": [{"kind": "row", "format": "f32"}]}])(lambda *a, **p: None)
+    rec = qw.hello_message()["kernels"][0]["dtypes"][0]
+    assert rec["in_scale"] == [{"kind": "row", "format": "float32"}]
+    qw.clear()
+    for bad in ([{"kind": "blocks", "format": "e8m0", "block": 32}], [{"kind": "block", "format": "e8m0"}],
+                [{"kind": "tensor"}], [{"kind": "tensor", "format": "f32", "axis": 1}],
+                [{"kind": "row", "format": "f32", "block": -1}], [None] * 4, {"kind": "tensor"}):
+        with pytest.raises(ValueError, match="in_scale"):
+            qw.parse_dtype("gemm", {"name": "x", "in": ["e4m3"], "out": ["bf16"], "in_scale": bad})
+
+
+def test_ml_dtypes_extra_both_spellings(tmp_path):
+    """`pip install './python[ml_dtypes]'` and `[ml-dtypes]` both pull
+    ml_dtypes: pyproject declares both, and the built metadata provides
+    both (where setuptools is at hand to build it)."""
+    import tomllib
+
+    root = SRC.parent
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert extras["ml_dtypes"] == extras["ml-dtypes"] and extras["ml_dtypes"][0].startswith("ml_dtypes")
+    pytest.importorskip("setuptools")
+    out = subprocess.run([sys.executable, "-c", "from setuptools import build_meta as b; import sys; "
+                          "print(b.prepare_metadata_for_build_wheel(sys.argv[1]))", str(tmp_path)],
+                         cwd=root, capture_output=True, text=True, timeout=120)
+    if out.returncode != 0:
+        pytest.skip(f"setuptools cannot build the metadata here: {out.stderr[-300:]}")
+    meta = (tmp_path / out.stdout.strip().splitlines()[-1] / "METADATA").read_text()
+    provided = {line.split(":", 1)[1].strip() for line in meta.splitlines() if line.startswith("Provides-Extra:")}
+    # A setuptools that normalizes extras (PEP 685) writes one name,
+    # ml-dtypes, which the pips of its time normalize too; one that writes
+    # them as given must list both, as older pips look for the typed name.
+    normalized = all(p == re.sub(r"[-_.]+", "-", p) for p in provided)
+    assert ({"ml-dtypes"} if normalized else {"ml_dtypes", "ml-dtypes"}) <= provided, provided
+    assert any("ml-dtypes" in ln or "ml_dtypes" in ln for ln in meta.splitlines() if ln.startswith("Requires-Dist"))
+
+
+def test_operand_not_named_like_torch_tensor():
+    """The worker's array class is not called Tensor (torch then said
+    "must be Tensor, not Tensor"); the old name stays an alias that a star
+    import does not bring in."""
+    assert qw.Operand.__name__ == "Operand"
+    assert "Operand" in qw.__all__ and "Tensor" not in qw.__all__
+    assert qw.Tensor is qw.Operand
+    ns: dict = {}
+    exec("from qualify.worker import *", ns)
+    assert "Tensor" not in ns and ns["Operand"] is qw.Operand
+
+
 def test_assign_rounds_bf16_codes():
-    out = np.zeros(4, np.uint16).view(qw.Tensor)
+    out = np.zeros(4, np.uint16).view(qw.Operand)
     out.format = "bfloat16"
     vals = np.array([1.0, 1.00390625, 1.01171875, -3.0e38], np.float32)  # ties and a large value
     qw.assign(out, vals)

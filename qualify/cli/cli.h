@@ -35,6 +35,10 @@ typedef struct qf_cli_sources {
     size_t nworkers;
     const char *const *claims; /* --claim FILE: applied after every source (docs/claims.md) */
     size_t nclaims;
+    /* A claim that matches none of these kernels is skipped, not an error:
+     * a kernel server's, which holds the run's in-process kernels but not
+     * its workers' (the run checked every claim against all of them). */
+    int claims_partial;
 } qf_cli_sources;
 
 /* A new registry with the built-in kernels and those of src, in that order

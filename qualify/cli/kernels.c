@@ -49,7 +49,7 @@ int qf_cli_registry(const char *cmd, const qf_cli_sources *src, qf_registry **ou
             goto bad;
         }
         for (j = 0; j < set.n; j++)
-            if (!qf_claim_apply(reg, &set.claims[j], set.path)) {
+            if (!qf_claim_apply(reg, &set.claims[j], set.path) && !src->claims_partial) {
                 fprintf(stderr,
                         "qualify %s: --claim %s:%d: kernel '%s'%s%s%s%s matches no registered kernel tuple\n",
                         cmd, set.path, set.claims[j].line, set.claims[j].kernel,

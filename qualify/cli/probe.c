@@ -37,7 +37,7 @@ int qf_cli_probe(int argc, char **argv)
                                        {"adapter", required_argument, 0, 'A'}, {"worker", required_argument, 0, 'W'},
                                        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     const char *plugins[16], *adapters[16], *workers[16], *out = NULL;
-    qf_cli_sources src = {plugins, 0, adapters, 0, workers, 0, NULL, 0};
+    qf_cli_sources src = {plugins, 0, adapters, 0, workers, 0, NULL, 0, 0};
     qf_probe_opts o = {0};
     qf_probe_result *r;
     qf_registry *reg = NULL;

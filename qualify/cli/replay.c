@@ -31,7 +31,7 @@ int qf_cli_replay(int argc, char **argv)
                                        {"adapter", required_argument, 0, 'A'}, {"worker", required_argument, 0, 'W'},
                                        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     const char *plugins[16], *adapters[16], *workers[16], *file = NULL, *dtype = NULL;
-    qf_cli_sources src = {plugins, 0, adapters, 0, workers, 0, NULL, 0};
+    qf_cli_sources src = {plugins, 0, adapters, 0, workers, 0, NULL, 0, 0};
     size_t shapes[QF_PROBE_MAX_SHAPES][3], nsh = 0, cases = 4;
     unsigned long long seed = 20261129ull;
     qf_claim_set set;

@@ -769,7 +769,7 @@ int qf_cli_run(int argc, char **argv)
         /* The suite's workers and claim files first, then those of the
          * command line (a later claim for the same kernel wins). */
         const char *allw[16 + QF_SUITE_MAX_WORKERS], *allc[16 + QF_SUITE_MAX_CLAIMS];
-        qf_cli_sources src = {plugins, nplugins, adapters, nadapters, allw, 0, allc, 0};
+        qf_cli_sources src = {plugins, nplugins, adapters, nadapters, allw, 0, allc, 0, 0};
         for (i = 0; i < suite->nworkers && src.nworkers < sizeof allw / sizeof allw[0]; i++)
             allw[src.nworkers++] = suite->workers[i];
         for (i = 0; i < nworkers && src.nworkers < sizeof allw / sizeof allw[0]; i++)

@@ -57,6 +57,10 @@ int qf_cli_kernel_server(int argc, char **argv)
             return qf_cli_usage_error("kernel-server", "at most %d sources of a kind", SOURCES_MAX);
         list[(*n)++] = optarg;
     }
+    /* The run hands on every claim file, some of whose claims may name its
+     * workers' kernels: those are not this server's to apply (the run
+     * applied them, and refused a claim that names no kernel at all). */
+    src.claims_partial = 1;
     if ((rc = qf_cli_registry("kernel-server", &src, &reg)) != QF_EXIT_OK)
         return rc;
     /* The protocol keeps the descriptors it came on; a kernel that prints

@@ -190,7 +190,7 @@ int qf_cli_workload(int argc, char **argv)
     }
     /* The kernels. */
     {
-        qf_cli_sources src = {(const char *const *)plugins, nplugins, NULL, 0, NULL, 0, NULL, 0};
+        qf_cli_sources src = {(const char *const *)plugins, nplugins, NULL, 0, NULL, 0, NULL, 0, 0};
         if ((rc = qf_cli_registry("workload", &src, &reg)) != QF_EXIT_OK)
             goto out;
     }

@@ -12,8 +12,9 @@
  * a pair over the per-pair limit and one past the total are left out with
  * a note; a link planted at a file's place, or at failing/, is refused and
  * not followed; a fresh sweep clears the last one's files; a worker
- * kernel's reproducers carry the environment the worker needs.  Without
- * QF_QUALIFY_BIN: skipped (77). */
+ * kernel's reproducers carry the environment the worker needs; a claim
+ * for a worker's kernel applies under a kernel server, and its pair's
+ * reproducers rerun it (issue 27).  Without QF_QUALIFY_BIN: skipped (77). */
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
 #include <libgen.h>
@@ -433,6 +434,57 @@ START_TEST(worker_env)
 }
 END_TEST
 
+/* Claims for a worker's kernel, in the suite's claims: and by --claim,
+ * beside one for a built-in kernel, under the default --isolate server
+ * (whose kernel server is handed every claim file and serves only the
+ * built-in): each claim applies to its kernel, and both reproducers (the
+ * printed one and the one from the files) rerun the worker's pair. */
+START_TEST(worker_claim)
+{
+    char args[2048];
+    const char *w = getenv("QF_TEST_WORKER");
+    qf_result *rs;
+    size_t n, i;
+    ck_assert_msg(w, "QF_TEST_WORKER comes from CTest");
+    qf_test_write_text(dir, "wc.yaml",
+                       "claim_version: 1\nkernel: gemm.w.biased\narith:\n  acc_format: float32\n"
+                       "  order: sequential\n");
+    qf_test_write_text(dir, "nc.yaml",
+                       "claim_version: 1\nkernel: gemm.cpu.naive.f32\narith:\n  acc_format: float32\n"
+                       "  order: sequential\n");
+    qf_test_write_text(dir, "c.yaml",
+                       "suite: c\nrefute: false\nclaims: [wc.yaml]\nop: gemm\n"
+                       "kernels: [gemm.w.biased, gemm.cpu.naive.f32]\ndtypes: [float32]\n"
+                       "shapes: {M: [3], N: [5], K: [4]}\n");
+    snprintf(args, sizeof args,
+             "env QF_TEST_WORKER_BIAS=0.5 QUALIFY_REPRO_ENV=QF_TEST_WORKER_BIAS "
+             "qualify run c.yaml -q -o out --claim nc.yaml --worker '%s'",
+             w);
+    ck_assert_int_eq(sh(args), 1);
+    rs = qf_test_journal(dir, "out", &n);
+    ck_assert_uint_eq(n, 2);
+    for (i = 0; i < n; i++) {
+        int worker = !strcmp(rs[i].kernel, "gemm.w.biased");
+        ck_assert_msg(strstr(rs[i].claim_origin, worker ? "wc.yaml" : "nc.yaml"), "%s: claim from '%s'",
+                      rs[i].kernel, rs[i].claim_origin);
+        ck_assert_int_eq(rs[i].verdict, worker ? QF_VERDICT_FAILED : QF_VERDICT_QUALIFIED);
+        if (!worker)
+            continue;
+        ck_assert_msg(strstr(rs[i].reproducer, "--claim 'nc.yaml'"), "%s", rs[i].reproducer);
+        /* the printed reproducer, into another directory: the same verdict */
+        snprintf(args, sizeof args, "%s -q -o again", rs[i].reproducer);
+        ck_assert_int_eq(sh(args), 1);
+        check_rerun(&rs[i]);
+    }
+    free(rs);
+    rs = qf_test_journal(dir, "again", &n);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(rs[0].verdict, QF_VERDICT_FAILED);
+    ck_assert_msg(strstr(rs[0].claim_origin, "wc.yaml"), "%s", rs[0].claim_origin);
+    free(rs);
+}
+END_TEST
+
 static void setup(void)
 {
     const char *bin = getenv("QF_QUALIFY_BIN");
@@ -456,5 +508,5 @@ int main(void)
     unsetenv("QF_TEST_WORKER_BIAS");
     unsetenv("QUALIFY_REPRO_ENV");
     return qf_test_main("artifacts", "save-failing", 300, setup, teardown,
-                        QF_TESTS(detection_pair, fp8_codes, two_runs, limits, planted_links, worker_env));
+                        QF_TESTS(detection_pair, fp8_codes, two_runs, limits, planted_links, worker_env, worker_claim));
 }

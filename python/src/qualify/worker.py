@@ -51,7 +51,7 @@ from . import formats as _fmt
 __all__ = [
     "PROTOCOL_VERSION",
     "Unsupported",
-    "Tensor",
+    "Operand",
     "KernelSpec",
     "kernel",
     "registered",
@@ -110,12 +110,16 @@ class ProtocolError(Exception):
     """A message from the host that the worker cannot act on."""
 
 
-class Tensor(np.ndarray):
+class Operand(np.ndarray):
     """A numpy array over the shared memory, with what qualify said of it.
+
+    Named apart from torch's and jax's array types: a class called
+    ``Tensor`` made torch say "must be Tensor, not Tensor" when one was
+    handed to it (``to_torch`` converts it).
 
     Attributes: ``slot`` (``"a"``, ``"d"`` ...), ``format`` (the qualify
     format name; useful when the dtype is the raw code type because
-    ml_dtypes is missing), ``scale`` (a Tensor of the block scales, or
+    ml_dtypes is missing), ``scale`` (an Operand of the block scales, or
     None) with ``scale_kind``, ``scale_axis``, ``scale_block``,
     ``zero_point`` (int16 per scale for asymmetric integer groups, or
     None) and ``global_code`` (NVFP4's second-level tensor scale as
@@ -127,11 +131,11 @@ class Tensor(np.ndarray):
 
     slot: str | None
     format: str | None
-    scale: "Tensor | None"
+    scale: "Operand | None"
     scale_kind: str | None
     scale_axis: int | None
     scale_block: int | None
-    zero_point: "Tensor | None"
+    zero_point: "Operand | None"
     global_code: int | None
     has_global: bool | None
 
@@ -139,6 +143,11 @@ class Tensor(np.ndarray):
         for a in ("slot", "format", "scale", "scale_kind", "scale_axis", "scale_block", "zero_point",
                   "global_code", "has_global"):
             setattr(self, a, getattr(obj, a, None))
+
+
+# The former name, for code written against it; left out of __all__ so that
+# ``from qualify.worker import *`` cannot shadow torch's Tensor.
+Tensor = Operand
 
 
 # ---------------------------------------------------------------------------
@@ -192,6 +201,43 @@ def _claim_formats(claim: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# Scalings of an input (qf_scale_kind, qualify/registry.c's names).
+SCALE_KINDS = ("none", "tensor", "row", "col", "block")
+
+
+def _in_scales(spec: dict[str, Any], op: str) -> list[dict[str, Any]]:
+    """A dtype dict's ``in_scale`` as the hello spells it (worker.c's
+    tuple_scales): a list of {kind, format, block}, one per input slot."""
+    where = f"dtype tuple {spec.get('name')!r}: in_scale"
+    scales = spec["in_scale"]
+    inputs, _, slots = _OPS[op]
+    nslots = len(slots({r: "float32" for r in (*inputs, "acc", "out")})[0])
+    if not isinstance(scales, (list, tuple)) or len(scales) > nslots:
+        raise ValueError(f"{where} must list one scaling per input slot ({op} has {nslots})")
+    out = []
+    for i, e in enumerate(scales):
+        e = {"kind": "none"} if e is None else e
+        if not isinstance(e, dict) or set(e) - {"kind", "format", "block"}:
+            raise ValueError(f"{where}[{i}]: {{\"kind\", \"format\", \"block\"}} or None, not {e!r}")
+        kind = e.get("kind")
+        if kind not in SCALE_KINDS:
+            raise ValueError(f"{where}[{i}]: kind {kind!r} is not one of {', '.join(SCALE_KINDS)}")
+        if kind == "none":
+            out.append({"kind": "none"})
+            continue
+        if not isinstance(e.get("format"), str):
+            raise ValueError(f"{where}[{i}]: a {kind} scale needs its format (e.g. 'float32', 'e8m0')")
+        block = e.get("block", 0)
+        if isinstance(block, bool) or not isinstance(block, int) or block < 0 or (kind == "block" and not block):
+            raise ValueError(f"{where}[{i}]: block {block!r}: the elements per scale, a positive integer "
+                             f"(needed for a block scale)")
+        ent: dict[str, Any] = {"kind": kind, "format": _fmt.canonical(e["format"])}
+        if block:
+            ent["block"] = block
+        out.append(ent)
+    return out
+
+
 def parse_dtype(op: str, spec: str | dict[str, Any], claim: dict[str, Any] | None = None) -> dict[str, Any]:
     """One dtype tuple of a kernel record, from a label or a dict.
 
@@ -207,25 +253,33 @@ def parse_dtype(op: str, spec: str | dict[str, Any], claim: dict[str, Any] | Non
 
     A dict is ``{"name":..., "in": [...], "out": [...], "claim": {...}}``
     and is taken as written (formats checked and made canonical); its claim
-    is merged over the kernel's.
+    is merged over the kernel's.  It may add ``"in_scale"``, the input
+    scalings of a scaled GEMM tuple: one entry per input slot, in slot
+    order, each ``{"kind": "none"|"tensor"|"row"|"col"|"block", "format":
+    NAME, "block": N}`` (``format`` needed unless the kind is none,
+    ``block`` for block scales), or None for an unscaled slot; trailing
+    slots may be left out (docs/workers.md "Kernel servers").
     """
     if op not in _OPS:
         raise ValueError(f"unknown op {op!r}; known: {', '.join(_OPS)}")
     base = _claim_formats(claim or {})
     if isinstance(spec, dict):
-        unknown = set(spec) - {"name", "in", "out", "claim"}
+        unknown = set(spec) - {"name", "in", "out", "claim", "in_scale"}
         if unknown:
             raise ValueError(f"dtype tuple {spec!r}: unknown keys {sorted(unknown)}")
         if not spec.get("name") or not isinstance(spec.get("in"), list) or not isinstance(spec.get("out"), list):
             raise ValueError(f"dtype tuple {spec!r}: needs 'name', 'in' (a list) and 'out' (a list)")
         merged = dict(base)
         merged.update(_claim_formats(spec.get("claim") or {}))
-        return {
+        tup = {
             "name": str(spec["name"]),
             "in": [_fmt.canonical(x) for x in spec["in"]],
             "out": [_fmt.canonical(x) for x in spec["out"]],
             "claim": merged,
         }
+        if spec.get("in_scale") is not None:
+            tup["in_scale"] = _in_scales(spec, op)
+        return tup
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"dtype tuple {spec!r}: a label such as 'f32.f32.f32.f32' or a dict")
     inputs, has_acc, slots = _OPS[op]
@@ -390,7 +444,7 @@ def _shm_path(name: str) -> str:
     return "/dev/shm/" + name[1:]
 
 
-def _view(mm: mmap.mmap, size: int, spec: dict[str, Any], what: str, kind: str) -> Tensor:
+def _view(mm: mmap.mmap, size: int, spec: dict[str, Any], what: str, kind: str) -> Operand:
     """A zero-copy array over one tensor (or scale) of the shared object."""
     try:
         fmt_name = spec["format"]
@@ -432,7 +486,7 @@ def _view(mm: mmap.mmap, size: int, spec: dict[str, Any], what: str, kind: str) 
                                 f"needs {(last + 1) * dt.itemsize} bytes, the tensor has {nbytes}")
     arr = np.ndarray(shape, dtype=dt, buffer=mm, offset=offset,
                      strides=tuple(s * dt.itemsize for s in strides_el))
-    t = arr.view(Tensor)
+    t = arr.view(Operand)
     t.slot = spec.get("slot")
     t.format = _fmt.canonical(fmt_name) if not spec.get("index_bits") else f"int{spec['index_bits']}"
     if kind == "out" and not t.flags.writeable:
@@ -453,7 +507,7 @@ def _view(mm: mmap.mmap, size: int, spec: dict[str, Any], what: str, kind: str) 
             if zoff < 0 or zbytes != 2 * count or zoff + zbytes > size:
                 raise ProtocolError(f"{what} zero points: [{zoff}, {zoff + zbytes}) for {count} scales "
                                     f"in a {size}-byte object")
-            t.zero_point = np.ndarray((count,), dtype=np.int16, buffer=mm, offset=zoff).view(Tensor)
+            t.zero_point = np.ndarray((count,), dtype=np.int16, buffer=mm, offset=zoff).view(Operand)
         if "global_code" in sc:
             t.global_code = int(sc["global_code"])
         t.has_global = bool(sc.get("global") or "global_code" in sc)
@@ -532,8 +586,8 @@ def _run_mapped(spec: KernelSpec, msg: dict[str, Any], params: dict[str, Any], w
     finally:
         if not isinstance(where, int):
             os.close(fd)
-    ins: list[Tensor] = []
-    outs: list[Tensor] = []
+    ins: list[Operand] = []
+    outs: list[Operand] = []
     try:
         for i, t in enumerate(msg.get("in") or []):
             ins.append(_view(mm, size, t, f"input {t.get('slot', i)}", "in"))
@@ -559,7 +613,7 @@ def _run_mapped(spec: KernelSpec, msg: dict[str, Any], params: dict[str, Any], w
             pass
 
 
-def _call(spec: KernelSpec, ins: list[Tensor], outs: list[Tensor], params: dict[str, Any]) -> None:
+def _call(spec: KernelSpec, ins: list[Operand], outs: list[Operand], params: dict[str, Any]) -> None:
     """Call the function, on torch device tensors when the kernel asks."""
     if spec.device is None:
         ret = spec.fn(*ins, *outs, **params)
@@ -576,7 +630,7 @@ def _call(spec: KernelSpec, ins: list[Tensor], outs: list[Tensor], params: dict[
             assign(arr, t)
 
 
-def _assign_returned(outs: list[Tensor], ret: Any) -> None:
+def _assign_returned(outs: list[Operand], ret: Any) -> None:
     """A returned value (or tuple of them) written into the outputs in order."""
     vals = list(ret) if isinstance(ret, (tuple, list)) else [ret]
     if len(vals) > len(outs):

@@ -57,5 +57,12 @@ def chatty(a, b, d, **p):
     _gemm(a, b, d)
 
 
+@qw.kernel("gemm.py.typeerror", op="gemm", dtypes=["f32.f32.f32.f32"], claim=CLAIM)
+def typeerror(a, b, d, **p):
+    # A bug in the kernel: the worker answers status error with the
+    # exception, which is no failed allocation (no memory-limit hint).
+    raise TypeError("must be Tensor, not Operand")
+
+
 if __name__ == "__main__":
     qw.serve(name="hostile")

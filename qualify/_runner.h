@@ -32,6 +32,17 @@ qf_status _qf_shard_select(const qf_suite_cases *cs, _qf_plan_pair *pairs, size_
 int _qf_shard_resume_ok(const struct json_t *old, const struct json_t *hdr, const char *path, char *err,
                         size_t err_size);
 
+/* ---- The plan (runner_plan.c) ------------------------------------------ */
+
+/* Before anything runs: a kernel of the plan whose claim a claim file
+ * replaced so that it serves none of its planned cases (and would serve
+ * one with its own claim), or a --kernel / --case filter (o) after which
+ * no planned pair is served at all, is QF_EINVAL with a message naming
+ * the kernel, the claim file or filter, and why (docs/cli.md "Nothing to
+ * run"); QF_ENOMEM. */
+qf_status _qf_plan_check(const qf_suite_cases *cs, const _qf_plan_pair *pairs, size_t n, const qf_registry *reg,
+                         const qf_runner_opts *o, char *err, size_t err_size);
+
 /* Fill what identifies a (case, kernel) pair in r (case id, suite, op,
  * kernel, dtypes, dimensions, parameters, input, seed, architecture, start
  * time) and its one-line reproducer; r is initialized first. */

@@ -6,7 +6,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-enum { QF_EXIT_OK = 0, QF_EXIT_FAIL = 1, QF_EXIT_USAGE = 2 };
+/* docs/cli.md "Exit codes"; QF_EXIT_NOTHING: no pair ran (every one
+ * UNSUPPORTED or SKIPPED), so nothing was checked: not a pass. */
+enum { QF_EXIT_OK = 0, QF_EXIT_FAIL = 1, QF_EXIT_USAGE = 2, QF_EXIT_NOTHING = 3 };
 
 int qf_cli_formats(int argc, char **argv);
 int qf_cli_ref(int argc, char **argv);
@@ -84,6 +86,12 @@ struct json_t *qf_cli_shard_identity(unsigned index, unsigned count, const char 
 int qf_cli_write_reports(const char *cmd, const char *outdir, const struct qf_result *r, size_t n,
                          const struct qf_provenance *prov, const char *title, unsigned fail_mask,
                          const struct json_t *extra);
+/* A sweep's exit status once rc (QF_EXIT_OK or QF_EXIT_FAIL) is known:
+ * when no pair of r[0..n) ran (qf_report_ran), "qualify CMD: nothing
+ * ran: ..." on stderr and QF_EXIT_NOTHING in place of QF_EXIT_OK, except
+ * for a shard (shard 1), whose merge judges the sweep (docs/cli.md "Exit
+ * codes"). */
+int qf_cli_nothing_ran(const char *cmd, const struct qf_result *r, size_t n, int rc, int shard);
 int qf_cli_usage_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

@@ -62,8 +62,8 @@ static void usage(FILE *out)
     fprintf(out,
             "\n"
             "Run 'qualify <command> --help' for the options of a command.\n"
-            "Exit codes: 0 success, 1 numerical failure, 2 bad usage or bad input\n"
-            "(docs/cli.md).\n");
+            "Exit codes: 0 success, 1 numerical failure, 2 bad usage or bad input,\n"
+            "3 nothing ran (every pair UNSUPPORTED or SKIPPED: not a pass) (docs/cli.md).\n");
 }
 
 int main(int argc, char **argv)

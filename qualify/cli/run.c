@@ -99,7 +99,9 @@ static const char *help_text =
     "./shapes/quick.yaml.\n"
     "Exit codes: 0 nothing FAILED, CRASHED or TIMEOUT (nor the --fail-on\n"
     "verdicts); 1 otherwise; 2 bad usage or bad input (a suite error names\n"
-    "FILE:LINE:COL).\n";
+    "FILE:LINE:COL; a claim file or --kernel / --case that leaves nothing to\n"
+    "run); 3 no pair ran (every one UNSUPPORTED or SKIPPED): nothing was\n"
+    "checked, not a pass (a shard exits as its pairs say: the merge judges).\n";
 
 enum {
     OPT_PLUGIN = 256,
@@ -857,6 +859,7 @@ int qf_cli_run(int argc, char **argv)
         devices_provenance(&sum, &prov);
         qf_provenance_add_file(&prov, suite_path);
         rc = qf_cli_write_reports("run", outdir, sum.results, sum.n, &prov, suite->name, fail_mask, extra);
+        rc = qf_cli_nothing_ran("run", sum.results, sum.n, rc, shard_count != 0);
         json_decref(extra);
         qf_provenance_free(&prov);
     }
@@ -871,7 +874,7 @@ int qf_cli_run(int argc, char **argv)
         for (v = 0; v < QF_VERDICT_COUNT; v++)
             if (sum.count[v])
                 printf(" %zu %s", sum.count[v], qf_verdict_name((qf_verdict)v));
-        putchar('\n');
+        puts(qf_report_ran(sum.results, sum.n) ? "" : "; nothing ran: not a pass");
         print_devices(&sum);
         fputs("journal: ", stdout);
         _qf_esc_term(stdout, journal);

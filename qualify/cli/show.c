@@ -26,7 +26,7 @@ static const char *help_text = "usage: qualify show RESULTS.json [--failed] [--s
                                "\n"
                                "Exit codes: 0 no case FAILED, CRASHED or TIMEOUT (with --strict, nor\n"
                                "MARGINAL, MISTRUSTED or UNCHECKED); 1 otherwise; 2 bad usage or a file that is not\n"
-                               "a readable report.\n";
+                               "a readable report; 3 no pair ran (every one UNSUPPORTED or SKIPPED): not a pass.\n";
 
 static int print_json(const qf_result *r, size_t n, int failed_only, int strict)
 {
@@ -164,7 +164,7 @@ int qf_cli_show(int argc, char **argv)
         qf_provenance_free(&prov);
         return QF_EXIT_USAGE;
     }
-    rc = qf_report_failed(r, n, strict) ? QF_EXIT_FAIL : QF_EXIT_OK;
+    rc = qf_cli_nothing_ran("show", r, n, qf_report_failed(r, n, strict) ? QF_EXIT_FAIL : QF_EXIT_OK, 0);
     free(r);
     qf_provenance_free(&prov);
     return rc;

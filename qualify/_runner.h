@@ -27,8 +27,10 @@ struct json_t;
 qf_status _qf_shard_select(const qf_suite_cases *cs, _qf_plan_pair *pairs, size_t *npairs,
                            const qf_runner_opts *o, struct json_t **hdr);
 /* May a journal whose header is old be resumed by a sweep whose header is
- * hdr?  Their "shard" objects must be equal (both absent when unsharded).
- * 0, or -1 with a message naming path in err. */
+ * hdr?  Their "shard" objects must be equal; unsharded, both absent and
+ * their "sweep" identities equal (a journal without one is refused when
+ * hdr has one; hdr without one checks nothing).  0, or -1 with a message
+ * naming path and what differs in err. */
 int _qf_shard_resume_ok(const struct json_t *old, const struct json_t *hdr, const char *path, char *err,
                         size_t err_size);
 

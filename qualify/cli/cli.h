@@ -71,11 +71,15 @@ int qf_cli_mkdir_p(const char *path);
 /* --fail-on marginal,mistrusted into *mask (bits 1 << verdict): 0, or -1
  * naming anything else. */
 int qf_cli_parse_fail_on(const char *s, unsigned *mask);
-/* The shard identity of a sweep: {"index", "count", "sweep": {"suite",
- * "suite_sha256", "kernels_sha256" (names and labels of reg's kernels in
- * registration order), "qualify_version", "options"}}; options (the
- * options that change results) is taken over.  NULL when the suite file
- * cannot be read or out of memory. */
+/* The identity of a sweep: {"suite", "suite_sha256", "kernels_sha256"
+ * (names and labels of reg's kernels in registration order),
+ * "qualify_version", "options"}; options (the options that change
+ * results) is taken over.  NULL when the suite file cannot be read or out
+ * of memory.  An unsharded journal's header holds it as "sweep", --resume
+ * compares it (docs/cli.md "--resume"). */
+struct json_t *qf_cli_sweep_identity(const char *suite_path, const char *suite_name, const struct qf_registry *reg,
+                                     struct json_t *options);
+/* The shard identity: {"index", "count", "sweep": the sweep's identity}. */
 struct json_t *qf_cli_shard_identity(unsigned index, unsigned count, const char *suite_path,
                                      const char *suite_name, const struct qf_registry *reg,
                                      struct json_t *options);

@@ -751,9 +751,10 @@ int qf_cli_run(int argc, char **argv)
     json_object_set_new(header, "suite", json_string(suite_path));
     json_object_set_new(header, "argv", av);
     av = NULL;
-    if (shard_count) {
-        /* What makes two shards parts of one sweep: a merge checks it,
-         * --resume too.  The options are those that change results. */
+    {
+        /* What makes two runs one sweep: a merge checks it of shards,
+         * --resume of every journal (docs/cli.md "--resume").  The options
+         * are those that change results. */
         json_t *opts = json_pack("{s:o, s:o, s:o, s:b, s:f, s:o, s:o}", "seed",
                                  have_seed ? json_sprintf("%llu", (unsigned long long)seed) : json_null(),
                                  "kernel", kernel ? json_string(kernel) : json_null(), "case",
@@ -768,9 +769,11 @@ int qf_cli_run(int argc, char **argv)
             json_array_append_new(json_object_get(opts, "claims"),
                                   json_string(qf_sha256_file(cf, hex) == QF_OK ? hex : cf));
         }
-        id = opts ? qf_cli_shard_identity(shard_index, shard_count, suite_path, suite->name, reg, opts) : NULL;
-        if (!id || json_object_set_new(header, "shard", id)) {
-            fprintf(stderr, "qualify run: %s: cannot hash the suite for the shard identity\n", suite_path);
+        id = !opts         ? NULL
+             : shard_count ? qf_cli_shard_identity(shard_index, shard_count, suite_path, suite->name, reg, opts)
+                           : qf_cli_sweep_identity(suite_path, suite->name, reg, opts);
+        if (!id || json_object_set_new(header, shard_count ? "shard" : "sweep", id)) {
+            fprintf(stderr, "qualify run: %s: cannot hash the suite for the sweep's identity\n", suite_path);
             rc = QF_EXIT_USAGE;
             goto out;
         }

@@ -679,7 +679,7 @@ static qf_status json_file(FILE *f, const qf_result *r, size_t n, const qf_prove
         return QF_ENOMEM;
     }
     /* 17 significant digits: every binary64 comes back with the same bits. */
-    bad = json_dumpf(o, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) != 0;
+    bad = _qf_json_dumpf(o, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) != 0;
     bad |= fputc('\n', f) == EOF;
     json_decref(o);
     return bad ? QF_EIO : QF_OK;

@@ -96,6 +96,16 @@ int qf_cli_write_reports(const char *cmd, const char *outdir, const struct qf_re
  * for a shard (shard 1), whose merge judges the sweep (docs/cli.md "Exit
  * codes"). */
 int qf_cli_nothing_ran(const char *cmd, const struct qf_result *r, size_t n, int rc, int shard);
+/* Print "qualify CMD: MESSAGE" to stderr, MESSAGE (printf style) with
+ * every control character, bidi control and byte that is not UTF-8 as a
+ * visible escape (_escape.h): error messages quote suites, claim files,
+ * kernels' names and workers' words.  qf_cli_usage_error does the same
+ * and returns QF_EXIT_USAGE. */
+void qf_cli_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 int qf_cli_usage_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

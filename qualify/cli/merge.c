@@ -60,12 +60,12 @@ static int merge_error(const char *fmt, ...)
 
 static int merge_error(const char *fmt, ...)
 {
+    char msg[4096];
     va_list ap;
-    fputs("qualify merge: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    qf_cli_error("merge", "%s", msg); /* escaped: shards' text is quoted */
     return QF_EXIT_USAGE;
 }
 

@@ -341,7 +341,7 @@ static int list_shard(const qf_suite *suite, const qf_registry *reg, qf_runner_o
     o->list_only = 1;
     st = qf_runner_run(suite, reg, o, &sum, err, sizeof err);
     if (st != QF_OK) {
-        fprintf(stderr, "qualify run: %s\n", err[0] ? err : qf_status_str(st));
+        qf_cli_error("run", "%s", err[0] ? err : qf_status_str(st));
         return st == QF_ENOMEM ? QF_EXIT_FAIL : QF_EXIT_USAGE;
     }
     for (i = 0; i < sum.n; i++) {
@@ -667,7 +667,7 @@ int qf_cli_run(int argc, char **argv)
 
     st = qf_suite_load(suite_path, &suite, err, sizeof err);
     if (st != QF_OK) {
-        fprintf(stderr, "qualify run: %s\n", err);
+        qf_cli_error("run", "%s", err);
         json_decref(av);
         free(plugins);
         return QF_EXIT_USAGE;
@@ -686,11 +686,13 @@ int qf_cli_run(int argc, char **argv)
         qf_suite_cases cs;
         st = qf_suite_expand(suite, &cs, err, sizeof err);
         if (st != QF_OK) {
-            fprintf(stderr, "qualify run: %s\n", err);
+            qf_cli_error("run", "%s", err);
             rc = QF_EXIT_USAGE;
         } else {
-            for (i = 0; i < cs.n; i++)
-                printf("%s\n", cs.cases[i].id);
+            for (i = 0; i < cs.n; i++) { /* a suite's text: shown, never obeyed */
+                _qf_esc_term(stdout, cs.cases[i].id);
+                putchar('\n');
+            }
             qf_suite_cases_free(&cs);
         }
         goto out;
@@ -739,7 +741,7 @@ int qf_cli_run(int argc, char **argv)
     if (!resume) {
         int kept = 0;
         if (qf_runner_artifacts_clear(outdir, &kept, err, sizeof err) != QF_OK)
-            fprintf(stderr, "qualify run: warning: %s\n", err);
+            qf_cli_error("run", "warning: %s", err);
         else if (kept && save)
             fprintf(stderr,
                     "qualify run: warning: %s/failing is not one --save-failing made (no marker in it): left as it "
@@ -835,7 +837,7 @@ int qf_cli_run(int argc, char **argv)
     o.progress_user = &pg;
     st = qf_runner_run(suite, reg, &o, &sum, err, sizeof err);
     if (st != QF_OK) {
-        fprintf(stderr, "qualify run: %s\n", err[0] ? err : qf_status_str(st));
+        qf_cli_error("run", "%s", err[0] ? err : qf_status_str(st));
         rc = st == QF_EIO || st == QF_ENOMEM ? QF_EXIT_FAIL : QF_EXIT_USAGE;
         goto out;
     }

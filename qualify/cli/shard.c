@@ -112,7 +112,7 @@ int qf_cli_write_reports(const char *cmd, const char *outdir, const qf_result *r
     ropt.title = title;
     ropt.extra = extra;
     if (qf_report_write_all(outdir, r, n, prov, &ropt, err, sizeof err) != QF_OK) {
-        fprintf(stderr, "qualify %s: reports: %s\n", cmd, err);
+        qf_cli_error(cmd, "reports: %s", err);
         return QF_EXIT_FAIL;
     }
     for (i = 0; i < n; i++)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "_escape.h"
+#include "_json.h"
 #include "cli.h"
 #include "qf_report.h"
 
@@ -44,7 +45,7 @@ static int print_json(const qf_result *r, size_t n, int failed_only, int strict)
             return -1;
         }
     }
-    s = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    s = _qf_json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     json_decref(arr);
     if (!s)
         return -1;
@@ -147,7 +148,7 @@ int qf_cli_show(int argc, char **argv)
         return qf_cli_usage_error("show", "%s", err);
     }
     if (err[0])
-        fprintf(stderr, "qualify show: %s\n", err);
+        qf_cli_error("show", "%s", err);
     opt.strict = strict;
     if (json) {
         if (print_json(r, n, failed_only, strict)) {

@@ -125,10 +125,14 @@ int qf_cli_nothing_ran(const char *cmd, const qf_result *r, size_t n, int rc, in
 {
     if (qf_report_ran(r, n) || (shard && !n))
         return rc;
-    fprintf(stderr,
-            "qualify %s: nothing ran: %s%zu pair(s) UNSUPPORTED or SKIPPED (their reasons say why), so nothing "
-            "was checked: not a pass%s\n",
-            cmd, n > 1 ? "all " : "", n,
-            shard ? " (a shard: its exit status is its pairs'; the merge judges the sweep)" : " (exit status 3)");
+    if (n)
+        fprintf(stderr,
+                "qualify %s: nothing ran: %s%zu pair(s) UNSUPPORTED or SKIPPED (their reasons say why), so nothing "
+                "was checked: not a pass%s\n",
+                cmd, n > 1 ? "all " : "", n,
+                shard ? " (a shard: its exit status is its pairs'; the merge judges the sweep)" : " (exit status 3)");
+    else
+        fprintf(stderr, "qualify %s: nothing ran: no pair at all, so nothing was checked: not a pass (exit status 3)\n",
+                cmd);
     return rc == QF_EXIT_OK && !shard ? QF_EXIT_NOTHING : rc;
 }

@@ -6,11 +6,15 @@
  * report, a table, generated C or a terminal goes through these, so that
  * the text stays text in that language (docs/reports.md "Escaping").
  *
- * Control characters (C0, DEL, C1) and bytes that are not UTF-8 become
- * visible escapes in every form but C's (\n, \r, \t, \x1b, \u0085;
- * HTML keeps tab and newline), so every output is valid UTF-8; a backslash of the source is left as it is, so the
- * escaping is idempotent (escaping escaped text changes nothing) and a
- * reader cannot tell "\x1b" written by a kernel from an escaped ESC. */
+ * Control characters (C0, DEL, C1), the bidirectional formatting
+ * characters (U+202A..U+202E, U+2066..U+2069, U+200E, U+200F, U+061C:
+ * they reorder what a reader sees) and bytes that are not UTF-8 become
+ * visible escapes in every form but C's (\n, \r, \t, \x1b, \u0085,
+ * \u202e; HTML and XML keep tab and newline), so every output is valid
+ * UTF-8 and reads in the order of its bytes; a backslash of the source is
+ * left as it is, so the escaping is idempotent (escaping escaped text
+ * changes nothing) and a reader cannot tell "\x1b" written by a kernel
+ * from an escaped ESC (docs/security.md "Inputs and text"). */
 #ifndef QF__ESCAPE_H
 #define QF__ESCAPE_H
 
@@ -36,6 +40,19 @@ void _qf_esc_md_code(FILE *out, const char *s, int in_table);
  * and newline become visible escapes. */
 void _qf_esc_html(FILE *out, const char *s);
 
+/* When s starts with a C1 control or a bidi control in UTF-8 (above):
+ * its length in bytes, and its code point in *cp (may be NULL); else 0.
+ * For writers whose language has an escape of its own (JSON's \uXXXX). */
+size_t _qf_esc_unseen(const char *s, unsigned *cp);
+
+/* XML 1.0 character data, or an attribute value (attr 1) in double
+ * quotes: & < > as entities, " and ' too in an attribute; tab, newline
+ * and return kept in text, as character references in an attribute (so
+ * that a parser does not fold them); every other control character (which
+ * XML 1.0 cannot hold, or which a viewer would act on) and every bidi
+ * control or byte that is not UTF-8 as a visible escape (junit.xml). */
+void _qf_esc_xml(FILE *out, const char *s, int attr);
+
 /* A C string literal with its quotes (C11 6.4.5): " and \ escaped, '?'
  * as \? (no trigraph, 5.2.1.1), bytes outside printable ASCII as octal
  * escapes, and a '*' next to a '/' as \052 so that no comment delimiter
@@ -48,8 +65,9 @@ void _qf_esc_c_string(FILE *out, const char *s);
 void _qf_esc_c_comment(FILE *out, const char *s);
 
 /* Text for a terminal or a one-line field: nothing a terminal acts on
- * (ESC, CSI, CR, LF, BEL, DEL, C1 in UTF-8 or as raw bytes) and no line
- * break goes through raw; valid UTF-8 of printable characters is kept. */
+ * (ESC, CSI, CR, LF, BEL, DEL, C1 in UTF-8 or as raw bytes), no bidi
+ * control and no line break goes through raw; valid UTF-8 of printable
+ * characters is kept. */
 void _qf_esc_term(FILE *out, const char *s);
 
 /* The same into dst[size], always terminated, cut at a whole escape or

@@ -20,6 +20,10 @@ void _qf_registry_set_error(qf_registry *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* Kernel i's dtype tuples as it registered them, before a claim file
+ * replaced their claims (qf_registry_set_claim): the runner tells a claim
+ * that leaves a kernel nothing to run from a suite that never had one. */
+const qf_dtype_tuple *_qf_registry_registered_tuples(const qf_registry *r, size_t i);
 /* Close a handle (dlclose), in plugin.c. */
 void _qf_plugin_close(void *handle);
 /* The host table a plugin (or a GPU module, qualify/gpumod.c) is given. */

@@ -32,10 +32,23 @@ qf_status _qf_journal_read_own(const char *path, qf_result **results, size_t *n,
 qf_status _qf_shard_select(const qf_suite_cases *cs, _qf_plan_pair *pairs, size_t *npairs,
                            const qf_runner_opts *o, struct json_t **hdr);
 /* May a journal whose header is old be resumed by a sweep whose header is
- * hdr?  Their "shard" objects must be equal (both absent when unsharded).
- * 0, or -1 with a message naming path in err. */
+ * hdr?  Their "shard" objects must be equal; unsharded, both absent and
+ * their "sweep" identities equal (a journal without one is refused when
+ * hdr has one; hdr without one checks nothing).  0, or -1 with a message
+ * naming path and what differs in err. */
 int _qf_shard_resume_ok(const struct json_t *old, const struct json_t *hdr, const char *path, char *err,
                         size_t err_size);
+
+/* ---- The plan (runner_plan.c) ------------------------------------------ */
+
+/* Before anything runs: a kernel of the plan whose claim a claim file
+ * replaced so that it serves none of its planned cases (and would serve
+ * one with its own claim), or a --kernel / --case filter (o) after which
+ * no planned pair is served at all, is QF_EINVAL with a message naming
+ * the kernel, the claim file or filter, and why (docs/cli.md "Nothing to
+ * run"); QF_ENOMEM. */
+qf_status _qf_plan_check(const qf_suite_cases *cs, const _qf_plan_pair *pairs, size_t n, const qf_registry *reg,
+                         const qf_runner_opts *o, char *err, size_t err_size);
 
 /* Fill what identifies a (case, kernel) pair in r (case id, suite, op,
  * kernel, dtypes, dimensions, parameters, input, seed, architecture, start

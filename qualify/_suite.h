@@ -23,6 +23,7 @@
 
 #include "qf_format.h"
 #include "qf_suite.h"
+#include "_yaml_limits.h"
 
 #include "ops/_schema.h"
 
@@ -148,7 +149,7 @@ typedef struct ctx {
     size_t nloaded, caploaded;
 } ctx;
 
-#define NODE_LIMIT 1000000ul /* YAML nodes walked, aliases counted each time */
+#define NODE_LIMIT _QF_YAML_NODE_LIMIT /* YAML nodes walked, aliases counted each time */
 
 /* ---- Failures: the message "file:line:col: field 'f': ..." goes to
  * c->err, the status to c->st (and is returned). */

@@ -84,13 +84,26 @@ int _qf_worker_recheck(const qf_kernel *k, char *msg, size_t size);
  * while `on` into text (the first 4 KiB; total counts all) instead of
  * prefixing it onto qualify's stderr.  `reading` is set from before the
  * relay's read until the bytes are placed, so that a pair's process can
- * tell when everything written before `done` has been placed. */
+ * tell when everything written before `done` has been placed.  `runs`
+ * counts the runs begun (a relay tells the gaps between runs apart by
+ * it), `relayed` the bytes the slot's relays wrote outside runs, over
+ * every instance the slot started (the relay's caps, worker_proc.c). */
 typedef struct _qf_wcap {
     volatile int on;
     volatile int reading;
     volatile size_t len, total;
+    volatile unsigned long runs;
+    volatile size_t relayed;
     char text[QF_RESULT_OUTPUT_MAX];
 } _qf_wcap;
+
+/* What a worker's relay writes to qualify's stderr outside runs
+ * (docs/workers.md "Standard error"): at most _QF_WORKER_RELAY_GAP bytes
+ * between two runs and _QF_WORKER_RELAY_TOTAL in all per worker and job
+ * slot, prefixes and escapes counted; what is dropped is counted and said
+ * in one line at the end of its gap. */
+#define _QF_WORKER_RELAY_GAP   (64u << 10)
+#define _QF_WORKER_RELAY_TOTAL (1u << 20)
 
 void _qf_wproc_nap_ms(long ms);
 /* Start CMD (/bin/sh -c, a session of its own, the protocol on its stdin

@@ -15,6 +15,7 @@
 
 #include "_claim.h"
 #include "_files.h"
+#include "_yaml_limits.h"
 #include "qf_claim.h"
 #include "qf_format.h"
 #include "qf_suite.h"
@@ -353,7 +354,10 @@ typedef struct rd {
     yaml_document_t *doc;
     char *err;
     size_t err_size;
+    unsigned long nodes; /* walked in the file, an alias at each use */
 } rd;
+
+_Static_assert(QF_CLAIM_FILE_MAX == _QF_YAML_FILE_MAX, "a claim file may be as large as a suite file");
 
 static qf_status fail(const rd *r, const yaml_node_t *n, const char *key, const char *fmt, ...)
 {
@@ -374,7 +378,67 @@ static const char *scalar(const yaml_node_t *n)
     return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
-static qf_status read_claim(const rd *r, yaml_node_t *m, qf_claim *out)
+/* Count k more nodes walked; QF_OK, or the failure at n (the suites' limit,
+ * _yaml_limits.h: aliases make a short file a long walk). */
+static qf_status walked(rd *r, const yaml_node_t *n, const char *key, size_t k)
+{
+    r->nodes += k;
+    if (r->nodes > _QF_YAML_NODE_LIMIT)
+        return fail(r, n, key, "document too large (more than %lu nodes, aliases counted at each use)",
+                    _QF_YAML_NODE_LIMIT);
+    return QF_OK;
+}
+
+/* replay: "key: value" lines into out->replay (docs/claims.md "Replay
+ * details"). */
+static qf_status read_replay(rd *r, yaml_node_t *vn, qf_claim *out)
+{
+    static const char *const rk[] = {"first_term", "odd_even", "pairwise", "split_lanes", "order_map", NULL};
+    yaml_node_pair_t *q;
+    size_t pos = 0;
+    if (vn->type != YAML_MAPPING_NODE)
+        return fail(r, vn, "replay", "a mapping of %s, %s, %s, %s, %s", rk[0], rk[1], rk[2], rk[3], rk[4]);
+    for (q = vn->data.mapping.pairs.start; q < vn->data.mapping.pairs.top; q++) {
+        yaml_node_t *an = yaml_document_get_node(r->doc, q->key), *av = yaml_document_get_node(r->doc, q->value);
+        const char *ak = scalar(an);
+        yaml_node_item_t *it, one = q->value;
+        int known = 0, many = av->type == YAML_SEQUENCE_NODE;
+        for (size_t w = 0; ak && rk[w]; w++)
+            known |= !strcmp(ak, rk[w]);
+        if (!known)
+            return fail(r, an, ak, "unknown replay key (docs/claims.md \"Replay details\")");
+        for (it = many ? av->data.sequence.items.start : &one; it < (many ? av->data.sequence.items.top : &one + 1);
+             it++) {
+            const char *iv = scalar(yaml_document_get_node(r->doc, *it));
+            int w = iv ? snprintf(out->replay + pos, sizeof out->replay - pos, "%s: %s\n", ak, iv) : -1;
+            if (walked(r, av, ak, 1))
+                return QF_EPARSE;
+            if (w < 0 || (size_t)w >= sizeof out->replay - pos)
+                return fail(r, av, ak, "a string (or a list of strings), %zu characters in all at most",
+                            sizeof out->replay - 1);
+            pos += (size_t)w;
+        }
+    }
+    return QF_OK;
+}
+
+/* evidence: a list of strings, for humans. */
+static qf_status read_evidence(rd *r, yaml_node_t *vn)
+{
+    yaml_node_item_t *it;
+    if (vn->type != YAML_SEQUENCE_NODE)
+        return fail(r, vn, "evidence", "a list of strings");
+    for (it = vn->data.sequence.items.start; it < vn->data.sequence.items.top; it++) {
+        yaml_node_t *e = yaml_document_get_node(r->doc, *it);
+        if (walked(r, e, "evidence", 1))
+            return QF_EPARSE;
+        if (!scalar(e))
+            return fail(r, e, "evidence", "a list of strings (this item is not a string)");
+    }
+    return QF_OK;
+}
+
+static qf_status read_claim(rd *r, yaml_node_t *m, qf_claim *out)
 {
     yaml_node_pair_t *p;
     int have_version = 0;
@@ -387,6 +451,8 @@ static qf_status read_claim(const rd *r, yaml_node_t *m, qf_claim *out)
     for (p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
         yaml_node_t *kn = yaml_document_get_node(r->doc, p->key), *vn = yaml_document_get_node(r->doc, p->value);
         const char *k = scalar(kn), *v = scalar(vn);
+        if (walked(r, kn, k, 2))
+            return QF_EPARSE;
         if (!k)
             return fail(r, kn, NULL, "keys must be plain words");
         if (!strcmp(k, "claim_version")) {
@@ -405,34 +471,11 @@ static qf_status read_claim(const rd *r, yaml_node_t *m, qf_claim *out)
                 return fail(r, vn, k, "not an op of the op table (qualify list ops)");
             snprintf(out->op, sizeof out->op, "%s", v);
         } else if (!strcmp(k, "evidence")) {
-            if (vn->type != YAML_SEQUENCE_NODE)
-                return fail(r, vn, k, "a list of strings");
+            if (read_evidence(r, vn))
+                return QF_EPARSE;
         } else if (!strcmp(k, "replay")) {
-            /* replay details, kept as "key: value" lines (docs/claims.md) */
-            static const char *const rk[] = {"first_term", "odd_even", "pairwise", "split_lanes", "order_map", NULL};
-            yaml_node_pair_t *q;
-            size_t pos = 0;
-            if (vn->type != YAML_MAPPING_NODE)
-                return fail(r, vn, k, "a mapping of %s, %s, %s, %s, %s", rk[0], rk[1], rk[2], rk[3], rk[4]);
-            for (q = vn->data.mapping.pairs.start; q < vn->data.mapping.pairs.top; q++) {
-                yaml_node_t *an = yaml_document_get_node(r->doc, q->key), *av = yaml_document_get_node(r->doc, q->value);
-                const char *ak = scalar(an);
-                yaml_node_item_t *it, one = q->value;
-                int known = 0, many = av->type == YAML_SEQUENCE_NODE;
-                for (size_t w = 0; ak && rk[w]; w++)
-                    known |= !strcmp(ak, rk[w]);
-                if (!known)
-                    return fail(r, an, ak, "unknown replay key (docs/claims.md \"Replay details\")");
-                for (it = many ? av->data.sequence.items.start : &one;
-                     it < (many ? av->data.sequence.items.top : &one + 1); it++) {
-                    const char *iv = scalar(yaml_document_get_node(r->doc, *it));
-                    int w = iv ? snprintf(out->replay + pos, sizeof out->replay - pos, "%s: %s\n", ak, iv) : -1;
-                    if (w < 0 || (size_t)w >= sizeof out->replay - pos)
-                        return fail(r, av, ak, "a string (or a list of strings), %zu characters in all at most",
-                                    sizeof out->replay - 1);
-                    pos += (size_t)w;
-                }
-            }
+            if (read_replay(r, vn, out))
+                return QF_EPARSE;
         } else if (!strcmp(k, "arith")) {
             yaml_node_pair_t *q;
             if (vn->type != YAML_MAPPING_NODE)
@@ -441,6 +484,8 @@ static qf_status read_claim(const rd *r, yaml_node_t *m, qf_claim *out)
                 yaml_node_t *an = yaml_document_get_node(r->doc, q->key), *av = yaml_document_get_node(r->doc, q->value);
                 const char *ak = scalar(an), *aval = scalar(av);
                 const key_def *kd = ak ? find_key(ak) : NULL;
+                if (walked(r, an, ak, 2))
+                    return QF_EPARSE;
                 if (!kd)
                     return fail(r, an, ak, "unknown claim key (docs/claims.md lists them)");
                 if (!aval || set_key(&out->arith, kd, aval))
@@ -477,15 +522,18 @@ size_t qf_claim_apply(qf_registry *reg, const qf_claim *c, const char *origin)
     return n;
 }
 
-static qf_status add_claims(const rd *r, yaml_node_t *root, qf_claim_set *out)
+static qf_status add_claims(rd *r, yaml_node_t *root, qf_claim_set *out)
 {
     yaml_node_item_t *it;
     size_t n = root->type == YAML_SEQUENCE_NODE
                    ? (size_t)(root->data.sequence.items.top - root->data.sequence.items.start)
                    : 1;
-    qf_claim *c = realloc(out->claims, (out->n + n) * sizeof *c);
+    qf_claim *c;
     qf_status s;
-    if (!c)
+    if (n > QF_CLAIM_CLAIMS_MAX - out->n)
+        return fail(r, root, NULL, "more than %d claims in the file (docs/claims.md \"Errors\")",
+                    QF_CLAIM_CLAIMS_MAX);
+    if (!(c = realloc(out->claims, (out->n + n) * sizeof *c)))
         return QF_ENOMEM;
     out->claims = c;
     if (root->type != YAML_SEQUENCE_NODE) {
@@ -503,23 +551,34 @@ static qf_status add_claims(const rd *r, yaml_node_t *root, qf_claim_set *out)
 
 qf_status qf_claim_file_load(const char *path, qf_claim_set *out, char *err, size_t err_size)
 {
-    FILE *f;
     yaml_parser_t parser;
-    qf_status s = QF_OK;
-    rd r = {path, NULL, err, err_size};
+    qf_status s;
+    rd r = {path, NULL, err, err_size, 0};
+    char *buf;
+    size_t len;
+    _qf_yaml_where at;
     if (!path || !out)
         return QF_EINVAL;
     memset(out, 0, sizeof *out);
-    /* A FIFO or device is refused before it is read (_files.h). */
-    if (!(f = _qf_fopen_read(path, err, err_size, &s)))
+    /* A FIFO or device is refused before it is read (_files.h); the
+     * limits of a suite file hold (_yaml_limits.h), the size before
+     * anything is read, the depth before libyaml sees the text. */
+    if ((s = _qf_yaml_read_file(path, QF_CLAIM_FILE_MAX, &buf, &len, err, err_size)) != QF_OK)
         return s;
+    if (_qf_yaml_flow_depth(buf, len, _QF_YAML_FLOW_DEPTH_MAX, &at)) {
+        if (err && err_size)
+            snprintf(err, err_size, "%s:%d:%d: %s%s%scollections nested deeper than %d levels", path, at.line,
+                     at.col, at.key[0] ? "key '" : "", at.key, at.key[0] ? "': " : "", _QF_YAML_FLOW_DEPTH_MAX);
+        free(buf);
+        return QF_EPARSE;
+    }
     if (!(out->path = strdup(path)) || !yaml_parser_initialize(&parser)) {
-        fclose(f);
+        free(buf);
         free(out->path);
         out->path = NULL;
         return QF_ENOMEM;
     }
-    yaml_parser_set_input_file(&parser, f);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
     while (s == QF_OK) {
         yaml_document_t doc;
         yaml_node_t *root;
@@ -539,7 +598,7 @@ qf_status qf_claim_file_load(const char *path, qf_claim_set *out, char *err, siz
         yaml_document_delete(&doc);
     }
     yaml_parser_delete(&parser);
-    fclose(f);
+    free(buf);
     if (s == QF_OK && out->n == 0) {
         snprintf(err, err_size, "%s: no claim in the file", path);
         s = QF_EPARSE;

@@ -37,6 +37,39 @@ static size_t utf8_len(const unsigned char *s)
     return n;
 }
 
+/* Is the UTF-8 character at s[0..n) a bidirectional formatting character
+ * (Unicode UAX #9, 2.1-2.6: the embeddings and overrides U+202A..U+202E,
+ * the isolates U+2066..U+2069, the marks U+200E, U+200F and U+061C)?
+ * Shown raw they reorder the text around them, so that what a reader sees
+ * is not what the bytes say (CVE-2021-42574, "Trojan Source"). */
+static int bidi_control(const unsigned char *s, size_t n)
+{
+    if (n == 2)
+        return s[0] == 0xd8 && s[1] == 0x9c;
+    if (n != 3 || s[0] != 0xe2)
+        return 0;
+    return (s[1] == 0x80 && (s[2] == 0x8e || s[2] == 0x8f || (s[2] >= 0xaa && s[2] <= 0xae))) ||
+           (s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9);
+}
+
+/* The code point of the 2- or 3-byte UTF-8 character at s. */
+static unsigned code_point(const unsigned char *s, size_t n)
+{
+    return n == 2 ? ((s[0] & 0x1fu) << 6) | (s[1] & 0x3fu)
+                  : ((s[0] & 0x0fu) << 12) | ((s[1] & 0x3fu) << 6) | (s[2] & 0x3fu);
+}
+
+size_t _qf_esc_unseen(const char *s, unsigned *cp)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = p[0] >= 0x80 ? utf8_len(p) : 0;
+    if (!n || !((p[0] == 0xc2 && p[1] < 0xa0) || bidi_control(p, n)))
+        return 0;
+    if (cp)
+        *cp = code_point(p, n);
+    return n;
+}
+
 /* The next unit of s (one byte, or one UTF-8 character) in the terminal's
  * form into out[16]; returns its length, *used the bytes of s it took. */
 static size_t term_unit(const unsigned char *s, char *out, size_t *used)
@@ -59,10 +92,11 @@ static size_t term_unit(const unsigned char *s, char *out, size_t *used)
     n = utf8_len(s);
     if (!n)
         return (size_t)snprintf(out, 16, "\\x%02x", c);
-    /* U+0080..U+009F, the C1 controls (ECMA-48 5.3: CSI is U+009B). */
-    if (c == 0xc2 && s[1] < 0xa0) {
-        *used = 2;
-        return (size_t)snprintf(out, 16, "\\u%04x", s[1]);
+    /* U+0080..U+009F, the C1 controls (ECMA-48 5.3: CSI is U+009B), and
+     * the bidirectional controls. */
+    if ((c == 0xc2 && s[1] < 0xa0) || bidi_control(s, n)) {
+        *used = n;
+        return (size_t)snprintf(out, 16, "\\u%04x", code_point(s, n));
     }
     memcpy(out, s, n);
     *used = n;
@@ -211,6 +245,29 @@ void _qf_esc_html(FILE *out, const char *s)
             else
                 fputc(*p, out);
         }
+        }
+    }
+}
+
+void _qf_esc_xml(FILE *out, const char *s, int attr)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    size_t k;
+    for (; *p; p++) {
+        switch (*p) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs(attr ? "&quot;" : "\"", out); break;
+        case '\'': fputs(attr ? "&apos;" : "'", out); break;
+        case '\n': fputs(attr ? "&#10;" : "\n", out); break;
+        case '\r': fputs("&#13;", out); break;
+        case '\t': fputs(attr ? "&#9;" : "\t", out); break;
+        default:
+            if ((k = put_control(out, p)) != 0)
+                p += k - 1;
+            else
+                fputc(*p, out);
         }
     }
 }

@@ -691,7 +691,7 @@ static int write_all(int fd, const char *buf, size_t n)
 static int write_line(int fd, const json_t *o, int sync)
 {
     /* JSON_COMPACT keeps one record on one line; 17 digits round-trip. */
-    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    char *s = _qf_json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
     size_t n;
     int rc;
     if (!s)

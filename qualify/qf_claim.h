@@ -24,6 +24,13 @@ extern "C" {
 /* The claim file format this library reads and writes (claim_version). */
 #define QF_CLAIM_VERSION 1
 
+/* What a claim file may hold (docs/claims.md "Errors"): bytes, as a suite
+ * file (QF_SUITE_FILE_MAX), and claims in all of its documents.  Flow
+ * collections nest at most 64 deep and a file's walk takes at most a
+ * million nodes, as a suite's. */
+#define QF_CLAIM_FILE_MAX   (16u << 20)
+#define QF_CLAIM_CLAIMS_MAX 1024
+
 /* Set one arith key from its text ("13", "true", "rtz", "blocked(32,
  * sequential)").  QF_EPARSE for an unknown key or a malformed value; the
  * domain of the whole claim is qf_arith_claim_check's. */

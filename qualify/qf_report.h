@@ -57,6 +57,11 @@ int qf_report_is_failure(qf_verdict v, int strict);
 /* Number of results that are failures (qf_report_is_failure). */
 size_t qf_report_failed(const qf_result *r, size_t n, int strict);
 
+/* Number of results whose kernel ran: every verdict but UNSUPPORTED and
+ * SKIPPED.  A sweep where none ran checked nothing and is not a pass
+ * (docs/verdicts.md "A sweep where nothing ran"). */
+size_t qf_report_ran(const qf_result *r, size_t n);
+
 /* Is r a pair the runner did not run because its kernel claims no dtype
  * tuple for the case's dtypes (a kernel glob that matched kernels of
  * other dtypes)?  UNSUPPORTED with cause QF_CAUSE_NO_TUPLE (qf_verdict.h):

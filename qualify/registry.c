@@ -293,6 +293,7 @@ typedef struct entry {
     qf_kernel k;
     int plugin;               /* index into plugins, -1: built-in or added directly */
     qf_dtype_tuple *own;      /* the registry's copy of k.dtypes once a claim replaced one */
+    const qf_dtype_tuple *registered; /* k.dtypes as registered, before any claim */
     char *claim_origin;       /* the claim file that did, or NULL */
 } entry;
 
@@ -548,6 +549,7 @@ qf_status qf_registry_add(qf_registry *r, const qf_kernel *k)
     r->e[r->n]->k = *k;
     r->e[r->n]->plugin = r->loading;
     r->e[r->n]->own = NULL;
+    r->e[r->n]->registered = NULL;
     r->e[r->n]->claim_origin = NULL;
     r->n++;
     return QF_OK;
@@ -625,6 +627,13 @@ const char *qf_registry_claim_origin(const qf_registry *r, size_t i)
     return r && i < r->n ? r->e[i]->claim_origin : NULL;
 }
 
+const qf_dtype_tuple *_qf_registry_registered_tuples(const qf_registry *r, size_t i)
+{
+    if (!r || i >= r->n)
+        return NULL;
+    return r->e[i]->registered ? r->e[i]->registered : r->e[i]->k.dtypes;
+}
+
 size_t qf_registry_set_claim(qf_registry *r, const char *kernel_glob, const char *dtype_glob,
                              const qf_arith_claim *c, const char *origin)
 {
@@ -644,6 +653,7 @@ size_t qf_registry_set_claim(qf_registry *r, const char *kernel_glob, const char
                 if (!(e->own = malloc(e->k.n_dtypes * sizeof *e->own)))
                     return n;
                 memcpy(e->own, e->k.dtypes, e->k.n_dtypes * sizeof *e->own);
+                e->registered = e->k.dtypes;
                 e->k.dtypes = e->own;
             }
             if (!(o = malloc(strlen(origin) + 1)))

@@ -46,6 +46,14 @@ size_t qf_report_failed(const qf_result *r, size_t n, int strict)
     return k;
 }
 
+size_t qf_report_ran(const qf_result *r, size_t n)
+{
+    size_t i, k = 0;
+    for (i = 0; r && i < n; i++)
+        k += r[i].verdict != QF_VERDICT_UNSUPPORTED && r[i].verdict != QF_VERDICT_SKIPPED;
+    return k;
+}
+
 const char *_qf_report_verdict_name(qf_verdict v)
 {
     const char *s = qf_verdict_name(v);
@@ -707,7 +715,7 @@ static qf_status json_file(FILE *f, const qf_result *r, size_t n, const qf_prove
         return QF_ENOMEM;
     }
     /* 17 significant digits: every binary64 comes back with the same bits. */
-    bad = json_dumpf(o, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) != 0;
+    bad = _qf_json_dumpf(o, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) != 0;
     bad |= fputc('\n', f) == EOF;
     json_decref(o);
     return bad ? QF_EIO : QF_OK;
@@ -986,7 +994,9 @@ qf_status qf_report_markdown_file(FILE *out, const qf_result *r, size_t n, const
     for (j = 0; j < sizeof order / sizeof order[0]; j++)
         if (tot[order[j]])
             fprintf(out, " %zu %s,", tot[order[j]], _qf_report_verdict_name(order[j]));
-    fprintf(out, " %s.\n\n", nfail ? "NOT PASSING" : "passing");
+    /* A sweep where no pair ran checked nothing: never "passing". */
+    fprintf(out, " %s.\n\n",
+            nfail ? "NOT PASSING" : qf_report_ran(r, n) ? "passing" : "NOTHING RAN (not a pass: nothing was checked)");
 
     fputs("## Summary per kernel, op and dtype tuple\n\n", out);
     for (i = 0, j = 0; i < ng; i++)

@@ -6,33 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "_escape.h"
 #include "_report.h"
 #include "qf_report.h"
 
-/* Text or attribute content.  Characters XML 1.0 cannot hold at all (C0
- * controls other than tab, newline, return) become U+FFFD; a newline in
- * an attribute is kept as a reference so parsers do not fold it. */
-static void xml_text(FILE *out, const char *s, int attr)
-{
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        switch (c) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs(attr ? "&quot;" : "\"", out); break;
-        case '\'': fputs(attr ? "&apos;" : "'", out); break;
-        case '\n': fputs(attr ? "&#10;" : "\n", out); break;
-        case '\r': fputs("&#13;", out); break;
-        case '\t': fputs(attr ? "&#9;" : "\t", out); break;
-        default:
-            if (c < 0x20)
-                fputs("\xEF\xBF\xBD", out);
-            else
-                fputc(c, out);
-        }
-    }
-}
+/* Text or attribute content (_escape.h): control characters, bidi
+ * controls and bytes that are not UTF-8 as visible escapes. */
+#define xml_text _qf_esc_xml
 
 static void junit_counts(const qf_result *r, size_t n, const char *kernel, int strict, size_t *tests,
                          size_t *fail, size_t *skip, double *time)

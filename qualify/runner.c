@@ -975,6 +975,9 @@ qf_status qf_runner_run(const qf_suite *suite, const qf_registry *reg, const qf_
         st = QF_EINVAL;
         goto out;
     }
+    /* The whole plan, so that every shard of a sweep says the same. */
+    if ((st = _qf_plan_check(&cases, pairs, npairs, reg, &o, err, err_size)) != QF_OK)
+        goto out;
     sum->plan_pairs = npairs;
     if (o.shard_count) {
         if ((st = _qf_shard_select(&cases, pairs, &npairs, &o, &shard_hdr)) != QF_OK)

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "_escape.h"
 #include "_gpumod.h"
 #include "_runner.h"
 #include "_runner_device.h"
@@ -204,8 +205,11 @@ static void run_probe(probe *pr, const char *name)
     munmap(sh, sizeof *sh);
     /* A missing or broken module is the installation's fault, not the
      * machine's: said once on stderr as well as in every case's reason. */
-    if (pr->no_module)
-        fprintf(stderr, "qualify: %s; its kernels are UNSUPPORTED, the CPU ones run\n", pr->why);
+    if (pr->no_module) {
+        fputs("qualify: ", stderr);
+        _qf_esc_term(stderr, pr->why); /* a loader's words: text, never terminal controls */
+        fputs("; its kernels are UNSUPPORTED, the CPU ones run\n", stderr);
+    }
     /* A device is there: map the module now, before the workers fork, so
      * that every kernel child inherits it instead of loading it again.  It
      * initializes no driver (only the children open the device). */

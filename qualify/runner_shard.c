@@ -193,13 +193,94 @@ out:
     return st;
 }
 
+/* One member's value for a message: a string as it is (a SHA-256 cut to
+ * its first 12 digits, a list of them as their count and the first),
+ * null as "none", anything else as compact JSON. */
+static void value_text(const json_t *v, int hash, char *buf, size_t size)
+{
+    char *j;
+    if (!v || json_is_null(v) || (json_is_array(v) && !json_array_size(v)))
+        snprintf(buf, size, "none");
+    else if (hash && json_is_array(v))
+        snprintf(buf, size, "%zu file(s): %.12s...%s", json_array_size(v),
+                 json_string_value(json_array_get(v, 0)) ? json_string_value(json_array_get(v, 0)) : "?",
+                 json_array_size(v) > 1 ? ", ..." : "");
+    else if (json_is_string(v))
+        snprintf(buf, size, hash ? "%.12s..." : "'%s'", json_string_value(v));
+    else if ((j = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT)) != NULL) {
+        snprintf(buf, size, "%s", j);
+        free(j);
+    } else
+        snprintf(buf, size, "?");
+}
+
+/* What differs between the sweep identities a (the journal's) and b (this
+ * run's), "; "-separated into buf. */
+static void sweep_diff(const json_t *a, const json_t *b, char *buf, size_t size)
+{
+    static const struct {
+        const char *key, *what;
+        int option, hash;
+    } m[] = {
+        {"suite", "the suite's name", 0, 0},
+        {"suite_sha256", "the suite file (SHA-256)", 0, 1},
+        {"kernels_sha256", "the registered kernels (built-ins, plugins, adapters, workers; SHA-256 of their names)",
+         0, 1},
+        {"qualify_version", "qualify's version", 0, 0},
+        {"claims", "the claim files (--claim and the suite's claims:, SHA-256 of each)", 1, 1},
+        {"seed", "--seed", 1, 0},
+        {"kernel", "--kernel", 1, 0},
+        {"case", "--case", 1, 0},
+        {"no_refute", "--no-refute", 1, 0},
+        {"timeout_s", "--timeout", 1, 0},
+        {"max_case_memory", "--max-case-memory", 1, 0},
+    };
+    size_t i, n = 0;
+    buf[0] = '\0';
+    for (i = 0; i < sizeof m / sizeof m[0]; i++) {
+        const json_t *x = json_object_get(m[i].option ? json_object_get(a, "options") : a, m[i].key);
+        const json_t *y = json_object_get(m[i].option ? json_object_get(b, "options") : b, m[i].key);
+        char vx[96], vy[96];
+        size_t len = strlen(buf);
+        if ((!x && !y) || (x && y && json_equal((json_t *)x, (json_t *)y)))
+            continue;
+        value_text(x, m[i].hash, vx, sizeof vx);
+        value_text(y, m[i].hash, vy, sizeof vy);
+        if (len + 1 < size)
+            snprintf(buf + len, size - len, "%s%s: %s in the journal, %s now", n++ ? "; " : "", m[i].what, vx, vy);
+    }
+    if (!n)
+        snprintf(buf, size, "its identity differs");
+}
+
 int _qf_shard_resume_ok(const json_t *old, const json_t *hdr, const char *path, char *err, size_t err_size)
 {
     const json_t *a = json_object_get(old, "shard"), *b = json_object_get(hdr, "shard");
-    if (!a && !b)
-        return 0;
+    const json_t *sa = a ? json_object_get(a, "sweep") : json_object_get(old, "sweep");
+    const json_t *sb = b ? json_object_get(b, "sweep") : json_object_get(hdr, "sweep");
+    char diff[1024] = "";
+    if (!a && !b) {
+        /* an unsharded sweep: the same identity, when this run states one */
+        if (!sb || (sa && json_equal((json_t *)sa, (json_t *)sb)))
+            return 0;
+        if (!sa)
+            snprintf(err, err_size,
+                     "%s: the journal names no sweep (a journal of an older qualify, or not one qualify run "
+                     "wrote): resuming it could mix two sweeps' records; run without --resume to start afresh",
+                     path);
+        else {
+            sweep_diff(sa, sb, diff, sizeof diff);
+            snprintf(err, err_size,
+                     "%s: the journal is of another sweep: %s; resume it with the same suite, kernels, claim files "
+                     "and options, or run without --resume to start afresh",
+                     path, diff);
+        }
+        return -1;
+    }
     if (a && b && json_equal((json_t *)a, (json_t *)b))
         return 0;
+    if (a && b)
+        sweep_diff(sa, sb, diff, sizeof diff);
     if (!b)
         snprintf(err, err_size,
                  "%s: the journal is shard %lld/%lld of a sweep; resume it with the same --shard", path,
@@ -210,10 +291,11 @@ int _qf_shard_resume_ok(const json_t *old, const json_t *hdr, const char *path, 
     else
         snprintf(err, err_size,
                  "%s: the journal is shard %lld/%lld of a sweep, not this shard %lld/%lld of this sweep "
-                 "(suite, kernels, qualify version and the options that change results must be the same)",
+                 "(suite, kernels, qualify version and the options that change results must be the same%s%s)",
                  path, (long long)json_integer_value(json_object_get(a, "index")),
                  (long long)json_integer_value(json_object_get(a, "count")),
                  (long long)json_integer_value(json_object_get(b, "index")),
-                 (long long)json_integer_value(json_object_get(b, "count")));
+                 (long long)json_integer_value(json_object_get(b, "count")), json_equal((json_t *)sa, (json_t *)sb) ? "" : ": ",
+                 json_equal((json_t *)sa, (json_t *)sb) ? "" : diff);
     return -1;
 }

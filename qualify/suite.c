@@ -684,55 +684,14 @@ static qf_status process_root(ctx *c, yaml_node_t *root, qf_suite *s)
     return QF_OK;
 }
 
-/* libyaml's scanner takes time quadratic in the nesting depth of flow
- * collections ("[[[[...": 20000 levels take a second), so the depth is
- * bounded before libyaml sees the text.  The scan follows YAML's quoting
- * and comments closely enough that brackets inside strings neither hide
- * nor fake nesting; the schema needs a depth of 4. */
-#define FLOW_DEPTH_MAX 64
-
+/* The flow depth is bounded before libyaml sees the text
+ * (_yaml_limits.h: its scanner is quadratic in it). */
 static qf_status flow_depth_check(ctx *c, const char *buf, size_t len)
 {
-    int depth = 0, line = 1, col = 1;
-    char prev = '\n';
-    for (size_t i = 0; i < len; i++, col++) {
-        char ch = buf[i];
-        int token_start = prev == '\n' || prev == ' ' || prev == '\t' || prev == '[' || prev == '{' ||
-                          prev == ',' || prev == ':';
-        if (ch == '\n') {
-            line++;
-            col = 0;
-        } else if (ch == '#' && (prev == ' ' || prev == '\t' || prev == '\n')) {
-            while (i + 1 < len && buf[i + 1] != '\n')
-                i++;
-        } else if ((ch == '"' || ch == '\'') && token_start) {
-            /* skip the quoted scalar (it may span lines) */
-            for (i++; i < len; i++) {
-                col++;
-                if (buf[i] == '\n') {
-                    line++;
-                    col = 0;
-                } else if (ch == '"' && buf[i] == '\\') {
-                    i++;
-                    col++;
-                } else if (buf[i] == ch) {
-                    if (ch == '\'' && i + 1 < len && buf[i + 1] == '\'') {
-                        i++;
-                        col++;
-                        continue;
-                    }
-                    break;
-                }
-            }
-        } else if (ch == '[' || ch == '{') {
-            if (++depth > FLOW_DEPTH_MAX)
-                return fail_at(c, c->file, line, col, NULL, "collections nested deeper than %d levels",
-                               FLOW_DEPTH_MAX);
-        } else if ((ch == ']' || ch == '}') && depth > 0) {
-            depth--;
-        }
-        prev = i < len ? buf[i] : 0;
-    }
+    _qf_yaml_where at;
+    if (_qf_yaml_flow_depth(buf, len, _QF_YAML_FLOW_DEPTH_MAX, &at))
+        return fail_at(c, c->file, at.line, at.col, NULL, "collections nested deeper than %d levels",
+                       _QF_YAML_FLOW_DEPTH_MAX);
     return QF_OK;
 }
 

@@ -1263,6 +1263,7 @@ static qf_status worker_run(void *ctx, const qf_kernel_call *call)
     _qf_wproc_settle(in, cap);
     cap->len = cap->total = 0;
     cap->text[0] = '\0';
+    __atomic_add_fetch(&cap->runs, 1, __ATOMIC_SEQ_CST); /* a new gap for the relay */
     __atomic_store_n(&cap->on, 1, __ATOMIC_SEQ_CST);
     ret = worker_exchange(ctx, call);
     _qf_wproc_settle(in, cap);

@@ -177,38 +177,102 @@ int _qf_wproc_reap(pid_t pid, long ms)
  * hello, the command.  While a run is in flight (cap->on) what it reads
  * goes into cap, for the pair's record, instead.  It runs until every
  * writer has closed the pipe, so the last words of a worker that died are
- * not lost. */
+ * not lost.  Outside runs it writes at most _QF_WORKER_RELAY_GAP bytes
+ * between two runs and _QF_WORKER_RELAY_TOTAL in all for the slot
+ * (_worker.h); it reads and counts the rest, so a worker that floods its
+ * stderr neither floods qualify's nor blocks on a full pipe. */
 static void relay_run(const volatile char *label, const char *cmd, _qf_wcap *cap) __attribute__((noreturn));
 
-static void relay_flush(const volatile char *label, const char *cmd, char *line, size_t len)
+typedef struct relay_budget {
+    _qf_wcap *cap;              /* the slot's runs and relayed bytes; NULL: counted here alone */
+    unsigned long runs;         /* cap->runs when this gap began */
+    size_t gap, total;          /* bytes written in this gap; in all, without cap */
+    unsigned long long dropped; /* bytes read and not written in this gap */
+} relay_budget;
+
+/* The worker's name as the relay shows it, escaped, into ename. */
+static void relay_name(const volatile char *label, const char *cmd, char *ename, size_t size)
 {
-    /* The worker's name and line reach the terminal with no control
-     * character of theirs (ESC, CR, a second LF: docs/security.md).  A
-     * byte escapes to at most 6 (\u009b for a C1 pair), so no line is cut;
-     * a name is, at a whole character. */
-    char name[LABEL_MAX], ename[LABEL_MAX], pre[LABEL_MAX + 16], text[4096 * 6 + 2];
-    struct iovec iov[2];
+    char name[LABEL_MAX];
     size_t i;
     for (i = 0; i + 1 < sizeof name && label[i]; i++)
         name[i] = label[i];
     name[i] = '\0';
+    _qf_esc_line(ename, size, name[0] ? name : cmd);
+}
+
+static void relay_write(struct iovec *iov, int n)
+{
+    if (writev(2, iov, n) < 0 && errno != EINTR)
+        _exit(0);
+}
+
+/* "[worker NAME] 140.0 MiB more of stderr dropped (...)" for what this gap
+ * dropped, if anything; then a new gap's budget when runs moved on. */
+static void relay_gap_end(const volatile char *label, const char *cmd, relay_budget *b, unsigned long runs)
+{
+    if (b->dropped) {
+        char ename[LABEL_MAX], msg[LABEL_MAX + 256];
+        struct iovec iov;
+        double v = (double)b->dropped;
+        const char *unit = v >= 1048576.0 ? "MiB" : v >= 1024.0 ? "KiB" : "bytes";
+        relay_name(label, cmd, ename, sizeof ename);
+        iov.iov_base = msg;
+        iov.iov_len = (size_t)snprintf(msg, sizeof msg,
+                                       "[worker %s] %.*f %s more of stderr dropped (at most %u KiB between two runs "
+                                       "and %u KiB in all are shown; docs/workers.md \"Standard error\")\n",
+                                       ename, *unit == 'b' ? 0 : 1,
+                                       v / (*unit == 'M' ? 1048576.0 : *unit == 'K' ? 1024.0 : 1.0), unit,
+                                       _QF_WORKER_RELAY_GAP >> 10, _QF_WORKER_RELAY_TOTAL >> 10);
+        if (iov.iov_len >= sizeof msg)
+            iov.iov_len = sizeof msg - 1;
+        relay_write(&iov, 1);
+        b->dropped = 0;
+    }
+    if (runs != b->runs) {
+        b->runs = runs;
+        b->gap = 0;
+    }
+}
+
+static void relay_flush(const volatile char *label, const char *cmd, relay_budget *b, char *line, size_t len)
+{
+    /* The worker's name and line reach the terminal with no control
+     * character of theirs (ESC, CR, a second LF, bidi controls:
+     * docs/security.md).  A byte escapes to at most 6 (\u009b for a C1
+     * pair), so no line is cut; a name is, at a whole character. */
+    char ename[LABEL_MAX], pre[LABEL_MAX + 16], text[4096 * 6 + 2];
+    struct iovec iov[2];
+    size_t i, total = b->cap ? __atomic_load_n(&b->cap->relayed, __ATOMIC_SEQ_CST) : b->total;
+    if (b->dropped) { /* once over, the rest of the gap is dropped too: no holes in what is shown */
+        b->dropped += len;
+        return;
+    }
     /* The line ends with its '\n': escape what is before it, NULs as '?'. */
     for (i = 0; i + 1 < len; i++)
         if (!line[i])
             line[i] = '?';
     line[len - 1] = '\0';
     _qf_esc_line(text, sizeof text - 1, line);
-    len = strlen(text);
-    text[len++] = '\n';
-    _qf_esc_line(ename, sizeof ename, name[0] ? name : cmd);
+    iov[1].iov_len = strlen(text);
+    text[iov[1].iov_len++] = '\n';
+    relay_name(label, cmd, ename, sizeof ename);
     iov[0].iov_base = pre;
     iov[0].iov_len = (size_t)snprintf(pre, sizeof pre, "[worker %s] ", ename);
     if (iov[0].iov_len >= sizeof pre)
         iov[0].iov_len = sizeof pre - 1;
     iov[1].iov_base = text;
-    iov[1].iov_len = len;
-    if (writev(2, iov, 2) < 0 && errno != EINTR)
-        _exit(0);
+    if (b->gap + iov[0].iov_len + iov[1].iov_len > _QF_WORKER_RELAY_GAP ||
+        total + iov[0].iov_len + iov[1].iov_len > _QF_WORKER_RELAY_TOTAL) {
+        b->dropped += len;
+        return;
+    }
+    b->gap += iov[0].iov_len + iov[1].iov_len;
+    if (b->cap)
+        __atomic_add_fetch(&b->cap->relayed, iov[0].iov_len + iov[1].iov_len, __ATOMIC_SEQ_CST);
+    else
+        b->total += iov[0].iov_len + iov[1].iov_len;
+    relay_write(iov, 2);
 }
 
 /* A chunk read while a run is in flight: the pair's record's (the first
@@ -227,6 +291,7 @@ static void relay_run(const volatile char *label, const char *cmd, _qf_wcap *cap
     char buf[4096], line[4096];
     size_t len = 0;
     ssize_t n;
+    relay_budget b = {cap, cap ? __atomic_load_n(&cap->runs, __ATOMIC_SEQ_CST) : 0, 0, 0, 0};
     signal(SIGPIPE, SIG_IGN);
     for (;;) {
         struct pollfd pf = {0, POLLIN, 0};
@@ -250,18 +315,21 @@ static void relay_run(const volatile char *label, const char *cmd, _qf_wcap *cap
         if (cap && __atomic_load_n(&cap->on, __ATOMIC_SEQ_CST)) {
             if (len) { /* a line begun outside the run ends there */
                 line[len++] = '\n';
-                relay_flush(label, cmd, line, len);
+                relay_flush(label, cmd, &b, line, len);
                 len = 0;
             }
             cap_put(cap, buf, (size_t)n);
             n = 0;
         }
+        /* A run began since the last read: the gap before it is over. */
+        if (cap && __atomic_load_n(&cap->runs, __ATOMIC_SEQ_CST) != b.runs)
+            relay_gap_end(label, cmd, &b, __atomic_load_n(&cap->runs, __ATOMIC_SEQ_CST));
         for (i = 0; i < n; i++) {
             line[len++] = buf[i];
             if (buf[i] == '\n' || len == sizeof line - 1) {
                 if (buf[i] != '\n')
                     line[len++] = '\n';
-                relay_flush(label, cmd, line, len);
+                relay_flush(label, cmd, &b, line, len);
                 len = 0;
             }
         }
@@ -272,8 +340,9 @@ static void relay_run(const volatile char *label, const char *cmd, _qf_wcap *cap
         __atomic_store_n(&cap->reading, 0, __ATOMIC_SEQ_CST);
     if (len) {
         line[len++] = '\n';
-        relay_flush(label, cmd, line, len);
+        relay_flush(label, cmd, &b, line, len);
     }
+    relay_gap_end(label, cmd, &b, b.runs);
     _exit(0);
 }
 

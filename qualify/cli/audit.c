@@ -236,7 +236,7 @@ static int audit_npy(audit_ctx *ctx, const char *path, size_t *found)
     if (!selected(ctx, name))
         return QF_EXIT_OK;
     if (qf_npy_read(path, &a, err, sizeof err) != QF_OK) {
-        fprintf(stderr, "qualify audit: %s\n", err);
+        qf_cli_error("audit", "%s", err);
         return QF_EXIT_USAGE;
     }
     x = malloc((a.count ? a.count : 1) * sizeof *x);
@@ -292,7 +292,7 @@ static int audit_safetensors(audit_ctx *ctx, const char *path, size_t *found)
     size_t i;
     int rc = QF_EXIT_OK;
     if (qf_safetensors_open(path, &st, err, sizeof err) != QF_OK) {
-        fprintf(stderr, "qualify audit: %s\n", err);
+        qf_cli_error("audit", "%s", err);
         return QF_EXIT_USAGE;
     }
     for (i = 0; i < st.ntensors && rc == QF_EXIT_OK; i++) {
@@ -320,7 +320,7 @@ static int audit_safetensors(audit_ctx *ctx, const char *path, size_t *found)
             break;
         }
         if (qf_safetensors_get_f64(&st, i, x, err, sizeof err) != QF_OK) {
-            fprintf(stderr, "qualify audit: %s\n", err);
+            qf_cli_error("audit", "%s", err);
             free(x);
             rc = QF_EXIT_USAGE;
             break;

@@ -6,7 +6,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-enum { QF_EXIT_OK = 0, QF_EXIT_FAIL = 1, QF_EXIT_USAGE = 2 };
+/* docs/cli.md "Exit codes"; QF_EXIT_NOTHING: no pair ran (every one
+ * UNSUPPORTED or SKIPPED), so nothing was checked: not a pass. */
+enum { QF_EXIT_OK = 0, QF_EXIT_FAIL = 1, QF_EXIT_USAGE = 2, QF_EXIT_NOTHING = 3 };
 
 int qf_cli_formats(int argc, char **argv);
 int qf_cli_ref(int argc, char **argv);
@@ -73,11 +75,15 @@ int qf_cli_mkdir_p(const char *path);
 /* --fail-on marginal,mistrusted into *mask (bits 1 << verdict): 0, or -1
  * naming anything else. */
 int qf_cli_parse_fail_on(const char *s, unsigned *mask);
-/* The shard identity of a sweep: {"index", "count", "sweep": {"suite",
- * "suite_sha256", "kernels_sha256" (names and labels of reg's kernels in
- * registration order), "qualify_version", "options"}}; options (the
- * options that change results) is taken over.  NULL when the suite file
- * cannot be read or out of memory. */
+/* The identity of a sweep: {"suite", "suite_sha256", "kernels_sha256"
+ * (names and labels of reg's kernels in registration order),
+ * "qualify_version", "options"}; options (the options that change
+ * results) is taken over.  NULL when the suite file cannot be read or out
+ * of memory.  An unsharded journal's header holds it as "sweep", --resume
+ * compares it (docs/cli.md "--resume"). */
+struct json_t *qf_cli_sweep_identity(const char *suite_path, const char *suite_name, const struct qf_registry *reg,
+                                     struct json_t *options);
+/* The shard identity: {"index", "count", "sweep": the sweep's identity}. */
 struct json_t *qf_cli_shard_identity(unsigned index, unsigned count, const char *suite_path,
                                      const char *suite_name, const struct qf_registry *reg,
                                      struct json_t *options);
@@ -132,6 +138,22 @@ size_t qf_cli_outdir_foreign(const qf_cli_outdir *before, const char *cmd, const
                              const struct qf_result *r, size_t n, int save);
 void qf_cli_outdir_free(qf_cli_outdir *d);
 
+/* A sweep's exit status once rc (QF_EXIT_OK or QF_EXIT_FAIL) is known:
+ * when no pair of r[0..n) ran (qf_report_ran), "qualify CMD: nothing
+ * ran: ..." on stderr and QF_EXIT_NOTHING in place of QF_EXIT_OK, except
+ * for a shard (shard 1), whose merge judges the sweep (docs/cli.md "Exit
+ * codes"). */
+int qf_cli_nothing_ran(const char *cmd, const struct qf_result *r, size_t n, int rc, int shard);
+/* Print "qualify CMD: MESSAGE" to stderr, MESSAGE (printf style) with
+ * every control character, bidi control and byte that is not UTF-8 as a
+ * visible escape (_escape.h): error messages quote suites, claim files,
+ * kernels' names and workers' words.  qf_cli_usage_error does the same
+ * and returns QF_EXIT_USAGE. */
+void qf_cli_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 int qf_cli_usage_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

@@ -88,7 +88,7 @@ int qf_cli_diff(int argc, char **argv)
             return qf_cli_usage_error("diff", "%s", err);
         }
         if (err[0])
-            fprintf(stderr, "qualify diff: %s\n", err);
+            qf_cli_error("diff", "%s", err);
         for (size_t i = 0; i < n[k]; i++)
             if (!r[k][i].kernel[0] || !r[k][i].op[0]) {
                 /* Matching is by kernel; a case without one would be

@@ -79,7 +79,7 @@ int qf_cli_enable(int argc, char **argv)
             return qf_cli_usage_error("enable", "%s", err);
         }
         if (err[0])
-            fprintf(stderr, "qualify enable: %s\n", err);
+            qf_cli_error("enable", "%s", err);
         st = qf_enable_add(&t, r, n, &prov, argv[i], err, sizeof err);
         free(r);
         qf_provenance_free(&prov);

@@ -21,40 +21,37 @@ int qf_cli_registry(const char *cmd, const qf_cli_sources *src, qf_registry **ou
     size_t i;
     *out = NULL;
     if (qf_registry_create(&reg) != QF_OK || qf_registry_add_builtins(reg) != QF_OK) {
-        fprintf(stderr, "qualify %s: cannot register the built-in kernels: %s\n", cmd,
-                reg ? qf_registry_error(reg) : "out of memory");
+        qf_cli_error(cmd, "cannot register the built-in kernels: %s", reg ? qf_registry_error(reg) : "out of memory");
         qf_registry_free(reg);
         return QF_EXIT_FAIL;
     }
     for (i = 0; i < src->nplugins; i++)
         if (qf_registry_load_plugin(reg, src->plugins[i]) != QF_OK) {
-            fprintf(stderr, "qualify %s: --plugin %s: %s\n", cmd, src->plugins[i], qf_registry_error(reg));
+            qf_cli_error(cmd, "--plugin %s: %s", src->plugins[i], qf_registry_error(reg));
             goto bad;
         }
     for (i = 0; i < src->nadapters; i++)
         if (qf_adapter_load(reg, src->adapters[i], err, sizeof err) != QF_OK) {
-            fprintf(stderr, "qualify %s: --adapter %s: %s\n", cmd, src->adapters[i], err);
+            qf_cli_error(cmd, "--adapter %s: %s", src->adapters[i], err);
             goto bad;
         }
     for (i = 0; i < src->nworkers; i++)
         if (qf_worker_start(reg, src->workers[i], err, sizeof err) != QF_OK) {
-            fprintf(stderr, "qualify %s: %s\n", cmd, err);
+            qf_cli_error(cmd, "%s", err);
             goto bad;
         }
     for (i = 0; i < src->nclaims; i++) {
         qf_claim_set set;
         size_t j;
         if (qf_claim_file_load(src->claims[i], &set, err, sizeof err) != QF_OK) {
-            fprintf(stderr, "qualify %s: --claim %s\n", cmd, err);
+            qf_cli_error(cmd, "--claim %s", err);
             goto bad;
         }
         for (j = 0; j < set.n; j++)
             if (!qf_claim_apply(reg, &set.claims[j], set.path) && !src->claims_partial) {
-                fprintf(stderr,
-                        "qualify %s: --claim %s:%d: kernel '%s'%s%s%s%s matches no registered kernel tuple\n",
-                        cmd, set.path, set.claims[j].line, set.claims[j].kernel,
-                        set.claims[j].dtype[0] ? " dtype " : "", set.claims[j].dtype,
-                        set.claims[j].op[0] ? " op " : "", set.claims[j].op);
+                qf_cli_error(cmd, "--claim %s:%d: kernel '%s'%s%s%s%s matches no registered kernel tuple", set.path,
+                             set.claims[j].line, set.claims[j].kernel, set.claims[j].dtype[0] ? " dtype " : "",
+                             set.claims[j].dtype, set.claims[j].op[0] ? " op " : "", set.claims[j].op);
                 qf_claim_set_free(&set);
                 goto bad;
             }
@@ -118,7 +115,7 @@ int qf_cli_route_servers(const char *cmd, const qf_cli_sources *src, qf_registry
         return QF_EXIT_FAIL;
     }
     if (qf_worker_route(reg, line, NULL, err, sizeof err) != QF_OK) {
-        fprintf(stderr, "qualify %s: --isolate server: %s\n", cmd, err);
+        qf_cli_error(cmd, "--isolate server: %s", err);
         return QF_EXIT_FAIL;
     }
     return QF_EXIT_OK;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "_escape.h"
+#include "_json.h"
 #include "_runner_device.h"
 #include "cli.h"
 #include "qf_claim.h"
@@ -194,7 +195,7 @@ static int kernel_status(const qf_kernel *k, char *what, size_t size)
 
 static int dump_json(json_t *arr)
 {
-    char *s = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    char *s = _qf_json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(arr);
     if (!s)
         return QF_EXIT_FAIL;

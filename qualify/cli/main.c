@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "_escape.h"
 #include "cli.h"
 #include "qf_version.h"
 
@@ -36,14 +37,31 @@ static const subcommand commands[] = {
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
+/* "qualify CMD: MESSAGE" on stderr, the message escaped for a terminal:
+ * it may quote a suite, claim file, kernel or worker (_escape.h). */
+static void vsay(const char *cmd, const char *fmt, va_list ap)
+{
+    char msg[8192];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fprintf(stderr, "qualify %s: ", cmd);
+    _qf_esc_term(stderr, msg);
+    fputc('\n', stderr);
+}
+
+void qf_cli_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(cmd, fmt, ap);
+    va_end(ap);
+}
+
 int qf_cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "qualify %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsay(cmd, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     return QF_EXIT_USAGE;
 }
 
@@ -62,8 +80,8 @@ static void usage(FILE *out)
     fprintf(out,
             "\n"
             "Run 'qualify <command> --help' for the options of a command.\n"
-            "Exit codes: 0 success, 1 numerical failure, 2 bad usage or bad input\n"
-            "(docs/cli.md).\n");
+            "Exit codes: 0 success, 1 numerical failure, 2 bad usage or bad input,\n"
+            "3 nothing ran (every pair UNSUPPORTED or SKIPPED: not a pass) (docs/cli.md).\n");
 }
 
 int main(int argc, char **argv)

@@ -38,7 +38,8 @@ static const char *help_text =
     "Exit codes: 0 merged and nothing FAILED, CRASHED or TIMEOUT (nor the\n"
     "--fail-on verdicts); 1 otherwise or the outputs cannot be written; 2 bad\n"
     "usage, or a missing, duplicated, mismatched, incomplete or unreadable shard\n"
-    "(the message names it).\n";
+    "(the message names it); 3 no pair of the sweep ran (every one UNSUPPORTED or\n"
+    "SKIPPED): nothing was checked, not a pass.\n";
 
 /* One shard's output, as read. */
 typedef struct shard_in {
@@ -59,12 +60,12 @@ static int merge_error(const char *fmt, ...)
 
 static int merge_error(const char *fmt, ...)
 {
+    char msg[4096];
     va_list ap;
-    fputs("qualify merge: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    qf_cli_error("merge", "%s", msg); /* escaped: shards' text is quoted */
     return QF_EXIT_USAGE;
 }
 
@@ -431,6 +432,7 @@ static int merge(shard_in *s, size_t ns, const char *out, unsigned fail_mask, in
             "merge", out, merged, plan, &prov,
             json_string_value(json_object_get(json_object_get(s[first].shard, "sweep"), "suite")), fail_mask,
             extra);
+        rc = qf_cli_nothing_ran("merge", merged, plan, rc, 0);
         json_decref(extra);
         qf_provenance_free(&prov);
     }

@@ -89,7 +89,7 @@ int qf_cli_probe(int argc, char **argv)
     }
     if (qf_probe_gemm(reg, argv[optind], &o, r, err, sizeof err) != QF_OK) {
         rc = qf_registry_find(reg, argv[optind]) ? QF_EXIT_FAIL : QF_EXIT_USAGE;
-        fprintf(stderr, "qualify probe: %s: %s\n", argv[optind], err);
+        qf_cli_error("probe", "%s: %s", argv[optind], err);
         free(r);
         qf_registry_free(reg);
         return rc;
@@ -103,7 +103,7 @@ int qf_cli_probe(int argc, char **argv)
         qf_probe_print(stdout, r);
     rc = QF_EXIT_OK;
     if (out && qf_probe_write_claim(r, out, err, sizeof err) != QF_OK) {
-        fprintf(stderr, "qualify probe: %s\n", err);
+        qf_cli_error("probe", "%s", err);
         rc = QF_EXIT_FAIL;
     }
     free(r);

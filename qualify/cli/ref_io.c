@@ -16,13 +16,12 @@
 
 int _qf_cr_err(args *a, const char *fmt, ...)
 {
+    char msg[4096];
     va_list ap;
-    fprintf(stderr, "qualify %s: ", a->cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
-    return QF_EXIT_USAGE;
+    return qf_cli_usage_error(a->cmd, "%s", msg);
 }
 
 /* ---- Scalars -------------------------------------------------------------------- */

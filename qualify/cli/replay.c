@@ -75,7 +75,7 @@ int qf_cli_replay(int argc, char **argv)
         return QF_EXIT_USAGE;
     }
     if (qf_claim_file_load(file, &set, err, sizeof err) != QF_OK) {
-        fprintf(stderr, "qualify replay: %s\n", err);
+        qf_cli_error("replay", "%s", err);
         return QF_EXIT_USAGE;
     }
     for (size_t i = 0; i < set.n && !cl; i++)
@@ -91,7 +91,7 @@ int qf_cli_replay(int argc, char **argv)
         return cl ? QF_EXIT_FAIL : QF_EXIT_USAGE;
     }
     if (qf_probe_from_claim(cl, r, err, sizeof err) != QF_OK) {
-        fprintf(stderr, "qualify replay: %s: %s\n", file, err);
+        qf_cli_error("replay", "%s: %s", file, err);
         free(r);
         qf_claim_set_free(&set);
         return QF_EXIT_USAGE;
@@ -114,7 +114,7 @@ int qf_cli_replay(int argc, char **argv)
         qf_probe_replay_report rep;
         if (qf_probe_replay_check(reg, argv[optind], dtype, r, shapes[i][0], shapes[i][1], shapes[i][2], seed, cases,
                                   &rep, err, sizeof err) != QF_OK) {
-            fprintf(stderr, "qualify replay: %s: %s\n", argv[optind], err);
+            qf_cli_error("replay", "%s: %s", argv[optind], err);
             rc = qf_registry_find(reg, argv[optind]) ? QF_EXIT_FAIL : QF_EXIT_USAGE;
             break;
         }

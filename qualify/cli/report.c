@@ -671,7 +671,7 @@ int qf_cli_report(int argc, char **argv)
         /* A FIFO or device is refused before it is read (qualify/_files.h). */
         FILE *jf = _qf_fopen_read(argv[a], err, sizeof err, NULL);
         if (!jf) {
-            fprintf(stderr, "qualify report: %s\n", err);
+            qf_cli_error("report", "%s", err);
             rc = QF_EXIT_USAGE;
             break;
         }
@@ -681,7 +681,7 @@ int qf_cli_report(int argc, char **argv)
         if (j && json_is_object(j) && json_is_string(json_object_get(j, "format")) &&
             !strcmp(json_string_value(json_object_get(j, "format")), "qualify-audit")) {
             if (audit_check(argv[a], j, err, sizeof err) != QF_OK) {
-                fprintf(stderr, "qualify report: %s\n", err);
+                qf_cli_error("report", "%s", err);
                 json_decref(j);
                 rc = QF_EXIT_USAGE;
                 break;
@@ -692,12 +692,12 @@ int qf_cli_report(int argc, char **argv)
         }
         json_decref(j);
         if (qf_report_read(argv[a], &in[nin].results, &in[nin].n, NULL, err, sizeof err) != QF_OK) {
-            fprintf(stderr, "qualify report: %s\n", err);
+            qf_cli_error("report", "%s", err);
             rc = QF_EXIT_USAGE;
             break;
         }
         if (err[0])
-            fprintf(stderr, "qualify report: %s\n", err);
+            qf_cli_error("report", "%s", err);
         if (!in[nin].n) {
             /* An empty sweep (a --kernel filter that matched nothing) has
              * nothing to plot; a page saying so would look like success. */

@@ -109,7 +109,9 @@ static const char *help_text =
     "./shapes/quick.yaml.\n"
     "Exit codes: 0 nothing FAILED, CRASHED or TIMEOUT (nor the --fail-on\n"
     "verdicts); 1 otherwise; 2 bad usage or bad input (a suite error names\n"
-    "FILE:LINE:COL).\n";
+    "FILE:LINE:COL; a claim file or --kernel / --case that leaves nothing to\n"
+    "run); 3 no pair ran (every one UNSUPPORTED or SKIPPED): nothing was\n"
+    "checked, not a pass (a shard exits as its pairs say: the merge judges).\n";
 
 enum {
     OPT_PLUGIN = 256,
@@ -353,7 +355,7 @@ static int list_shard(const qf_suite *suite, const qf_registry *reg, qf_runner_o
     o->list_only = 1;
     st = qf_runner_run(suite, reg, o, &sum, err, sizeof err);
     if (st != QF_OK) {
-        fprintf(stderr, "qualify run: %s\n", err[0] ? err : qf_status_str(st));
+        qf_cli_error("run", "%s", err[0] ? err : qf_status_str(st));
         return st == QF_ENOMEM ? QF_EXIT_FAIL : QF_EXIT_USAGE;
     }
     for (i = 0; i < sum.n; i++) {
@@ -725,7 +727,7 @@ int qf_cli_run(int argc, char **argv)
 
     st = qf_suite_load(suite_path, &suite, err, sizeof err);
     if (st != QF_OK) {
-        fprintf(stderr, "qualify run: %s\n", err);
+        qf_cli_error("run", "%s", err);
         json_decref(av);
         free(plugins);
         return QF_EXIT_USAGE;
@@ -744,11 +746,13 @@ int qf_cli_run(int argc, char **argv)
         qf_suite_cases cs;
         st = qf_suite_expand(suite, &cs, err, sizeof err);
         if (st != QF_OK) {
-            fprintf(stderr, "qualify run: %s\n", err);
+            qf_cli_error("run", "%s", err);
             rc = QF_EXIT_USAGE;
         } else {
-            for (i = 0; i < cs.n; i++)
-                printf("%s\n", cs.cases[i].id);
+            for (i = 0; i < cs.n; i++) { /* a suite's text: shown, never obeyed */
+                _qf_esc_term(stdout, cs.cases[i].id);
+                putchar('\n');
+            }
             qf_suite_cases_free(&cs);
         }
         goto out;
@@ -808,7 +812,7 @@ int qf_cli_run(int argc, char **argv)
     if (!resume) {
         int kept = 0;
         if (qf_runner_artifacts_clear(outdir, &kept, err, sizeof err) != QF_OK)
-            fprintf(stderr, "qualify run: warning: %s\n", err);
+            qf_cli_error("run", "warning: %s", err);
         else if (!kept)
             qf_cli_outdir_forget(&before, "failing"); /* removed: its names are new again */
         else if (kept && save)
@@ -822,9 +826,10 @@ int qf_cli_run(int argc, char **argv)
     json_object_set_new(header, "suite", json_string(suite_path));
     json_object_set_new(header, "argv", av);
     av = NULL;
-    if (shard_count) {
-        /* What makes two shards parts of one sweep: a merge checks it,
-         * --resume too.  The options are those that change results. */
+    {
+        /* What makes two runs one sweep: a merge checks it of shards,
+         * --resume of every journal (docs/cli.md "--resume").  The options
+         * are those that change results. */
         json_t *opts = json_pack("{s:o, s:o, s:o, s:b, s:f, s:o, s:o}", "seed",
                                  have_seed ? json_sprintf("%llu", (unsigned long long)seed) : json_null(),
                                  "kernel", kernel ? json_string(kernel) : json_null(), "case",
@@ -839,9 +844,11 @@ int qf_cli_run(int argc, char **argv)
             json_array_append_new(json_object_get(opts, "claims"),
                                   json_string(qf_sha256_file(cf, hex) == QF_OK ? hex : cf));
         }
-        id = opts ? qf_cli_shard_identity(shard_index, shard_count, suite_path, suite->name, reg, opts) : NULL;
-        if (!id || json_object_set_new(header, "shard", id)) {
-            fprintf(stderr, "qualify run: %s: cannot hash the suite for the shard identity\n", suite_path);
+        id = !opts         ? NULL
+             : shard_count ? qf_cli_shard_identity(shard_index, shard_count, suite_path, suite->name, reg, opts)
+                           : qf_cli_sweep_identity(suite_path, suite->name, reg, opts);
+        if (!id || json_object_set_new(header, shard_count ? "shard" : "sweep", id)) {
+            fprintf(stderr, "qualify run: %s: cannot hash the suite for the sweep's identity\n", suite_path);
             rc = QF_EXIT_USAGE;
             goto out;
         }
@@ -903,7 +910,7 @@ int qf_cli_run(int argc, char **argv)
     o.progress_user = &pg;
     st = qf_runner_run(suite, reg, &o, &sum, err, sizeof err);
     if (st != QF_OK) {
-        fprintf(stderr, "qualify run: %s\n", err[0] ? err : qf_status_str(st));
+        qf_cli_error("run", "%s", err[0] ? err : qf_status_str(st));
         rc = st == QF_EIO || st == QF_ENOMEM ? QF_EXIT_FAIL : QF_EXIT_USAGE;
         goto out;
     }
@@ -924,6 +931,7 @@ int qf_cli_run(int argc, char **argv)
     _qf_worker_stop_everything();
     _qf_sbx_cleanup();
     rc = finish(outdir, reg, &sum, &before, suite_path, suite->name, fail_mask, shard_count ? header : NULL, save);
+    rc = qf_cli_nothing_ran("run", sum.results, sum.n, rc, shard_count != 0);
 
     if (!quiet) {
         int v;
@@ -935,7 +943,7 @@ int qf_cli_run(int argc, char **argv)
         for (v = 0; v < QF_VERDICT_COUNT; v++)
             if (sum.count[v])
                 printf(" %zu %s", sum.count[v], qf_verdict_name((qf_verdict)v));
-        putchar('\n');
+        puts(qf_report_ran(sum.results, sum.n) ? "" : "; nothing ran: not a pass");
         print_devices(&sum);
         fputs("journal: ", stdout);
         _qf_esc_term(stdout, journal);

@@ -77,8 +77,8 @@ static void kernels_hash(const struct qf_registry *reg, char hex[QF_SHA256_HEX])
     qf_sha256_hex(d, hex);
 }
 
-json_t *qf_cli_shard_identity(unsigned index, unsigned count, const char *suite_path, const char *suite_name,
-                              const struct qf_registry *reg, json_t *options)
+json_t *qf_cli_sweep_identity(const char *suite_path, const char *suite_name, const struct qf_registry *reg,
+                              json_t *options)
 {
     char suite_hex[QF_SHA256_HEX], kern_hex[QF_SHA256_HEX];
     if (qf_sha256_file(suite_path, suite_hex) != QF_OK) {
@@ -86,10 +86,17 @@ json_t *qf_cli_shard_identity(unsigned index, unsigned count, const char *suite_
         return NULL;
     }
     kernels_hash(reg, kern_hex);
-    return json_pack("{s:I, s:I, s:{s:s, s:s, s:s, s:s, s:o}}", "index", (json_int_t)index, "count",
-                     (json_int_t)count, "sweep", "suite", suite_name ? suite_name : "", "suite_sha256",
-                     suite_hex, "kernels_sha256", kern_hex, "qualify_version", QF_VERSION_STRING, "options",
-                     options);
+    return json_pack("{s:s, s:s, s:s, s:s, s:o}", "suite", suite_name ? suite_name : "", "suite_sha256", suite_hex,
+                     "kernels_sha256", kern_hex, "qualify_version", QF_VERSION_STRING, "options", options);
+}
+
+json_t *qf_cli_shard_identity(unsigned index, unsigned count, const char *suite_path, const char *suite_name,
+                              const struct qf_registry *reg, json_t *options)
+{
+    json_t *sweep = qf_cli_sweep_identity(suite_path, suite_name, reg, options);
+    return sweep ? json_pack("{s:I, s:I, s:o}", "index", (json_int_t)index, "count", (json_int_t)count, "sweep",
+                             sweep)
+                 : NULL;
 }
 
 int qf_cli_write_reports(const char *cmd, const char *outdir, const qf_result *r, size_t n,
@@ -105,11 +112,27 @@ int qf_cli_write_reports(const char *cmd, const char *outdir, const qf_result *r
     ropt.title = title;
     ropt.extra = extra;
     if (qf_report_write_all(outdir, r, n, prov, &ropt, err, sizeof err) != QF_OK) {
-        fprintf(stderr, "qualify %s: reports: %s\n", cmd, err);
+        qf_cli_error(cmd, "reports: %s", err);
         return QF_EXIT_FAIL;
     }
     for (i = 0; i < n; i++)
         if (fail_mask & (1u << r[i].verdict))
             return QF_EXIT_FAIL;
     return QF_EXIT_OK;
+}
+
+int qf_cli_nothing_ran(const char *cmd, const qf_result *r, size_t n, int rc, int shard)
+{
+    if (qf_report_ran(r, n) || (shard && !n))
+        return rc;
+    if (n)
+        fprintf(stderr,
+                "qualify %s: nothing ran: %s%zu pair(s) UNSUPPORTED or SKIPPED (their reasons say why), so nothing "
+                "was checked: not a pass%s\n",
+                cmd, n > 1 ? "all " : "", n,
+                shard ? " (a shard: its exit status is its pairs'; the merge judges the sweep)" : " (exit status 3)");
+    else
+        fprintf(stderr, "qualify %s: nothing ran: no pair at all, so nothing was checked: not a pass (exit status 3)\n",
+                cmd);
+    return rc == QF_EXIT_OK && !shard ? QF_EXIT_NOTHING : rc;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "_escape.h"
+#include "_json.h"
 #include "cli.h"
 #include "qf_report.h"
 
@@ -26,7 +27,7 @@ static const char *help_text = "usage: qualify show RESULTS.json [--failed] [--s
                                "\n"
                                "Exit codes: 0 no case FAILED, CRASHED or TIMEOUT (with --strict, nor\n"
                                "MARGINAL, MISTRUSTED or UNCHECKED); 1 otherwise; 2 bad usage or a file that is not\n"
-                               "a readable report.\n";
+                               "a readable report; 3 no pair ran (every one UNSUPPORTED or SKIPPED): not a pass.\n";
 
 static int print_json(const qf_result *r, size_t n, int failed_only, int strict)
 {
@@ -44,7 +45,7 @@ static int print_json(const qf_result *r, size_t n, int failed_only, int strict)
             return -1;
         }
     }
-    s = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    s = _qf_json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     json_decref(arr);
     if (!s)
         return -1;
@@ -147,7 +148,7 @@ int qf_cli_show(int argc, char **argv)
         return qf_cli_usage_error("show", "%s", err);
     }
     if (err[0])
-        fprintf(stderr, "qualify show: %s\n", err);
+        qf_cli_error("show", "%s", err);
     opt.strict = strict;
     if (json) {
         if (print_json(r, n, failed_only, strict)) {
@@ -164,7 +165,7 @@ int qf_cli_show(int argc, char **argv)
         qf_provenance_free(&prov);
         return QF_EXIT_USAGE;
     }
-    rc = qf_report_failed(r, n, strict) ? QF_EXIT_FAIL : QF_EXIT_OK;
+    rc = qf_cli_nothing_ran("show", r, n, qf_report_failed(r, n, strict) ? QF_EXIT_FAIL : QF_EXIT_OK, 0);
     free(r);
     qf_provenance_free(&prov);
     return rc;

@@ -65,7 +65,8 @@ static const char *help_text =
     "sweep passed); 1 with --wait, the merged sweep failed (qualify run's 1)\n"
     "or the merge job was killed; 2 bad usage, a directory that cannot be\n"
     "written, sbatch refused a job, or (with --wait) the merge found a shard\n"
-    "missing, unfinished or from another sweep (qualify merge's 2).\n";
+    "missing, unfinished or from another sweep (qualify merge's 2); 3 with\n"
+    "--wait, no pair of the merged sweep ran (qualify merge's 3).\n";
 
 typedef struct slurm_opts {
     long shards, max_parallel;
@@ -279,13 +280,13 @@ static int submit(const slurm_opts *o, const char *shards_sh, const char *merge_
     }
     printf("merge job %s: %s/merged once every shard task has ended\n", merge_id, o->out);
     fflush(stdout);
-    /* With --wait, sbatch exits with the job's status: the merge's 0, 1
-     * or 2 (docs/cli.md); without, 0 once the job is queued. */
+    /* With --wait, sbatch exits with the job's status: the merge's 0, 1,
+     * 2 or 3 (docs/cli.md); without, 0 once the job is queued. */
     rc = sbatch_finish(pid, fd);
     if (!o->wait)
         return rc ? QF_EXIT_USAGE : QF_EXIT_OK;
     printf("merge job %s ended with status %d\n", merge_id, rc);
-    return rc >= 0 && rc <= QF_EXIT_USAGE ? rc : QF_EXIT_FAIL;
+    return rc >= 0 && rc <= QF_EXIT_NOTHING ? rc : QF_EXIT_FAIL;
 }
 
 static int parse_count(const char *s, long lo, long hi, long *out)

@@ -236,7 +236,7 @@ int qf_cli_workload(int argc, char **argv)
         qf_safetensors st;
         if (qf_safetensors_open(weights, &st, err, sizeof err) != QF_OK ||
             (qf_workload_weights_load(&st, &cfg, &w, err, sizeof err) != QF_OK && (qf_safetensors_close(&st), 1))) {
-            fprintf(stderr, "qualify workload: %s\n", err);
+            qf_cli_error("workload", "%s", err);
             rc = QF_EXIT_USAGE;
             goto out;
         }
@@ -253,7 +253,7 @@ int qf_cli_workload(int argc, char **argv)
         }
     }
     if (save && qf_workload_weights_save(save, &cfg, &w, err, sizeof err) != QF_OK) {
-        fprintf(stderr, "qualify workload: %s\n", err);
+        qf_cli_error("workload", "%s", err);
         rc = QF_EXIT_USAGE;
         goto out;
     }
@@ -286,12 +286,12 @@ int qf_cli_workload(int argc, char **argv)
     }
     /* The two passes. */
     if (qf_workload_run(&cfg, &w, tokens, &ref_plan, &ref, err, sizeof err) != QF_OK) {
-        fprintf(stderr, "qualify workload: exact path: %s\n", err);
+        qf_cli_error("workload", "exact path: %s", err);
         rc = QF_EXIT_FAIL;
         goto out;
     }
     if (qf_workload_run(&cfg, &w, tokens, &plan, &got, err, sizeof err) != QF_OK) {
-        fprintf(stderr, "qualify workload: kernel path: %s\n", err);
+        qf_cli_error("workload", "kernel path: %s", err);
         qf_workload_trace_free(&ref);
         rc = QF_EXIT_FAIL;
         goto out;

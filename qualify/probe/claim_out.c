@@ -8,6 +8,7 @@
 #include <yaml.h>
 
 #include "_files.h"
+#include "../_json.h"
 #include "_probe.h"
 
 static const char *align_name(qf_probe_align a)
@@ -149,7 +150,7 @@ char *qf_probe_json(const qf_probe_result *r)
     json_object_set_new(o, "evidence", ev);
     json_object_set_new(o, "kernel_calls", json_integer((json_int_t)r->kernel_calls));
     json_object_set_new(o, "seconds", json_real(r->seconds));
-    s = json_dumps(o, JSON_INDENT(2));
+    s = _qf_json_dumps(o, JSON_INDENT(2)); /* C1 and bidi controls as \u escapes */
     json_decref(o);
     return s;
 }

@@ -2,7 +2,8 @@
  * writes one, `qualify run --claim FILE` and a suite's `claims:` apply it,
  * results record where the claim came from, and a claim that is tighter
  * than what the kernel does fails.  Bad claim files and paths are exit 2
- * naming the file and the field. */
+ * naming the file and the field; so is a claim nested past the suites'
+ * limit (tests/claim/t-limits.c has the others). */
 #include <check.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -162,6 +163,23 @@ START_TEST(bad_claims)
     qf_test_write_text(dir, "s-map.yaml", s2);
     snprintf(args, sizeof args, "'%s/s-map.yaml' -q -o '%s/o4'", dir, dir);
     qf_cli_expect_reject(bin(), "run", args, "claims", "claims: as a mapping");
+    /* Nested 100000 deep (over a minute in libyaml before the limit):
+     * refused at once, naming the file, line and key, from the command
+     * line and from a suite's claims:. */
+    {
+        static char deep[200100];
+        size_t n = (size_t)snprintf(deep, sizeof deep, "claim_version: 1\nkernel: gemm.cpu.naive.f32\narith: ");
+        memset(deep + n, '{', 100000);
+        deep[n + 100000] = '\0';
+        qf_test_write_text(dir, "deep.yaml", deep);
+    }
+    snprintf(args, sizeof args, "'%s/suite.yaml' -q --claim '%s/deep.yaml' -o '%s/o5'", dir, dir, dir);
+    qf_cli_expect_reject(bin(), "run", args, "deep.yaml:3:72: key 'arith': collections nested deeper than 64",
+                         "a claim nested 100000 deep");
+    snprintf(s2, sizeof s2, "claims: [deep.yaml]\n%s", suite_text);
+    qf_test_write_text(dir, "s-deep.yaml", s2);
+    snprintf(args, sizeof args, "'%s/s-deep.yaml' -q -o '%s/o6'", dir, dir);
+    qf_cli_expect_reject(bin(), "run", args, "deep.yaml:3:72", "a suite's claim nested 100000 deep");
 }
 END_TEST
 

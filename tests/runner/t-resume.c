@@ -5,7 +5,10 @@
  * resumed with --resume.  The final set of results must equal the
  * uninterrupted one: same pairs, verdicts, reasons and metrics, no pair
  * twice.  And a pair with two records in the journal resumes with the
- * last.  Without QF_QUALIFY_BIN: skipped (77). */
+ * last.  A journal of another sweep (another suite file, claim file or
+ * --seed, or a header with no sweep identity) is not resumed: exit 2
+ * naming what differs, the journal untouched (before, its records were
+ * taken as this sweep's).  Without QF_QUALIFY_BIN: skipped (77). */
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
 #include <signal.h>
@@ -54,6 +57,24 @@ static int run_cli(const char *out, const char *extra)
              dir);
     st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* run_cli that must exit 2 with want in its message, leaving out's
+ * journal as it was. */
+static void refused(const char *out, const char *extra, const char *want)
+{
+    char path[512], *before, *after, *err;
+    snprintf(path, sizeof path, "%s/journal.jsonl", out);
+    before = qf_test_slurp(path, NULL);
+    ck_assert_int_eq(run_cli(out, extra), 2);
+    err = qf_test_slurp(qf_test_path(dir, "err.txt"), NULL);
+    ck_assert_msg(strstr(err, "journal.jsonl: the journal") && strstr(err, want), "%s: '%s' lacks '%s'", extra,
+                  err, want);
+    after = qf_test_slurp(path, NULL);
+    ck_assert_msg(!strcmp(before, after), "%s: the journal changed", extra);
+    free(before);
+    free(after);
+    free(err);
 }
 
 static qf_result *load(const char *out, size_t *n)
@@ -256,6 +277,67 @@ START_TEST(resume_after_sigkill)
 }
 END_TEST
 
+/* Another sweep's journal is refused, naming what differs. */
+START_TEST(resume_another_sweep)
+{
+    char out[256], claim[256], extra[512], *text, *nl;
+    write_suite();
+    snprintf(out, sizeof out, "%s/other", dir);
+    snprintf(claim, sizeof claim, "%s/claim.yaml", dir);
+    qf_test_write_text(dir, "claim.yaml", "claim_version: 1\nkernel: gemm.cpu.naive.f32\narith: {order: any}\n");
+    snprintf(extra, sizeof extra, "--claim '%s'", claim);
+    ck_assert_int_eq(run_cli(out, extra), 0);
+    snprintf(extra, sizeof extra, "--claim '%s' --resume", claim);
+    ck_assert_int_eq(run_cli(out, extra), 0); /* the same sweep */
+    /* the claim file's contents changed, or no claim file */
+    qf_test_write_text(dir, "claim.yaml", "claim_version: 1\nkernel: gemm.cpu.naive.f32\narith: {order: pairwise}\n");
+    refused(out, extra, "is of another sweep: the claim files");
+    refused(out, "--resume", "the claim files (--claim and the suite's claims:, SHA-256 of each): 1 file(s): ");
+    qf_test_write_text(dir, "claim.yaml", "claim_version: 1\nkernel: gemm.cpu.naive.f32\narith: {order: any}\n");
+    /* another seed */
+    snprintf(extra, sizeof extra, "--claim '%s' --resume --seed 7", claim);
+    refused(out, extra, "--seed: none in the journal, '7' now");
+    /* another suite: the same file with one shape more */
+    text = qf_test_slurp(suite, NULL);
+    qf_test_write_text(dir, "small.yaml", "suite: small\nrefute: false\ninputs: [normal]\nseeds: 1\nop: gemm\n"
+                                          "kernels: [gemm.cpu.naive.f32]\ndtypes: [float32]\n"
+                                          "shapes: {M: [3], N: [5], K: [9]}\n");
+    snprintf(extra, sizeof extra, "--claim '%s' --resume", claim);
+    refused(out, extra, "the suite file (SHA-256): ");
+    qf_test_write_text(dir, "small.yaml", text);
+    free(text);
+    ck_assert_int_eq(run_cli(out, extra), 0); /* the same sweep again */
+    /* a header without the sweep's identity (an older qualify's) */
+    {
+        char path[512];
+        json_t *h;
+        snprintf(path, sizeof path, "%s/journal.jsonl", out);
+        text = qf_test_slurp(path, NULL);
+        nl = strchr(text, '\n');
+        ck_assert_ptr_nonnull(nl);
+        *nl = '\0';
+        h = json_loads(text, 0, NULL);
+        ck_assert_ptr_nonnull(h);
+        ck_assert_ptr_nonnull(json_object_get(h, "sweep"));
+        json_object_del(h, "sweep");
+        {
+            char *line = json_dumps(h, JSON_COMPACT);
+            qf_test_write_file(path, line, strlen(line), "\n");
+            free(line);
+        }
+        json_decref(h);
+        {
+            FILE *f = fopen(path, "a");
+            ck_assert_ptr_nonnull(f);
+            fputs(nl + 1, f);
+            fclose(f);
+        }
+        free(text);
+    }
+    refused(out, extra, "the journal names no sweep");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("runner/resume");
@@ -270,6 +352,7 @@ int main(void)
     tcase_add_test(tc, resume_after_cut);
     tcase_add_test(tc, resume_last_record_wins);
     tcase_add_test(tc, resume_after_sigkill);
+    tcase_add_test(tc, resume_another_sweep);
     suite_add_tcase(s, tc);
     {
         int rc = qf_test_run(s);

@@ -8,7 +8,12 @@
  * and a message naming the worker; a worker that keeps dying is given up.
  * What a worker writes to its stderr during a run is in that pair's record
  * (kernel_output), never on qualify's output; what it writes outside runs
- * is relayed with its name in front, control characters escaped. */
+ * is relayed with its name in front, control characters escaped, and
+ * capped: a worker that writes 20 MB before its hello and 200 KiB after
+ * every answer gets at most 64 KiB shown per gap between runs and 1 MiB in
+ * all, the rest said in "[worker testw] 19.0 MiB more of stderr dropped"
+ * lines (before, all of it was relayed: 140 MB were seen), its bidi
+ * control escaped, and every pair still QUALIFIED. */
 #define _POSIX_C_SOURCE 200809L
 #include <jansson.h>
 #include <stdio.h>
@@ -281,6 +286,14 @@ START_TEST(given_up)
 }
 END_TEST
 
+/* A suite of gemm.w.good alone, but for its shapes. */
+#define GOOD_SUITE                                                                                                 \
+    "suite: workers\n"                                                                                              \
+    "refute: false\n"                                                                                               \
+    "op: gemm\n"                                                                                                    \
+    "kernels: [gemm.w.good]\n"                                                                                      \
+    "dtypes: [float32]\n"
+
 /* What a worker writes to its stderr outside any run (before its hello,
  * after bye) reaches qualify's line by line with its name in front (the
  * command or the hello's name: the relay may read the line after the
@@ -289,11 +302,7 @@ START_TEST(relayed_outside_runs)
 {
     char args[2048];
     json_t *root;
-    write_suite("suite: workers\n"
-                "refute: false\n"
-                "op: gemm\n"
-                "kernels: [gemm.w.good]\n"
-                "dtypes: [float32]\n"
+    write_suite(GOOD_SUITE
                 "shapes: {M: [3], N: [2], K: [4]}\n");
     snprintf(args, sizeof args, "run \"%s\" --worker \"%s chatty\" --jobs 1 -q -o \"%s\"", suite,
              getenv("QF_TEST_WORKER"), dir);
@@ -304,6 +313,68 @@ START_TEST(relayed_outside_runs)
     log_has("[worker testw] testw: bye \\x1b[0m\n");
     log_lacks("\x1b");
     json_decref(root);
+    cleanup();
+}
+END_TEST
+
+/* Lines "] flood gap GAP line " in log. */
+static size_t flood_lines(const char *log, const char *gap)
+{
+    char pat[64];
+    const char *p;
+    size_t n = 0;
+    snprintf(pat, sizeof pat, "] flood gap %s line ", gap);
+    for (p = log; (p = strstr(p, pat)) != NULL; p++)
+        n++;
+    return n;
+}
+
+/* Sweep 16 pairs of gemm.w.good served by the flooding worker with env in
+ * its environment (--jobs 1): all QUALIFIED; qualify's output, its size
+ * in *n. */
+static char *flood_sweep(const char *env, size_t *n)
+{
+    char args[2048], path[512];
+    json_t *root;
+    write_suite(GOOD_SUITE
+                "shapes: {M: [3], N: [2], K: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]}\n");
+    snprintf(args, sizeof args, "run \"%s\" --worker \"%s %s flood\" --jobs 1 -q -o \"%s\"", suite, env,
+             getenv("QF_TEST_WORKER"), dir);
+    ck_assert_int_eq(qualify(args), 0);
+    root = results(16);
+    expect(root, "gemm.w.good", "QUALIFIED", NULL);
+    json_decref(root);
+    snprintf(path, sizeof path, "%s.log", dir);
+    return qf_test_slurp(path, n);
+}
+
+/* A worker flooding its stderr outside runs: capped and summarized. */
+START_TEST(flood_capped)
+{
+    char *log;
+    size_t n, per_line = 100 + strlen("[worker testw] ");
+    /* 20 MB before the hello, 200 KB after bye: two gaps, each shown up to
+     * 64 KiB and summarized, the bidi control escaped */
+    log = flood_sweep("QF_TEST_FLOOD_FIRST=20000000 QF_TEST_FLOOD_BYE=200000", &n);
+    ck_assert_msg(n < (150u << 10), "%zu bytes reached qualify's stderr", n);
+    ck_assert_msg(strstr(log, "[worker testw] 19.0 MiB more of stderr dropped (at most 64 KiB between two runs"),
+                  "no summary of the first gap:\n%.2000s", log);
+    ck_assert_msg(flood_lines(log, "0") > 100 && flood_lines(log, "0") * per_line <= (64u << 10), "%zu lines",
+                  flood_lines(log, "0"));
+    ck_assert_msg(flood_lines(log, "bye") > 100 && flood_lines(log, "bye") * per_line <= (64u << 10), "%zu lines",
+                  flood_lines(log, "bye"));
+    ck_assert_msg(strstr(log, "KiB more of stderr dropped") && strstr(log, "flood gap bye line 0."), "%.300s",
+                  strstr(log, "flood gap bye") ? strstr(log, "flood gap bye") : log);
+    ck_assert_msg(strstr(log, "flood gap 0 line 0 rlo\\u202eevil"), "%.300s", log);
+    ck_assert_msg(!strstr(log, "\xe2\x80\xae") && !strchr(log, '\x1b'), "a raw control in the output");
+    free(log);
+    cleanup();
+    /* 200 KB after every answer (between runs, or in the next run's
+     * record: the filing is by time): 1 MiB in all at most */
+    log = flood_sweep("QF_TEST_FLOOD_FIRST=200000 QF_TEST_FLOOD_GAP=200000", &n);
+    ck_assert_msg(n < (1u << 20) + 40 * 200, "%zu bytes reached qualify's stderr", n);
+    ck_assert_msg(strstr(log, "more of stderr dropped"), "nothing was dropped:\n%.2000s", log);
+    free(log);
     cleanup();
 }
 END_TEST
@@ -320,6 +391,7 @@ int main(void)
     tcase_add_test(tc, bad_version);
     tcase_add_test(tc, given_up);
     tcase_add_test(tc, relayed_outside_runs);
+    tcase_add_test(tc, flood_capped);
     suite_add_tcase(s, tc);
     return qf_test_run(s);
 }

@@ -18,10 +18,15 @@
  *                    a kernel whose failure needs the environment
  *                    (tests/runner/t-artifacts, reproducers carrying it)
  *
- * usage: worker_test [badversion|named|chatty]  (badversion: a hello of
+ * usage: worker_test [badversion|named|chatty|flood]  (badversion: a hello of
  * version 99; named: a worker of before the memfd, whose hello does not
  * declare "shm_fd", so its runs name a /dev/shm object; chatty: writes a
- * line to stderr before its hello and one after bye, outside any run).  Otherwise, when the host
+ * line to stderr before its hello and one after bye, outside any run;
+ * flood: writes $QF_TEST_FLOOD_FIRST bytes of numbered lines to stderr
+ * before its hello (the first with a bidi control in it),
+ * $QF_TEST_FLOOD_GAP bytes after each answer (between runs, or in the
+ * next run's record: the filing is by time) and $QF_TEST_FLOOD_BYE bytes
+ * at bye: the relay's caps, docs/workers.md "Standard error").  Otherwise, when the host
  * says QUALIFY_WORKER_SHM_FD, the hello declares "shm_fd": true and runs
  * come in that descriptor (docs/workers.md).
  */
@@ -49,6 +54,22 @@ static int hostile_mode;
 /* What gemm.w.noisy writes to stderr during each run (t-worker checks it
  * in the record, with the NUL and the 0xff byte as '?'). */
 static const char noisy_text[] = "noisy: \x1b[31mred\x1b[0m\r\0\xff end\n";
+
+/* flood: $var bytes of 100-byte lines "flood gap G line L ..." to stderr. */
+static void flood(const char *gap, const char *var)
+{
+    const char *v = getenv(var);
+    long bytes = v ? atol(v) : 0, line;
+    char buf[128];
+    for (line = 0; line * 100 < bytes; line++) {
+        int n = snprintf(buf, sizeof buf, "flood gap %s line %ld%s", gap, line,
+                         !strcmp(gap, "0") && line == 0 ? " rlo\xe2\x80\xae" "evil" : "");
+        memset(buf + n, '.', 99 - (size_t)n);
+        buf[99] = '\n';
+        fwrite(buf, 1, 100, stderr);
+    }
+    fflush(stderr);
+}
 
 static void hello(int version, int takes_fd)
 {
@@ -160,13 +181,15 @@ int main(int argc, char **argv)
     ssize_t len;
     const char *fdv = getenv("QUALIFY_WORKER_SHM_FD");
     int named = argc > 1 && !strcmp(argv[1], "named"), mem = fdv && !named ? atoi(fdv) : -1;
-    int chatty = argc > 1 && !strcmp(argv[1], "chatty");
+    int chatty = argc > 1 && !strcmp(argv[1], "chatty"), floods = argc > 1 && !strcmp(argv[1], "flood");
     hostile_mode = argc > 1 && !strcmp(argv[1], "hostile");
     hp_out = stderr; /* stdout is the protocol */
     if (chatty) { /* outside any run: relayed with the command as name */
         fputs("testw: starting \x1b[1mup\r\n", stderr);
         fflush(stderr);
     }
+    if (floods)
+        flood("0", "QF_TEST_FLOOD_FIRST");
     if (mem >= 0) /* another process of the user cannot open it as /proc/PID/fd/3 (prctl(2)) */
         prctl(PR_SET_DUMPABLE, 0);
     hello(argc > 1 && !strcmp(argv[1], "badversion") ? 99 : 1, mem >= 0);
@@ -189,6 +212,8 @@ int main(int argc, char **argv)
                 fputs("testw: bye \x1b[0m\n", stderr);
                 fflush(stderr);
             }
+            if (floods)
+                flood("bye", "QF_TEST_FLOOD_BYE");
             json_decref(msg);
             break;
         }
@@ -241,6 +266,8 @@ int main(int argc, char **argv)
             munmap(base, bytes);
         }
         fflush(stdout);
+        if (floods) /* after the answer: between this run and the next */
+            flood("n", "QF_TEST_FLOOD_GAP");
         json_decref(msg);
     }
     free(line);

@@ -1,7 +1,9 @@
 /* plugin_hostile_msg.c: a kernel plugin (a MODULE library for `qualify run
  * --plugin`) whose one GEMM kernel fails with a message made to attack a
  * terminal and a one-line field: ESC sequences (clear screen, set the
- * window title), BEL, CR, LF, DEL and the C1 control CSI in UTF-8.
+ * window title), BEL, CR, LF, DEL, the C1 control CSI in UTF-8, and the
+ * bidi controls RLO (U+202E) and LRI (U+2066) that reorder what a reader
+ * sees.
  * tests/security/t-escape.c runs it (issue 17, D9). */
 #include <stdio.h>
 #include <string.h>
@@ -9,7 +11,7 @@
 #include "qf_kernel.h"
 
 /* Shared with t-escape.c by value: the test looks for its escaped form. */
-#define HOSTILE_MSG "evil\x1b[2J\x1b]0;owned\x07 cr\rlf\nde\x7fl c1\xc2\x9b" "31m end"
+#define HOSTILE_MSG "evil\x1b[2J\x1b]0;owned\x07 cr\rlf\nde\x7fl c1\xc2\x9b" "31m end rlo\xe2\x80\xae" "1 lri\xe2\x81\xa6" "2"
 
 static qf_status hostile_run(void *ctx, const qf_kernel_call *call)
 {

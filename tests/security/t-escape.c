@@ -34,15 +34,22 @@ static void teardown(void)
 }
 
 /* The first byte of s[0..n) a terminal would act on, or -1: C0 controls
- * but for none (not even LF when one_line), DEL, and C1 in UTF-8. */
+ * but for none (not even LF when one_line; tab when allow_lf, as XML and
+ * JSON indentation have it), DEL, C1 in UTF-8, and the bidi controls
+ * that reorder what a reader sees (U+202A..U+202E, U+2066..U+2069,
+ * U+200E, U+200F, U+061C). */
 static long control_at(const char *s, size_t n, int allow_lf)
 {
     size_t i;
     for (i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if ((c < 0x20 && !(allow_lf && c == '\n')) || c == 0x7f)
+        unsigned char c = (unsigned char)s[i], d = i + 1 < n ? (unsigned char)s[i + 1] : 0,
+                      e = i + 2 < n ? (unsigned char)s[i + 2] : 0;
+        if ((c < 0x20 && !(allow_lf && (c == '\n' || c == '\t'))) || c == 0x7f)
             return (long)i;
-        if (c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] < 0xa0)
+        if ((c == 0xc2 && d >= 0x80 && d < 0xa0) || (c == 0xd8 && d == 0x9c))
+            return (long)i;
+        if (c == 0xe2 && ((d == 0x80 && (e == 0x8e || e == 0x8f || (e >= 0xaa && e <= 0xae))) ||
+                          (d == 0x81 && e >= 0xa6 && e <= 0xa9)))
             return (long)i;
     }
     return -1;
@@ -55,7 +62,9 @@ static const char *gemm_suite = "suite: escape\n"
                                 "dtypes: [float32]\n"
                                 "shapes: {M: [4], N: [4], K: [4]}\n";
 
-/* D9: a kernel's message with ESC, BEL, CR, LF, DEL and C1 CSI. */
+/* D9: a kernel's message with ESC, BEL, CR, LF, DEL, C1 CSI and the bidi
+ * controls RLO and LRI: visible escapes on the terminal, in results.json,
+ * the journal, report.md and junit.xml (issue 26). */
 START_TEST(kernel_message)
 {
     const char *plugin = getenv("QF_HOSTILE_MSG_PLUGIN");
@@ -84,7 +93,8 @@ START_TEST(kernel_message)
     reason = json_string_value(json_object_get(c, "reason"));
     ck_assert_ptr_nonnull(reason);
     ck_assert_msg(control_at(reason, strlen(reason), 0) < 0, "results.json reason is not one line: %s", reason);
-    ck_assert_msg(strstr(reason, "\\x1b]0;owned\\x07 cr\\rlf\\nde\\x7fl c1\\u009b31m end"), "%s", reason);
+    ck_assert_msg(strstr(reason, "\\x1b]0;owned\\x07 cr\\rlf\\nde\\x7fl c1\\u009b31m end rlo\\u202e1 lri\\u20662"), "%s",
+                  reason);
     json_decref(root);
 
     s = qf_test_slurp(qf_test_path(out, "report.md"), &n);
@@ -92,6 +102,13 @@ START_TEST(kernel_message)
     free(s);
     s = qf_test_slurp(qf_test_path(out, "journal.jsonl"), &n);
     ck_assert_msg(control_at(s, n, 1) < 0, "raw control byte in the journal");
+    free(s);
+    s = qf_test_slurp(qf_test_path(out, "results.json"), &n);
+    ck_assert_msg(control_at(s, n, 1) < 0, "raw control byte in results.json");
+    free(s);
+    s = qf_test_slurp(qf_test_path(out, "junit.xml"), &n);
+    ck_assert_msg(control_at(s, n, 1) < 0, "raw control byte in junit.xml");
+    ck_assert_msg(strstr(s, "rlo\\u202e1 lri\\u20662"), "junit.xml lacks the escaped reason");
     free(s);
 
     r = qf_cli_expectf(bin, "show", 1, NULL, "'%s/results.json' --failed", out);
@@ -328,8 +345,41 @@ START_TEST(guard_c_hostile_name)
 }
 END_TEST
 
+/* A claim file's and a suite's text quoted in an error message: escaped on
+ * the terminal like a kernel's (issue 26: they were printed raw). */
+START_TEST(claim_and_suite_text)
+{
+    static const struct {
+        const char *file, *text, *shown;
+    } bad[] = {
+        /* a glob that matches nothing: the message quotes it */
+        {"c1.yaml", "claim_version: 1\nkernel: \"gemm.\\e]0;t\\a\\u202Ex\"\n", "kernel 'gemm.\\x1b]0;t\\x07\\u202ex'"},
+        /* a bad value, with a C1 CSI and an isolate */
+        {"c2.yaml", "claim_version: 1\nkernel: gemm.cpu.naive.f32\narith: {order: \"any\\u009B31m\\u2067\"}\n",
+         "bad value 'any\\u009b31m\\u2067'"},
+    };
+    size_t i;
+    qf_cli_result r;
+    qf_test_write_text(dir, "s.yaml", "suite: s\nop: gemm\nkernels: [gemm.cpu.naive.f32]\ndtypes: [float32]\n"
+                                      "shapes: {M: [2], N: [2], K: [2]}\n");
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        qf_test_write_text(dir, bad[i].file, bad[i].text);
+        r = qf_cli_expectf(bin, "run", 2, bad[i].shown, "'%s/s.yaml' -q -o '%s/o' --claim '%s/%s'", dir, dir, dir,
+                           bad[i].file);
+        ck_assert_msg(control_at(r.err, strlen(r.err), 1) < 0, "raw control byte on stderr: %s", r.err);
+        qf_cli_result_free(&r);
+    }
+    /* a suite's unknown key: ESC and an override */
+    qf_test_write_text(dir, "bad.yaml", "suite: s\nop: gemm\n\"x\\e[2J\\u202Ey\": 1\n");
+    r = qf_cli_expectf(bin, "run", 2, "unknown key 'x\\x1b[2J\\u202ey'", "'%s/bad.yaml' -q -o '%s/o'", dir, dir);
+    ck_assert_msg(control_at(r.err, strlen(r.err), 1) < 0, "raw control byte on stderr: %s", r.err);
+    qf_cli_result_free(&r);
+}
+END_TEST
+
 int main(void)
 {
     return qf_test_main("security", "escape", 300, setup, teardown,
-                        QF_TESTS(kernel_message, suite_path_pipe, audit_names, audit_all_nan, guard_c_hostile_name));
+                        QF_TESTS(kernel_message, suite_path_pipe, audit_names, audit_all_nan, guard_c_hostile_name,
+                                 claim_and_suite_text));
 }

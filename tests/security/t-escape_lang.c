@@ -1,13 +1,20 @@
 /* t-escape_lang.c: the escaping helpers of qualify/_escape.h, one output
  * language each (docs/reports.md "Escaping"): what each must neutralize,
  * that printable UTF-8 stays, that the one-line form is cut at a whole
- * escape, and that escaping is idempotent. */
+ * escape, and that escaping is idempotent.  The bidirectional controls
+ * (U+202A..U+202E, U+2066..U+2069, U+200E, U+200F, U+061C), which reorder
+ * what a reader sees, are escaped in every language as the C1 controls
+ * are, their neighbours are not, junit.xml's XML escaper does the same,
+ * and the JSON writer puts both as \u escapes (the same JSON value). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "_escape.h"
+#include "_json.h"
 #include "qf_test.h"
 
 typedef void (*writer)(FILE *, const char *);
@@ -32,6 +39,37 @@ static void md_code_table(FILE *f, const char *s)
 static void md_code_text(FILE *f, const char *s)
 {
     _qf_esc_md_code(f, s, 0);
+}
+
+static void xml_attr(FILE *f, const char *s)
+{
+    _qf_esc_xml(f, s, 1);
+}
+
+static void xml_body(FILE *f, const char *s)
+{
+    _qf_esc_xml(f, s, 0);
+}
+
+/* Every bidi control in UTF-8, then the same with the code points their
+ * escapes name. */
+#define BIDI_RAW                                                                                                   \
+    "\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad\xe2\x80\xae\xe2\x81\xa6\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9"  \
+    "\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c"
+#define BIDI_ESC                                                                                                   \
+    "\\u202a\\u202b\\u202c\\u202d\\u202e\\u2066\\u2067\\u2068\\u2069\\u200e\\u200f\\u061c"
+/* Their neighbours, which stay: U+2029 (paragraph separator is not a
+ * formatting control here), U+202F, U+2065, U+206A, U+200D (joiner),
+ * U+2010, U+061B, U+00A0. */
+#define NEIGHBOURS "\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa\xe2\x80\x8d\xe2\x80\x90\xd8\x9b\xc2\xa0"
+
+/* No bidi control in UTF-8 in s. */
+static int no_bidi(const char *s)
+{
+    for (; *s; s++)
+        if (_qf_esc_unseen(s, NULL))
+            return 0;
+    return 1;
 }
 
 /* No byte below 0x20, no DEL and no UTF-8 C1 (U+0080..U+009F) in s. */
@@ -126,7 +164,74 @@ START_TEST(c_text)
 }
 END_TEST
 
+START_TEST(bidi)
+{
+    static const writer every[] = {_qf_esc_term, _qf_esc_md, md_code_text, md_code_table, _qf_esc_html,
+                                   xml_attr,     xml_body,   _qf_esc_c_comment};
+    size_t i;
+    char buf[512];
+    expect(_qf_esc_term, "a" BIDI_RAW "z", "a" BIDI_ESC "z");
+    expect(_qf_esc_term, NEIGHBOURS, NEIGHBOURS);
+    /* "Trojan source": text that shows in another order than its bytes */
+    expect(_qf_esc_md, "ok\xe2\x80\xae)1(tixe\xe2\x81\xa6", "ok\\u202e)1(tixe\\u2066");
+    for (i = 0; i < sizeof every / sizeof every[0]; i++) {
+        char *s = esc(every[i], "x" BIDI_RAW "\xc2\x85\xc2\x9b" NEIGHBOURS "y");
+        ck_assert_msg(no_bidi(s) && no_controls(s), "writer %zu: %s", i, s);
+        free(s);
+    }
+    {
+        char *s = esc(_qf_esc_c_string, "x" BIDI_RAW "y");
+        ck_assert_msg(no_bidi(s) && !strstr(s, "\xe2"), "%s", s);
+        free(s);
+    }
+    /* the one-line form: idempotent, cut at a whole escape */
+    _qf_esc_line(buf, sizeof buf, "r" BIDI_RAW);
+    ck_assert_str_eq(buf, "r" BIDI_ESC);
+    _qf_esc_line(buf, 7, "ab\xe2\x80\xae");
+    ck_assert_str_eq(buf, "ab");
+    {
+        char again[512];
+        _qf_esc_line(again, sizeof again, buf);
+        ck_assert_str_eq(again, buf);
+    }
+}
+END_TEST
+
+START_TEST(xml)
+{
+    expect(xml_attr, "<a b=\"c\" d='e'>&", "&lt;a b=&quot;c&quot; d=&apos;e&apos;&gt;&amp;");
+    expect(xml_body, "\"q\" 'a'", "\"q\" 'a'");
+    expect(xml_attr, "t\tn\nr\r", "t&#9;n&#10;r&#13;");
+    expect(xml_body, "t\tn\nr\r", "t\tn\nr&#13;");
+    /* XML 1.0 holds no C0 but tab, newline, return: visible, as C1, DEL,
+     * bidi and bytes that are not UTF-8 (the file stays well-formed) */
+    expect(xml_body, "e\x1b[1m\x7f\xc2\x9b\xe2\x80\xae\xff\xc3\xa9", "e\\x1b[1m\\x7f\\u009b\\u202e\\xff\xc3\xa9");
+}
+END_TEST
+
+/* Raw C1 and bidi controls in JSON strings become \u escapes: the same
+ * value for a parser, nothing raw for a terminal or a reader. */
+START_TEST(json_text)
+{
+    json_t *o = json_pack("{s:s, s:s}", "name", "k" BIDI_RAW "\xc2\x9b" NEIGHBOURS, "plain", "caf\xc3\xa9");
+    json_t *back;
+    char *s;
+    ck_assert_ptr_nonnull(o);
+    s = _qf_json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_msg(no_bidi(s) && no_controls(s), "%s", s);
+    ck_assert_msg(strstr(s, "\"k" BIDI_ESC "\\u009b" NEIGHBOURS "\"") && strstr(s, "caf\xc3\xa9"), "%s", s);
+    back = json_loads(s, 0, NULL);
+    ck_assert_ptr_nonnull(back);
+    ck_assert(json_equal(o, back));
+    json_decref(back);
+    json_decref(o);
+    free(s);
+}
+END_TEST
+
 int main(void)
 {
-    return qf_test_main("security", "escape_lang", 0, NULL, NULL, QF_TESTS(terminal, markdown, html, c_text));
+    return qf_test_main("security", "escape_lang", 0, NULL, NULL,
+                        QF_TESTS(terminal, markdown, html, c_text, bidi, xml, json_text));
 }

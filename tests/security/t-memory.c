@@ -89,7 +89,8 @@ START_TEST(huge_case_unsupported)
     qf_test_write_text(dir, "huge.yaml", huge);
     /* 12G is below the estimate on any machine; the default budget is
      * checked too where a quarter of the memory is below it. */
-    ck_assert_msg(run("huge.yaml -q -o out-huge --max-case-memory 12G", &err) == 0, "%s", err);
+    /* its one pair refused: nothing ran, exit 3 (docs/cli.md) */
+    ck_assert_msg(run("huge.yaml -q -o out-huge --max-case-memory 12G", &err) == 3, "%s", err);
     free(err);
     r = qf_test_journal(dir, "out-huge", &n);
     ck_assert_uint_eq(n, 1);
@@ -109,7 +110,7 @@ START_TEST(huge_case_unsupported)
     ck_assert_msg(r[0].peak_rss_bytes < ((size_t)1 << 30), "peak %zu", r[0].peak_rss_bytes);
     free(r);
     if (qf_runner_default_case_memory() < ((size_t)32 << 30)) {
-        ck_assert_msg(run("huge.yaml -q -o out-huge-default", &err) == 0, "%s", err);
+        ck_assert_msg(run("huge.yaml -q -o out-huge-default", &err) == 3, "%s", err); /* nothing ran */
         free(err);
         r = qf_test_journal(dir, "out-huge-default", &n);
         ck_assert_int_eq(r[0].verdict, QF_VERDICT_UNSUPPORTED);
@@ -187,7 +188,7 @@ START_TEST(under_and_over_budget)
     ck_assert_uint_eq(r[0].case_bytes, need);
     free(r);
     snprintf(args, sizeof args, "two.yaml -q -o out-edge1 --max-case-memory %zu --case '%s'", need - 1, big_id);
-    ck_assert_msg(run(args, &err) == 0, "%s", err);
+    ck_assert_msg(run(args, &err) == 3, "%s", err); /* nothing ran */
     free(err);
     r = qf_test_journal(dir, "out-edge1", &n);
     ck_assert_int_eq(r[0].verdict, QF_VERDICT_UNSUPPORTED);

@@ -275,7 +275,10 @@ END_TEST
 START_TEST(outputs_done)
 {
     json_t *root, *cases = load(_i + 2, "results.json", &root);
-    expect(_i + 2, cases, "gemm.w.good", "QUALIFIED", NULL, 0);
+    /* gemm.w.good shares the worker instance, which gemm.w.late's late
+     * write may take down (SIGBUS: the host has shrunk the memory it
+     * wrote to): no assertion on it here; the control is the built-in. */
+    expect(_i + 2, cases, "gemm.cpu.naive.f32", "QUALIFIED", NULL, 0);
     expect(_i + 2, cases, "gemm.w.late", NULL, NULL, 0);
     json_decref(root);
 }

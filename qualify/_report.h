@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "qf_provenance.h"
 #include "qf_result.h"
 
 /* qf_verdict_name, never NULL ("?"). */
@@ -32,5 +33,16 @@ typedef struct _qf_not_run {
  * each dtype tuple once, followed by its op when the kernel's rows span
  * several ops; text escaped for Markdown. */
 void _qf_report_md_not_run(FILE *out, const _qf_not_run *rows, size_t n, const char *intro);
+
+/* The provenance's lists (report_prov.c): a space-separated list as a
+ * JSON array of strings; --devices' record and the sandbox's, to JSON and
+ * back (members of the wrong type are skipped: a record of the run, not an
+ * input of any verdict). */
+struct json_t;
+struct json_t *_qf_report_words_json(const char *list);
+struct json_t *_qf_report_devices_json(const qf_provenance *p);
+void _qf_report_devices_from_json(const struct json_t *v, qf_provenance *p);
+struct json_t *_qf_report_sandbox_json(const qf_provenance *p);
+void _qf_report_sandbox_from_json(const struct json_t *v, qf_provenance *p);
 
 #endif

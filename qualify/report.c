@@ -236,7 +236,7 @@ static json_t *jstr_known(const char *s)
     return s && *s && strcmp(s, "unknown") ? json_string(s) : json_null();
 }
 
-static json_t *words_json(const char *list)
+json_t *_qf_report_words_json(const char *list)
 {
     json_t *a = json_array();
     const char *p = list;
@@ -250,84 +250,6 @@ static json_t *words_json(const char *list)
         p = e ? e + 1 : NULL;
     }
     return a;
-}
-
-/* {"retries": N, "list": [{index, uuid, name, pairs, faults, out, why}]}
- * (docs/runner.md "Devices"). */
-static json_t *devices_json(const qf_provenance *p)
-{
-    json_t *a = json_array();
-    size_t i;
-    for (i = 0; a && i < p->ndevices && i < QF_PROV_DEVICES; i++) {
-        const qf_provenance_device *d = &p->devices[i];
-        if (json_array_append_new(a, json_pack("{s:i, s:s, s:s, s:I, s:I, s:b, s:s}", "index", d->index, "uuid",
-                                               d->uuid, "name", d->name, "pairs", (json_int_t)d->pairs, "faults",
-                                               (json_int_t)d->faults, "out", d->out, "why", d->why))) {
-            json_decref(a);
-            return NULL;
-        }
-    }
-    return a ? json_pack("{s:I, s:o}", "retries", (json_int_t)p->device_retries, "list", a) : NULL;
-}
-
-/* [{"confinement": HOW, "kernels": [NAME...]}] (docs/security.md). */
-static json_t *sandbox_json(const qf_provenance *p)
-{
-    json_t *a = json_array();
-    size_t i;
-    for (i = 0; a && i < p->nsandbox && i < QF_PROV_SANDBOX; i++)
-        if (json_array_append_new(a, json_pack("{s:s, s:o}", "confinement", p->sandbox[i].how, "kernels",
-                                               words_json(p->sandbox[i].kernels ? p->sandbox[i].kernels : "")))) {
-            json_decref(a);
-            return NULL;
-        }
-    return a;
-}
-
-/* Back from sandbox_json's array (entries of the wrong shape skipped). */
-static void sandbox_from_json(const json_t *v, qf_provenance *p)
-{
-    const json_t *e, *k;
-    size_t i, j;
-    json_array_foreach(v, i, e)
-    {
-        const char *how = json_string_value(json_object_get(e, "confinement"));
-        if (!how)
-            continue;
-        json_array_foreach(json_object_get(e, "kernels"), j, k)
-            if (json_is_string(k))
-                qf_provenance_add_sandbox(p, how, json_string_value(k));
-    }
-}
-
-static const char *member_str(const json_t *o, const char *key)
-{
-    const char *s = json_string_value(json_object_get(o, key));
-    return s ? s : "";
-}
-
-/* Back from devices_json's object (members of the wrong type are skipped:
- * the devices are a record of the run, not an input of any verdict). */
-static void devices_from_json(const json_t *v, qf_provenance *p)
-{
-    const json_t *a = json_object_get(v, "list"), *e;
-    size_t i;
-    p->device_retries = (size_t)json_integer_value(json_object_get(v, "retries"));
-    json_array_foreach(a, i, e)
-    {
-        qf_provenance_device *d = &p->devices[p->ndevices];
-        if (p->ndevices == QF_PROV_DEVICES)
-            break;
-        memset(d, 0, sizeof *d);
-        d->index = (int)json_integer_value(json_object_get(e, "index"));
-        snprintf(d->uuid, sizeof d->uuid, "%s", member_str(e, "uuid"));
-        snprintf(d->name, sizeof d->name, "%s", member_str(e, "name"));
-        snprintf(d->why, sizeof d->why, "%s", member_str(e, "why"));
-        d->pairs = (size_t)json_integer_value(json_object_get(e, "pairs"));
-        d->faults = (size_t)json_integer_value(json_object_get(e, "faults"));
-        d->out = json_is_true(json_object_get(e, "out"));
-        p->ndevices++;
-    }
 }
 
 qf_status qf_report_provenance_to_json(const qf_provenance *p, json_t **out)
@@ -349,7 +271,7 @@ qf_status qf_report_provenance_to_json(const qf_provenance *p, json_t **out)
     if (x) {
         bad |= _qf_json_set_new(x, "vendor", jstr_known(p->cpu_vendor));
         bad |= _qf_json_set_new(x, "model", jstr_known(p->cpu_model));
-        bad |= _qf_json_set_new(x, "isa", words_json(p->cpu_isa));
+        bad |= _qf_json_set_new(x, "isa", _qf_report_words_json(p->cpu_isa));
         bad |= _qf_json_set_new(x, "count", json_integer(p->cpu_count));
     }
     bad |= _qf_json_set_new(o, "cpu", x);
@@ -363,7 +285,7 @@ qf_status qf_report_provenance_to_json(const qf_provenance *p, json_t **out)
     x = json_object();
     if (x) {
         bad |= _qf_json_set_new(x, "compiler", jstr_known(p->compiler));
-        bad |= _qf_json_set_new(x, "flags", words_json(p->build_flags));
+        bad |= _qf_json_set_new(x, "flags", _qf_report_words_json(p->build_flags));
     }
     bad |= _qf_json_set_new(o, "build", x);
     x = json_object();
@@ -385,9 +307,9 @@ qf_status qf_report_provenance_to_json(const qf_provenance *p, json_t **out)
         bad |= _qf_json_set_new(o, "gpu", json_null());
     }
     if (p->ndevices)
-        bad |= _qf_json_set_new(o, "devices", devices_json(p));
+        bad |= _qf_json_set_new(o, "devices", _qf_report_devices_json(p));
     if (p->nsandbox)
-        bad |= _qf_json_set_new(o, "sandbox", sandbox_json(p));
+        bad |= _qf_json_set_new(o, "sandbox", _qf_report_sandbox_json(p));
     files = json_array();
     for (i = 0; files && i < p->nfiles; i++)
         bad |= json_array_append_new(
@@ -504,9 +426,9 @@ qf_status qf_report_provenance_from_json(const json_t *j, qf_provenance *p, char
         return QF_EPARSE;
     }
     if (json_is_object(json_object_get(j, "devices")))
-        devices_from_json(json_object_get(j, "devices"), p);
+        _qf_report_devices_from_json(json_object_get(j, "devices"), p);
     if (json_is_array(json_object_get(j, "sandbox")))
-        sandbox_from_json(json_object_get(j, "sandbox"), p);
+        _qf_report_sandbox_from_json(json_object_get(j, "sandbox"), p);
     f = json_object_get(j, "suite_files");
     if (f && !json_is_array(f)) {
         errf(err, err_size, "provenance.suite_files: an array expected");

@@ -102,7 +102,8 @@ static int list(qf_cli_outdir *d, const char *outdir)
         return errno == ENOENT ? 0 : -1;
     rc = walk(d, dfd, "", 2);
     close(dfd);
-    qsort(d->names, d->n, sizeof *d->names, cmp);
+    if (d->n) /* an empty directory has no array to sort */
+        qsort(d->names, d->n, sizeof *d->names, cmp);
     return rc;
 }
 
@@ -153,7 +154,8 @@ static int expected(qf_cli_outdir *x, const qf_result *r, size_t n, int save)
         if (rc == 0 && r[i].artifacts_dir[0] && strcmp(r[i].artifacts_dir, path))
             rc = add(x, r[i].artifacts_dir); /* a record of another qualify's */
     }
-    qsort(x->names, x->n, sizeof *x->names, cmp);
+    if (x->n)
+        qsort(x->names, x->n, sizeof *x->names, cmp);
     return rc;
 }
 

@@ -441,7 +441,7 @@ END_TEST
  * printed one and the one from the files) rerun the worker's pair. */
 START_TEST(worker_claim)
 {
-    char args[2048];
+    char args[QF_RESULT_CMD_MAX + 64];
     const char *w = getenv("QF_TEST_WORKER");
     qf_result *rs;
     size_t n, i;

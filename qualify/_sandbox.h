@@ -56,9 +56,6 @@ qf_sandbox_mode _qf_sbx_mode(void);
  * in why when the mode is REQUIRE and something is missing. */
 int _qf_sbx_probe(char *why, size_t why_size);
 
-/* The Landlock ABI found (0: none). */
-int _qf_sbx_landlock_abi(void);
-
 /* One line: what confines a kernel process of this kind here, e.g.
  * "landlock ABI 7: writes only its scratch, /dev/null and GPU nodes;
  * signals, ptrace and abstract sockets scoped; seccomp: no memfd, SysV or

@@ -132,11 +132,6 @@ int _qf_sbx_hide(const char *path)
     return 0;
 }
 
-int _qf_sbx_landlock_abi(void)
-{
-    return mode == QF_SANDBOX_OFF ? 0 : M.landlock;
-}
-
 static int namespaces_work(void);
 
 static void cleanup_at_exit(void)
